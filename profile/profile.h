@@ -1,0 +1,151 @@
+/* ember profile model: the one in-memory shape every cold-path stage shares.
+ *
+ * Capture produces address stacks; the symbolizer turns them into frames; the
+ * exporters, `report` and `diff` read only this model.  Everything here is
+ * interned: a string, a frame and a stack each exist once, and are referred to
+ * by a small integer id.  Samples are aggregated per (stack, thread).
+ *
+ * Stacks are stored root first (index 0 is the outermost frame), which is the
+ * order of folded output and of flame graphs.
+ *
+ * Not thread-safe: one profile belongs to one thread of the cold path. */
+#ifndef EMBER_PROFILE_H
+#define EMBER_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ember_frame_kind {
+	EMBER_FRAME_NATIVE = 0,   /* user-space machine code */
+	EMBER_FRAME_PYTHON,       /* a Python function */
+	EMBER_FRAME_KERNEL,       /* kernel code (--kernel) */
+	EMBER_FRAME_INTERP,       /* interpreter internals (eval loop, call machinery) */
+	EMBER_FRAME_SPECIAL,      /* synthetic: [truncated], [unknown], thread/process roots */
+	EMBER_FRAME_KIND_COUNT
+};
+
+/* A symbolic frame.  Strings are interned in the profile (never NULL; "" when
+ * unknown).  Two frames are the same frame when every field is equal. */
+struct ember_frame {
+	enum ember_frame_kind kind;
+	const char *name;      /* function, demangled; or synthetic label */
+	const char *file;      /* source file, "" when unknown */
+	uint32_t line;         /* line executing in this frame, 0 when unknown */
+	uint32_t first_line;   /* first line of the function (Python), 0 when unknown */
+	const char *module;    /* ELF module basename for native/kernel frames, "" otherwise */
+	bool inlined;          /* native frame inlined into its caller */
+};
+
+struct ember_thread {
+	uint32_t pid, tid;
+	const char *name;      /* comm, interned; "" when never seen */
+};
+
+/* Aggregated count of one stack on one thread. */
+struct ember_sample_row {
+	uint32_t stack;        /* stack id */
+	uint32_t thread;       /* index into threads */
+	uint64_t count;
+};
+
+struct ember_run_meta {
+	const char *command;   /* command line as the user gave it, interned */
+	uint32_t pid;          /* target pid (first process) */
+	uint32_t freq_hz;      /* sampling rate */
+	uint64_t start_unix_ns;/* wall clock at start */
+	uint64_t duration_ns;  /* wall time of the run */
+	uint64_t samples;      /* samples taken (aggregated into rows) */
+	uint64_t lost;         /* samples the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t truncated;    /* stacks cut off by the stack-copy size */
+	uint64_t unwind_errors;/* stacks whose unwinding stopped on an error */
+	uint64_t mismatched;   /* Python frames that disagreed with the native stack */
+	bool kernel_frames;    /* kernel frames were sampled */
+};
+
+struct ember_strtab;
+
+struct ember_profile {
+	struct ember_strtab *strings;
+
+	struct ember_frame *frames;
+	uint32_t nframes, frames_cap;
+	void *frame_index;     /* private hash: frame -> id */
+
+	/* stack i is stack_frames[stack_off[i] .. stack_off[i] + stack_len[i]) */
+	uint32_t *stack_frames;
+	size_t stack_frames_len, stack_frames_cap;
+	uint32_t *stack_off, *stack_len;
+	uint32_t nstacks, stacks_cap;
+	void *stack_index;     /* private hash: frame id sequence -> id */
+
+	struct ember_thread *threads;
+	uint32_t nthreads, threads_cap;
+
+	struct ember_sample_row *rows;
+	uint32_t nrows, rows_cap;
+	void *row_index;       /* private hash: (stack, thread) -> row */
+
+	struct ember_run_meta meta;
+};
+
+int ember_profile_init(struct ember_profile *p);
+void ember_profile_free(struct ember_profile *p);
+
+/* Interned copy of s (len bytes, need not be NUL-terminated); NULL on OOM. */
+const char *ember_profile_str(struct ember_profile *p, const char *s, size_t len);
+const char *ember_profile_cstr(struct ember_profile *p, const char *s);
+
+/* Id of the frame equal to *f, adding it if new.  The strings in *f may be
+ * any strings: they are interned here.  Returns UINT32_MAX on OOM. */
+uint32_t ember_profile_frame(struct ember_profile *p, const struct ember_frame *f);
+
+/* Id of the stack ids[0..n) (root first), adding it if new. UINT32_MAX on OOM. */
+uint32_t ember_profile_stack(struct ember_profile *p, const uint32_t *ids, uint32_t n);
+
+static inline const uint32_t *ember_profile_stack_frames(const struct ember_profile *p,
+							  uint32_t stack, uint32_t *n)
+{
+	*n = p->stack_len[stack];
+	return p->stack_frames + p->stack_off[stack];
+}
+
+/* Index of thread (pid, tid), adding it if new; a non-empty name replaces the
+ * old one (threads are named by their last comm).  UINT32_MAX on OOM. */
+uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t tid,
+			      const char *name);
+
+/* Add count samples of stack on thread. Returns 0, or -1 on OOM. */
+int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count);
+
+/* Sum of all row counts. */
+uint64_t ember_profile_total(const struct ember_profile *p);
+
+/* ---- Reports: top functions, the table `record` and `report` print ---- */
+
+#include <stdio.h>
+
+enum ember_report_key {
+	EMBER_REPORT_BY_FUNCTION = 0, /* name + file */
+	EMBER_REPORT_BY_LINE,         /* name + file:line */
+	EMBER_REPORT_BY_MODULE,       /* ELF module, or Python file */
+};
+
+struct ember_report_row {
+	char *label;           /* owned by the row array */
+	uint64_t self;         /* samples where this is the leaf */
+	uint64_t total;        /* samples where this is on the stack (once per sample) */
+};
+
+/* Every distinct key of the profile with its self and total samples, sorted
+ * by self descending (ties by label).  Synthetic frames are left out.  Caller
+ * frees with ember_report_rows_free.  Returns 0, or -1 on OOM. */
+int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
+		      struct ember_report_row **rows, size_t *nrows);
+void ember_report_rows_free(struct ember_report_row *rows, size_t nrows);
+
+/* Print "top N by self" and "top N by total" tables with percentages. */
+void ember_report_print(FILE *out, const struct ember_profile *p,
+			enum ember_report_key key, size_t top);
+
+#endif

@@ -1,0 +1,126 @@
+/* ember sampler: the capture hot path.
+ *
+ * Samples every thread of a target (a launched command or an existing
+ * process, and everything it creates later) with a perf_event software clock,
+ * copying user registers and a slice of the user stack per sample.  Each
+ * sample is unwound as soon as it is read from the ring (DWARF CFI, libunwind
+ * remote API over the copy and the mapped ELF files) and handed to the caller
+ * as a list of (module id, ELF address) pairs; the stack bytes are dropped.
+ * Symbolization happens later, on the cold path, from the module table this
+ * sampler keeps.
+ *
+ * One struct ember_sampler holds all state; nothing is global. */
+#ifndef EMBER_SAMPLER_H
+#define EMBER_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define EMBER_NO_MODULE UINT32_MAX  /* address outside every known module */
+#define EMBER_MAX_FRAMES 512        /* deepest native stack kept per sample */
+
+struct ember_sampler_opts {
+	uint32_t freq_hz;       /* sampling rate, default 99 */
+	uint32_t stack_size;    /* user stack bytes copied per sample, default 32768, <= 65528, multiple of 8 */
+	bool kernel;            /* also sample kernel frames (when permitted) */
+	uint32_t ring_pages;    /* data pages per CPU ring (power of two), 0 = default */
+};
+#define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 32768, .kernel = false, .ring_pages = 0 }
+
+/* A native frame: the module it belongs to and the address in that module's
+ * ELF virtual-address space.  Caller frames are already return address - 1,
+ * so they point into the call instruction.  For EMBER_NO_MODULE, addr is the
+ * absolute address in the process. */
+struct ember_frame_addr {
+	uint32_t module;
+	uint64_t addr;
+};
+
+enum ember_sample_flags {
+	EMBER_SAMPLE_TRUNCATED    = 1u << 0, /* stack copy ended before the outermost frame */
+	EMBER_SAMPLE_UNWIND_ERROR = 1u << 1, /* unwinding stopped early for another reason */
+	EMBER_SAMPLE_IN_KERNEL    = 1u << 2, /* sample taken while the thread was in the kernel */
+};
+
+/* One sample as delivered to the caller.  Pointers are valid only during the
+ * callback. */
+struct ember_sample {
+	uint32_t pid, tid;
+	uint64_t time_ns;              /* CLOCK_MONOTONIC */
+	uint32_t flags;                /* enum ember_sample_flags */
+	uint32_t nframes;              /* user frames, leaf first */
+	const struct ember_frame_addr *frames;
+	uint32_t nkernel;              /* kernel frames, leaf first (--kernel) */
+	const uint64_t *kernel_ips;
+	/* Registers at the sample, for readers of interpreter state (Python). */
+	uint64_t sp, ip;
+};
+
+typedef void (*ember_sample_fn)(void *arg, const struct ember_sample *s);
+
+/* A module (ELF file) seen mapped executable in some target process.  Ids are
+ * dense from 0 and stable for the sampler's life. */
+struct ember_module_info {
+	const char *path;        /* as mapped in the target ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
+	const char *open_path;   /* how ember opens it ("/proc/PID/root/...") */
+	const uint8_t *build_id; /* NULL when unknown */
+	size_t build_id_len;
+};
+
+struct ember_sampler_stats {
+	uint64_t samples;        /* SAMPLE records read */
+	uint64_t lost;           /* samples lost (LOST records) */
+	uint64_t truncated;      /* stacks cut by the copy size */
+	uint64_t unwind_errors;  /* other unwinding failures */
+	uint64_t unwind_ns;      /* CPU time spent unwinding */
+	bool kernel_excluded;    /* kernel frames/time were not permitted */
+};
+
+/* Error codes returned (negated) by start functions, with a message in the
+ * sampler's error buffer (ember_sampler_error). */
+enum ember_sampler_err {
+	EMBER_SERR_NONE = 0,
+	EMBER_SERR_NO_PROCESS,   /* no such pid, or it exited during attach */
+	EMBER_SERR_PERMISSION,   /* perf_event_paranoid, ptrace, seccomp, other user */
+	EMBER_SERR_LIMIT,        /* fds, locked memory */
+	EMBER_SERR_INVALID,      /* option rejected by the kernel */
+	EMBER_SERR_NOT_FOUND,    /* command not found (launch) */
+	EMBER_SERR_SYSTEM,       /* anything else */
+};
+
+struct ember_sampler;
+
+struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts);
+void ember_sampler_free(struct ember_sampler *s);
+
+/* Fork and exec argv[0] (PATH search), sampling from its exec on.  On success
+ * *child is its pid; the caller reaps it.  The child is in ember's process
+ * group; signals are the caller's business.  Returns 0 or -enum ember_sampler_err. */
+int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *child);
+
+/* Sample every thread of pid (and threads/children created later).
+ * Returns 0 or -enum ember_sampler_err. */
+int ember_sampler_attach(struct ember_sampler *s, pid_t pid);
+
+/* Wait up to timeout_ms for data, then drain every ring, calling fn for each
+ * sample.  Returns the number of samples delivered, or -1 on a fatal error.
+ * Returns 0 and sets *done (if non-NULL) when every target thread is gone. */
+int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn fn, void *arg,
+		       bool *done);
+
+/* Stop sampling (disable and close events) without losing queued samples:
+ * call ember_sampler_poll once more with timeout 0 after this. */
+void ember_sampler_stop(struct ember_sampler *s);
+
+const char *ember_sampler_error(const struct ember_sampler *s);
+void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler_stats *st);
+
+uint32_t ember_sampler_module_count(const struct ember_sampler *s);
+void ember_sampler_module(const struct ember_sampler *s, uint32_t id, struct ember_module_info *out);
+
+/* Last comm seen for a thread ("" if none). */
+const char *ember_sampler_thread_name(const struct ember_sampler *s, uint32_t pid, uint32_t tid);
+
+#endif

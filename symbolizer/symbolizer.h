@@ -1,0 +1,63 @@
+/* ember symbolizer: addresses to functions, inline chains, source lines.
+ *
+ * Cold path only.  Capture records every native PC as (module id, ELF address):
+ * the address in the module's own ELF virtual-address space (pc - load bias),
+ * the same number `addr2line -e FILE` takes.  Caller frames are already pc - 1.
+ * The symbolizer turns such an address into one or more frames: the inline
+ * chain, innermost (inlined callee) first, the containing function last.
+ *
+ * Per module it builds once: a libdw Dwfl for the file (separate debug info
+ * found by build-id and .gnu_debuglink), and a sorted table of STT_FUNC
+ * symbols from .symtab, or .dynsym when the file is stripped (binary search;
+ * never dwfl_module_addrinfo, which scans linearly).  Results are cached per
+ * (module, address).  C++ (and Rust) names are demangled.
+ *
+ * An address with no symbol resolves to one frame named "[module+0xADDR]".
+ * Kernel addresses resolve through /proc/kallsyms, named with the "_[k]"
+ * convention left to exporters (the frame kind says kernel).
+ *
+ * Not thread-safe.  All returned strings are owned by the symbolizer and live
+ * until ember_symbolizer_free. */
+#ifndef EMBER_SYMBOLIZER_H
+#define EMBER_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ember_symbolizer;
+
+struct ember_sym_frame {
+	const char *function;  /* demangled name, or "[module+0x1234]" */
+	const char *file;      /* source file path, "" when unknown */
+	uint32_t line;         /* 0 when unknown */
+	const char *module;    /* module basename ("libc.so.6"), "[kernel.kallsyms]" for kernel */
+	bool inlined;          /* this frame was inlined into the next one in the array */
+	bool has_symbol;       /* false for the "[module+0x...]" fallback */
+};
+
+struct ember_symbolizer *ember_symbolizer_new(void);
+void ember_symbolizer_free(struct ember_symbolizer *sym);
+
+/* Declare module `id` (ids are chosen by the caller, small and dense).
+ * open_path: path ember can open (e.g. "/proc/PID/root/usr/lib/libc.so.6");
+ * display_path: the path as the target saw it (used for the module name and
+ * for .gnu_debuglink lookups relative to it); build_id may be NULL.
+ * Opening is deferred to the first lookup.  Returns 0, or -1 on OOM. */
+int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
+				const char *open_path, const char *display_path,
+				const uint8_t *build_id, size_t build_id_len);
+
+/* Resolve ELF address `addr` of module `id` into at most `max` frames written
+ * to out[], innermost first.  Returns the number of frames (>= 1 when max >= 1;
+ * an unknown module or address still yields the "[module+0x...]" frame). */
+size_t ember_symbolize(struct ember_symbolizer *sym, uint32_t id, uint64_t addr,
+		       struct ember_sym_frame *out, size_t max);
+
+/* Resolve a kernel address (from PERF_SAMPLE_CALLCHAIN) with /proc/kallsyms.
+ * One frame; "[kernel.kallsyms]" module; "[unknown]_kernel" style fallback
+ * "[kernel+0xADDR]" when kallsyms is unreadable or hides addresses. */
+size_t ember_symbolize_kernel(struct ember_symbolizer *sym, uint64_t addr,
+			      struct ember_sym_frame *out, size_t max);
+
+#endif
