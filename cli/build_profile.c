@@ -1,0 +1,192 @@
+/* The cold path from captured addresses to a symbolic profile: each unique
+ * (module, address) is symbolized once, its frames interned once, and every
+ * raw stack becomes a root-first stack of frame ids. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "symbolizer.h"
+
+#define MAX_INLINE 32
+
+/* (module, addr) -> the frame ids it expands to, outermost first. */
+struct addr_entry {
+	uint32_t module;
+	uint64_t addr;
+	uint32_t off, n;           /* into ids */
+	bool used;
+};
+
+struct addr_cache {
+	struct addr_entry *slots;
+	size_t cap, count;
+	uint32_t *ids;
+	size_t nids, ids_cap;
+};
+
+static size_t slot_of(const struct addr_cache *c, uint32_t module, uint64_t addr)
+{
+	uint64_t h = (addr ^ ((uint64_t)module << 40)) * 0x9e3779b97f4a7c15ull;
+	size_t mask = c->cap - 1;
+	size_t i = (size_t)(h >> 20) & mask;
+	while (c->slots[i].used && (c->slots[i].module != module || c->slots[i].addr != addr))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int cache_grow(struct addr_cache *c)
+{
+	struct addr_cache n = *c;
+	n.cap = c->cap ? c->cap * 2 : 4096;
+	n.slots = calloc(n.cap, sizeof *n.slots);
+	if (!n.slots)
+		return -1;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->slots[i].used)
+			n.slots[slot_of(&n, c->slots[i].module, c->slots[i].addr)] = c->slots[i];
+	free(c->slots);
+	*c = n;
+	return 0;
+}
+
+static int push_ids(struct addr_cache *c, const uint32_t *ids, uint32_t n)
+{
+	if (c->nids + n > c->ids_cap) {
+		size_t ncap = c->ids_cap ? c->ids_cap * 2 : 4096;
+		while (ncap < c->nids + n)
+			ncap *= 2;
+		uint32_t *p = realloc(c->ids, ncap * sizeof *p);
+		if (!p)
+			return -1;
+		c->ids = p;
+		c->ids_cap = ncap;
+	}
+	memcpy(c->ids + c->nids, ids, n * sizeof *ids);
+	c->nids += n;
+	return 0;
+}
+
+static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame *sf, enum ember_frame_kind kind)
+{
+	struct ember_frame f = {
+		.kind = kind,
+		.name = sf->function,
+		.file = sf->file ? sf->file : "",
+		.line = sf->line,
+		.module = sf->module ? sf->module : "",
+		.inlined = sf->inlined,
+	};
+	return ember_profile_frame(p, &f);
+}
+
+/* Frame ids for one address, outermost first (the containing function, then
+ * what was inlined into it). */
+static const uint32_t *resolve(struct addr_cache *c, struct ember_symbolizer *sym, struct ember_profile *p,
+			       uint32_t module, uint64_t addr, bool kernel, uint32_t *n)
+{
+	if ((c->count + 1) * 2 > c->cap && cache_grow(c) != 0)
+		return NULL;
+	size_t i = slot_of(c, module, addr);
+	if (!c->slots[i].used) {
+		struct ember_sym_frame sf[MAX_INLINE];
+		size_t k;
+		uint32_t ids[MAX_INLINE];
+		if (kernel) {
+			k = ember_symbolize_kernel(sym, addr, sf, MAX_INLINE);
+		} else if (module == EMBER_NO_MODULE) {
+			sf[0] = (struct ember_sym_frame){ .function = "[unknown]", .file = "", .module = "" };
+			k = 1;
+		} else {
+			k = ember_symbolize(sym, module, addr, sf, MAX_INLINE);
+		}
+		for (size_t j = 0; j < k; j++) {
+			ids[k - 1 - j] = intern_sym(p, &sf[j], kernel ? EMBER_FRAME_KERNEL : EMBER_FRAME_NATIVE);
+			if (ids[k - 1 - j] == UINT32_MAX)
+				return NULL;
+		}
+		c->slots[i] = (struct addr_entry){ .module = module, .addr = addr, .off = (uint32_t)c->nids,
+						   .n = (uint32_t)k, .used = true };
+		c->count++;
+		if (push_ids(c, ids, (uint32_t)k) != 0)
+			return NULL;
+	}
+	*n = c->slots[i].n;
+	return c->ids + c->slots[i].off;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampler,
+		  struct ember_profile *p, double *symbolize_s)
+{
+	double t0 = now_s();
+	struct ember_symbolizer *sym = ember_symbolizer_new();
+	if (!sym)
+		return -1;
+	uint32_t nmods = ember_sampler_module_count(sampler);
+	for (uint32_t m = 0; m < nmods; m++) {
+		struct ember_module_info mi;
+		ember_sampler_module(sampler, m, &mi);
+		ember_symbolizer_add_module(sym, m, mi.open_path, mi.path, mi.build_id, mi.build_id_len);
+	}
+	struct ember_frame truncated = { .kind = EMBER_FRAME_SPECIAL, .name = "[truncated]", .file = "", .module = "" };
+	uint32_t truncated_id = ember_profile_frame(p, &truncated);
+
+	struct addr_cache cache = { 0 };
+	uint32_t *stack = NULL;
+	size_t stack_cap = 0;
+	int rc = truncated_id == UINT32_MAX ? -1 : 0;
+	size_t cursor = 0;
+	struct raw_stack_view v;
+	while (rc == 0 && raw_stacks_next(rs, &cursor, &v)) {
+		size_t need = 1 + (size_t)(v.nframes + v.nkernel) * MAX_INLINE;
+		if (need > stack_cap) {
+			uint32_t *s = realloc(stack, need * sizeof *s);
+			if (!s) {
+				rc = -1;
+				break;
+			}
+			stack = s;
+			stack_cap = need;
+		}
+		uint32_t n = 0;
+		if (v.flags & EMBER_SAMPLE_TRUNCATED)
+			stack[n++] = truncated_id;
+		/* Captured leaf first; profiles are root first. */
+		for (uint32_t i = v.nframes; i-- > 0 && rc == 0;) {
+			uint32_t k;
+			const uint32_t *ids = resolve(&cache, sym, p, v.frames[i].module, v.frames[i].addr, false, &k);
+			if (!ids)
+				rc = -1;
+			else
+				memcpy(stack + n, ids, k * sizeof *ids), n += k;
+		}
+		for (uint32_t i = v.nkernel; i-- > 0 && rc == 0;) {
+			uint32_t k;
+			const uint32_t *ids = resolve(&cache, sym, p, EMBER_NO_MODULE, v.kernel_ips[i], true, &k);
+			if (!ids)
+				rc = -1;
+			else
+				memcpy(stack + n, ids, k * sizeof *ids), n += k;
+		}
+		if (rc != 0)
+			break;
+		uint32_t sid = ember_profile_stack(p, stack, n);
+		uint32_t tix = ember_profile_thread(p, v.pid, v.tid, ember_sampler_thread_name(sampler, v.pid, v.tid));
+		if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add(p, sid, tix, v.count) != 0)
+			rc = -1;
+	}
+	free(stack);
+	free(cache.slots);
+	free(cache.ids);
+	ember_symbolizer_free(sym);
+	if (symbolize_s)
+		*symbolize_s = now_s() - t0;
+	return rc;
+}

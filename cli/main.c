@@ -1,0 +1,39 @@
+/* ember: entry point and subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define EMBER_VERSION "0.1.0"
+
+static void usage(FILE *out)
+{
+	fputs("usage: ember COMMAND [options]\n"
+	      "\n"
+	      "Commands:\n"
+	      "  record   sample a command or a running process and write its profile\n"
+	      "\n"
+	      "Run 'ember record --help' for the options, examples and exit codes.\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EMBER_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "record") == 0)
+		return cmd_record(argc - 1, argv + 1);
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return EMBER_EXIT_OK;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+		printf("ember %s\n", EMBER_VERSION);
+		return EMBER_EXIT_OK;
+	}
+	fprintf(stderr, "ember: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return EMBER_EXIT_USAGE;
+}

@@ -1,0 +1,162 @@
+/* Capture-side aggregation: identical address stacks of one thread are
+ * counted once.  This is all the hot path stores per sample — a hash lookup
+ * and, for a new stack, a copy of its addresses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct raw_entry {
+	uint64_t hash;
+	uint32_t pid, tid, flags;
+	uint32_t nframes, nkernel;
+	size_t frames_off;            /* into rs->frames */
+	size_t kernel_off;            /* into rs->kips */
+	uint64_t count;
+};
+
+struct raw_stacks {
+	struct raw_entry *entries;
+	size_t nentries, entries_cap;
+	uint32_t *slots;              /* open addressing: entry index + 1, 0 = empty */
+	size_t nslots;
+	struct ember_frame_addr *frames;
+	size_t nframes, frames_cap;
+	uint64_t *kips;
+	size_t nkips, kips_cap;
+	uint64_t samples;
+};
+
+/* Flags that change what the stack means; the others are per-sample noise. */
+#define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED)
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t hash_sample(const struct ember_sample *s)
+{
+	uint64_t h = mix(mix(s->pid, s->tid), (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8);
+	for (uint32_t i = 0; i < s->nframes; i++)
+		h = mix(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44));
+	for (uint32_t i = 0; i < s->nkernel; i++)
+		h = mix(h, s->kernel_ips[i]);
+	return h ? h : 1;
+}
+
+static bool same(const struct raw_stacks *rs, const struct raw_entry *e, const struct ember_sample *s, uint64_t h)
+{
+	return e->hash == h && e->pid == s->pid && e->tid == s->tid &&
+	       e->flags == (s->flags & KEY_FLAGS) && e->nframes == s->nframes && e->nkernel == s->nkernel &&
+	       memcmp(rs->frames + e->frames_off, s->frames, s->nframes * sizeof *s->frames) == 0 &&
+	       (!s->nkernel || memcmp(rs->kips + e->kernel_off, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips) == 0);
+}
+
+struct raw_stacks *raw_stacks_new(void)
+{
+	struct raw_stacks *rs = calloc(1, sizeof *rs);
+	if (!rs)
+		return NULL;
+	rs->nslots = 1024;
+	rs->slots = calloc(rs->nslots, sizeof *rs->slots);
+	if (!rs->slots) {
+		free(rs);
+		return NULL;
+	}
+	return rs;
+}
+
+void raw_stacks_free(struct raw_stacks *rs)
+{
+	if (!rs)
+		return;
+	free(rs->entries);
+	free(rs->slots);
+	free(rs->frames);
+	free(rs->kips);
+	free(rs);
+}
+
+static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t ncap = *cap ? *cap : 256;
+	while (ncap < need)
+		ncap *= 2;
+	void *q = realloc(*p, ncap * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = ncap;
+	return true;
+}
+
+static int rehash(struct raw_stacks *rs)
+{
+	size_t n = rs->nslots * 2;
+	uint32_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < rs->nentries; i++) {
+		size_t j = rs->entries[i].hash & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(rs->slots);
+	rs->slots = slots;
+	rs->nslots = n;
+	return 0;
+}
+
+int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s)
+{
+	uint64_t h = hash_sample(s);
+	size_t mask = rs->nslots - 1, j = h & mask;
+	for (; rs->slots[j]; j = (j + 1) & mask) {
+		struct raw_entry *e = &rs->entries[rs->slots[j] - 1];
+		if (same(rs, e, s, h)) {
+			e->count++;
+			rs->samples++;
+			return 0;
+		}
+	}
+	if (!reserve((void **)&rs->entries, &rs->entries_cap, rs->nentries + 1, sizeof *rs->entries) ||
+	    !reserve((void **)&rs->frames, &rs->frames_cap, rs->nframes + s->nframes, sizeof *rs->frames) ||
+	    !reserve((void **)&rs->kips, &rs->kips_cap, rs->nkips + s->nkernel, sizeof *rs->kips))
+		return -1;
+	struct raw_entry *e = &rs->entries[rs->nentries];
+	*e = (struct raw_entry){ .hash = h, .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
+				 .nframes = s->nframes, .nkernel = s->nkernel, .frames_off = rs->nframes,
+				 .kernel_off = rs->nkips, .count = 1 };
+	memcpy(rs->frames + rs->nframes, s->frames, s->nframes * sizeof *s->frames);
+	rs->nframes += s->nframes;
+	if (s->nkernel)
+		memcpy(rs->kips + rs->nkips, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips);
+	rs->nkips += s->nkernel;
+	rs->slots[j] = (uint32_t)++rs->nentries;
+	rs->samples++;
+	if (rs->nentries * 2 > rs->nslots)
+		return rehash(rs);
+	return 0;
+}
+
+uint64_t raw_stacks_samples(const struct raw_stacks *rs)
+{
+	return rs->samples;
+}
+
+bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_stack_view *v)
+{
+	if (*cursor >= rs->nentries)
+		return false;
+	const struct raw_entry *e = &rs->entries[(*cursor)++];
+	*v = (struct raw_stack_view){ .pid = e->pid, .tid = e->tid, .flags = e->flags,
+				      .nframes = e->nframes, .nkernel = e->nkernel,
+				      .frames = rs->frames + e->frames_off, .kernel_ips = rs->kips + e->kernel_off,
+				      .count = e->count };
+	return true;
+}

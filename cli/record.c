@@ -1,0 +1,349 @@
+/* `ember record`: launch or attach, capture until the target ends (or -d, or
+ * a signal), then symbolize, write every output and print the summary.  One
+ * cleanup path; outputs are written on every way out once capture began. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "exporters.h"
+
+/* Signal handlers cannot take a context argument: these two are the only
+ * process-wide state, written by the handler and read by the loop. */
+static volatile sig_atomic_t stop_signal;
+static volatile pid_t forward_to;
+
+static void on_stop_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	stop_signal = sig;
+	/* Ctrl-C on a terminal reaches the command directly (same process
+	 * group, si_code SI_KERNEL); forward only what was sent to ember alone. */
+	if (forward_to > 0 && si->si_code != SI_KERNEL)
+		kill(forward_to, sig);
+}
+
+struct record_run {
+	struct record_opts opts;
+	struct ember_sampler *sampler;
+	struct raw_stacks *raw;
+	struct ember_profile profile;
+	bool profile_ready;
+	pid_t child;
+	int child_status;
+	bool child_reaped;
+	struct rusage child_ru;
+	bool oom;
+	char default_output[256];
+	char command[1024];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void on_sample(void *arg, const struct ember_sample *s)
+{
+	struct record_run *run = arg;
+	if (raw_stacks_add(run->raw, s) != 0)
+		run->oom = true;
+}
+
+static int sampler_exit_code(int err)
+{
+	switch (err) {
+	case EMBER_SERR_NO_PROCESS: return EMBER_EXIT_UNAVAILABLE;
+	case EMBER_SERR_PERMISSION: return EMBER_EXIT_NOPERM;
+	case EMBER_SERR_INVALID: return EMBER_EXIT_USAGE;
+	default: return EMBER_EXIT_OSERR;
+	}
+}
+
+/* Attach mode: the target's CPU and context switches from /proc. */
+struct proc_usage {
+	double user_s, sys_s;
+	long vol, invol, hwm_kib;
+	bool ok;
+};
+
+static void read_proc_usage(pid_t pid, struct proc_usage *u)
+{
+	char path[64], buf[1024];
+	memset(u, 0, sizeof *u);
+	u->hwm_kib = -1;
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	unsigned long ut, st;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return;
+	long hz = sysconf(_SC_CLK_TCK);
+	u->user_s = (double)ut / (double)hz;
+	u->sys_s = (double)st / (double)hz;
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	if ((f = fopen(path, "re"))) {
+		while (fgets(buf, sizeof buf, f)) {
+			sscanf(buf, "VmHWM: %ld", &u->hwm_kib);
+			sscanf(buf, "voluntary_ctxt_switches: %ld", &u->vol);
+			sscanf(buf, "nonvoluntary_ctxt_switches: %ld", &u->invol);
+		}
+		fclose(f);
+	}
+	u->ok = true;
+}
+
+static void describe_command(struct record_run *run)
+{
+	size_t n = 0;
+	if (run->opts.argv) {
+		for (char **a = run->opts.argv; *a && n < sizeof run->command - 1; a++)
+			n += (size_t)snprintf(run->command + n, sizeof run->command - n, "%s%s", n ? " " : "", *a);
+		return;
+	}
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", run->opts.pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0) {
+		snprintf(run->command, sizeof run->command, "pid %d", run->opts.pid);
+		return;
+	}
+	for (ssize_t i = 0; i < len - 1; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[len] = 0;
+	snprintf(run->command, sizeof run->command, "pid %d: %s", run->opts.pid, buf);
+}
+
+static int open_outputs(struct record_run *run)
+{
+	for (int i = 0; i < run->opts.noutputs; i++) {
+		struct output_spec *o = &run->opts.outputs[i];
+		o->file = fopen(o->path, "we");
+		if (!o->file) {
+			fprintf(stderr, "ember: cannot write '%s': %s\n", o->path, strerror(errno));
+			return EMBER_EXIT_CANTCREAT;
+		}
+	}
+	return 0;
+}
+
+static int write_outputs(struct record_run *run)
+{
+	struct ember_export_opts eo = { .threads = run->opts.threads };
+	int rc = 0;
+	for (int i = 0; i < run->opts.noutputs; i++) {
+		struct output_spec *o = &run->opts.outputs[i];
+		int w = ember_write_folded(o->file, &run->profile, &eo);
+		if (fclose(o->file) != 0)
+			w = -1;
+		o->file = NULL;
+		if (w != 0) {
+			fprintf(stderr, "ember: writing '%s' failed: %s\n", o->path, strerror(errno));
+			rc = EMBER_EXIT_CANTCREAT;
+		} else if (!run->opts.quiet) {
+			fprintf(stderr, "ember: wrote %s\n", o->path);
+		}
+	}
+	return rc;
+}
+
+static void capture(struct record_run *run, struct run_summary *sum, double t0)
+{
+	bool tty = !run->opts.quiet && isatty(STDERR_FILENO);
+	double last_status = t0, cpu0 = self_cpu_s();
+	for (;;) {
+		bool done = false;
+		if (ember_sampler_poll(run->sampler, 100, on_sample, run, &done) < 0)
+			break;
+		if (run->child > 0 &&
+		    wait4(run->child, &run->child_status, WNOHANG, &run->child_ru) == run->child) {
+			run->child_reaped = true;
+			break;
+		}
+		double t = now_s();
+		if (done || stop_signal || (run->opts.duration_s > 0 && t - t0 >= run->opts.duration_s))
+			break;
+		if (tty && t - last_status >= 1.0) {
+			fprintf(stderr, "\rember: %.0f s, %llu samples ", t - t0,
+				(unsigned long long)raw_stacks_samples(run->raw));
+			last_status = t;
+		}
+	}
+	ember_sampler_stop(run->sampler);
+	ember_sampler_poll(run->sampler, 0, on_sample, run, NULL);
+	sum->profiler_cpu_s = self_cpu_s() - cpu0;
+	sum->wall_s = now_s() - t0;
+	if (tty)
+		fputs("\r\033[K", stderr);
+}
+
+static int finish_child(struct record_run *run)
+{
+	if (!run->child_reaped) {
+		while (wait4(run->child, &run->child_status, 0, &run->child_ru) < 0 && errno == EINTR)
+			;
+		run->child_reaped = true;
+	}
+	if (WIFSIGNALED(run->child_status))
+		return 128 + WTERMSIG(run->child_status);
+	return WEXITSTATUS(run->child_status);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_run run = { 0 };
+	bool help;
+	options_record_defaults(&run.opts);
+	int rc = options_parse_record(argc, argv, &run.opts, &help);
+	if (rc != 0 || help)
+		return rc;
+	if ((rc = open_outputs(&run)) != 0)
+		goto out;
+
+	struct sigaction sa = { .sa_sigaction = on_stop_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	run.sampler = ember_sampler_new(&run.opts.sampler);
+	run.raw = raw_stacks_new();
+	if (!run.sampler || !run.raw || ember_profile_init(&run.profile) != 0) {
+		fprintf(stderr, "ember: out of memory\n");
+		rc = EMBER_EXIT_INTERNAL;
+		goto out;
+	}
+	run.profile_ready = true;
+	describe_command(&run);
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	double t0 = now_s();
+	struct proc_usage pu0 = { 0 };
+	if (run.opts.pid) {
+		read_proc_usage(run.opts.pid, &pu0);
+		int err = ember_sampler_attach(run.sampler, run.opts.pid);
+		if (err < 0) {
+			fprintf(stderr, "ember: %s\n", ember_sampler_error(run.sampler));
+			rc = sampler_exit_code(-err);
+			goto out;
+		}
+	} else {
+		int err = ember_sampler_launch(run.sampler, run.opts.argv, &run.child);
+		if (err == -EMBER_SERR_NOT_FOUND) {
+			fprintf(stderr, "ember: %s\n", ember_sampler_error(run.sampler));
+			rc = finish_child(&run);
+			goto out;
+		}
+		if (err < 0) {
+			fprintf(stderr, "ember: %s\n", ember_sampler_error(run.sampler));
+			rc = sampler_exit_code(-err);
+			goto out;
+		}
+		forward_to = run.child;
+	}
+	struct ember_sampler_stats st;
+	ember_sampler_get_stats(run.sampler, &st);
+	if (st.kernel_excluded && !run.opts.quiet)
+		fprintf(stderr, "ember: kernel.perf_event_paranoid forbids kernel sampling for this user: "
+			"user space only, kernel frames and time in system calls are excluded "
+			"(run as root or with CAP_PERFMON to include them)\n");
+	if (!run.opts.noutputs) {
+		const char *prog = run.opts.argv ? run.opts.argv[0] : "pid";
+		const char *base = strrchr(prog, '/');
+		snprintf(run.default_output, sizeof run.default_output, "%s-%d.folded", base ? base + 1 : prog,
+			 run.opts.pid ? run.opts.pid : run.child);
+		run.opts.outputs[0].path = run.default_output;
+		run.opts.noutputs = 1;
+		if ((rc = open_outputs(&run)) != 0) {
+			run.opts.noutputs = 0;
+			goto out;
+		}
+	}
+
+	struct run_summary sum = { .max_rss_kib = -1, .vol_ctx = -1, .invol_ctx = -1 };
+	capture(&run, &sum, t0);
+	if (run.child > 0 && !run.child_reaped && !stop_signal) {
+		/* -d expired: the command does not outlive its profile. */
+		kill(run.child, SIGTERM);
+	}
+	forward_to = 0;
+	ember_sampler_get_stats(run.sampler, &sum.stats);
+
+	struct ember_run_meta *m = &run.profile.meta;
+	m->command = ember_profile_cstr(&run.profile, run.command);
+	m->pid = (uint32_t)(run.opts.pid ? run.opts.pid : run.child);
+	m->freq_hz = run.opts.sampler.freq_hz;
+	m->start_unix_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+	m->duration_ns = (uint64_t)(sum.wall_s * 1e9);
+	m->samples = sum.stats.samples;
+	m->lost = sum.stats.lost;
+	m->truncated = sum.stats.truncated;
+	m->unwind_errors = sum.stats.unwind_errors;
+	m->kernel_frames = run.opts.sampler.kernel && !sum.stats.kernel_excluded;
+	if (run.oom || build_profile(run.raw, run.sampler, &run.profile, &sum.symbolize_s) != 0) {
+		fprintf(stderr, "ember: out of memory while building the profile\n");
+		rc = EMBER_EXIT_INTERNAL;
+	}
+	int wrc = write_outputs(&run);
+	if (rc == 0)
+		rc = wrc;
+
+	if (run.child > 0) {
+		int status = finish_child(&run);
+		if (rc == 0)
+			rc = status;
+		sum.target_user_s = (double)run.child_ru.ru_utime.tv_sec + (double)run.child_ru.ru_utime.tv_usec / 1e6;
+		sum.target_sys_s = (double)run.child_ru.ru_stime.tv_sec + (double)run.child_ru.ru_stime.tv_usec / 1e6;
+		sum.max_rss_kib = run.child_ru.ru_maxrss;
+		sum.vol_ctx = run.child_ru.ru_nvcsw;
+		sum.invol_ctx = run.child_ru.ru_nivcsw;
+	} else {
+		struct proc_usage pu1;
+		read_proc_usage(run.opts.pid, &pu1);
+		if (pu0.ok && pu1.ok) {
+			sum.target_user_s = pu1.user_s - pu0.user_s;
+			sum.target_sys_s = pu1.sys_s - pu0.sys_s;
+			sum.max_rss_kib = pu1.hwm_kib;
+			sum.vol_ctx = pu1.vol - pu0.vol;
+			sum.invol_ctx = pu1.invol - pu0.invol;
+		}
+	}
+	if (!run.opts.quiet)
+		summary_print(stderr, &sum, &run.profile);
+out:
+	for (int i = 0; i < run.opts.noutputs; i++)
+		if (run.opts.outputs[i].file)
+			fclose(run.opts.outputs[i].file);
+	if (run.profile_ready)
+		ember_profile_free(&run.profile);
+	raw_stacks_free(run.raw);
+	ember_sampler_free(run.sampler);
+	return rc;
+}

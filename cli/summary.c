@@ -1,0 +1,33 @@
+/* The run summary on stderr: what the target cost, what ember captured, and
+ * the top functions. */
+#include "cli.h"
+
+void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p)
+{
+	fprintf(out, "ember: wall %.2f s; target CPU %.2f s user, %.2f s sys", sum->wall_s,
+		sum->target_user_s, sum->target_sys_s);
+	if (sum->max_rss_kib >= 0)
+		fprintf(out, "; max RSS %.1f MiB", (double)sum->max_rss_kib / 1024.0);
+	if (sum->vol_ctx >= 0)
+		fprintf(out, "; context switches %ld voluntary, %ld involuntary", sum->vol_ctx, sum->invol_ctx);
+	fputc('\n', out);
+
+	const struct ember_sampler_stats *st = &sum->stats;
+	/* Capture cost per sample, and the one-off cold path apart: symbolizing
+	 * opens every module's debug info once, whatever the run's length. */
+	double per_sample_us = st->samples ? sum->profiler_cpu_s * 1e6 / (double)st->samples : 0;
+	double unwind_us = st->samples ? (double)st->unwind_ns / 1e3 / (double)st->samples : 0;
+	fprintf(out, "ember: %llu samples, %llu lost, %llu truncated, %llu unwind failures; "
+		"profiler CPU %.1f us/sample while sampling (unwinding %.1f us), symbolization %.0f ms\n",
+		(unsigned long long)st->samples, (unsigned long long)st->lost,
+		(unsigned long long)st->truncated, (unsigned long long)st->unwind_errors,
+		per_sample_us, unwind_us, sum->symbolize_s * 1e3);
+	if (st->truncated)
+		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: raise --stack-size (max 65528)\n",
+			100.0 * (double)st->truncated / (double)st->samples);
+	if (st->lost)
+		fprintf(out, "ember: the kernel dropped %llu samples: ember fell behind (lower -F)\n",
+			(unsigned long long)st->lost);
+	if (ember_profile_total(p))
+		ember_report_print(out, p, EMBER_REPORT_BY_FUNCTION, 10);
+}

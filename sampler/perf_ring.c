@@ -1,0 +1,144 @@
+/* perf_event_open and its ring buffers: the kernel side of capture.
+ * native-unwinding.md §1 explains each attribute; the comments here say only
+ * what would break without it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler_internal.h"
+
+int perf_online_cpus(int *cpus, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int n = 0;
+	if (f) {
+		/* A list like "0-3,6,8-9"; it can be sparse. */
+		int a, b;
+		char sep;
+		while (n < max && fscanf(f, "%d", &a) == 1) {
+			b = a;
+			if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+				if (fscanf(f, "%d", &b) != 1)
+					break;
+				if (fscanf(f, "%c", &sep) != 1)
+					sep = 0;
+			}
+			for (int c = a; c <= b && n < max; c++)
+				cpus[n++] = c;
+			if (sep != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (n == 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int i = 0; i < c && n < max; i++)
+			cpus[n++] = i;
+	}
+	return n;
+}
+
+void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opts *opts,
+		    bool launch, bool exclude_kernel)
+{
+	memset(attr, 0, sizeof *attr);
+	attr->size = sizeof *attr;
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->freq = 1;
+	attr->sample_freq = opts->freq_hz;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	if (opts->kernel && !exclude_kernel) {
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		attr->exclude_callchain_user = 1;   /* user frames come from our unwinder */
+	} else {
+		attr->exclude_callchain_kernel = 1;
+	}
+	attr->sample_regs_user = PERF_REGS_MASK;
+	attr->sample_stack_user = opts->stack_size;
+	/* With exclude_kernel=1 a tick that lands in a syscall is dropped, so
+	 * time in syscalls would vanish; with 0 the user registers and stack at
+	 * syscall entry still come with the sample. */
+	attr->exclude_kernel = exclude_kernel;
+	attr->exclude_hv = 1;
+	attr->mmap = 1;         /* mmap2 alone emits no mapping records at all */
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->sample_id_all = 1;
+	attr->build_id = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	attr->inherit = 1;      /* threads and children created later are sampled too */
+	attr->disabled = 1;
+	attr->enable_on_exec = launch;
+	attr->watermark = 1;
+}
+
+int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int perf_ring_map(struct perf_ring *r, int fd, size_t pages)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (1 + pages) * page;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	struct perf_event_mmap_page *pg = p;
+	r->fd = fd;
+	r->base = p;
+	r->map_len = len;
+	r->data = (uint8_t *)p + (pg->data_offset ? pg->data_offset : page);
+	r->data_size = pg->data_size ? pg->data_size : pages * page;
+	return 0;
+}
+
+void perf_ring_unmap(struct perf_ring *r)
+{
+	if (r->base)
+		munmap(r->base, r->map_len);
+	r->base = NULL;
+}
+
+size_t perf_ring_drain(struct perf_ring *r, uint8_t *scratch, perf_record_fn fn, void *arg)
+{
+	struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)r->base;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail;
+	uint64_t mask = r->data_size - 1;
+	size_t n = 0;
+	while (tail < head) {
+		const struct perf_event_header *h = (const void *)(r->data + (tail & mask));
+		uint16_t size = h->size;
+		if (size < sizeof *h || head - tail < size)
+			break;   /* cannot happen with a sane kernel; never loop on it */
+		uint64_t off = tail & mask;
+		if (off + size > r->data_size) {
+			/* The record wraps: make it contiguous. */
+			size_t first = (size_t)(r->data_size - off);
+			memcpy(scratch, r->data + off, first);
+			memcpy(scratch + first, r->data, size - first);
+			h = (const void *)scratch;
+		}
+		fn(arg, h);
+		tail += size;
+		n++;
+		/* Hand the space back at once: a long drain must not starve the
+		 * kernel of room and turn into LOST records. */
+		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return n;
+}

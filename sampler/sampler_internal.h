@@ -1,0 +1,179 @@
+/* Private to sampler/: the pieces the capture path is built from.
+ *
+ *   elf_image     an ELF file mapped read-only: PT_LOAD layout, .eh_frame_hdr,
+ *                 build-id; answers reads at ELF virtual addresses.
+ *   process_model processes, their loaded modules (file + load bias), thread
+ *                 names; fed by MMAP2/COMM/FORK/EXIT records and /proc.
+ *   unwind        libunwind remote unwinding of one sample's stack copy.
+ *   perf_ring     perf_event_open per CPU, ring buffers, record parsing. */
+#ifndef EMBER_SAMPLER_INTERNAL_H
+#define EMBER_SAMPLER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler.h"
+
+/* ---- elf_image.c ---- */
+
+#define ELF_IMAGE_MAX_LOADS 16
+
+struct elf_load {
+	uint64_t vaddr, memsz, offset, filesz;
+	bool exec;
+};
+
+struct elf_image {
+	int fd;                    /* kept open: /proc/self/fd/N reaches the file later */
+	const uint8_t *data;       /* whole file, mapped read-only (or a heap copy for [vdso]) */
+	size_t size;
+	bool heap;                 /* data is malloc'ed, not mmapped */
+	bool is_exec_type;         /* ET_EXEC: addresses are absolute, bias 0 */
+	struct elf_load loads[ELF_IMAGE_MAX_LOADS];
+	unsigned nloads;
+	uint64_t min_vaddr, max_vaddr;      /* span of all PT_LOADs */
+	uint64_t exec_lo, exec_hi;          /* span of executable PT_LOADs */
+	uint64_t eh_frame_hdr;              /* vaddr of .eh_frame_hdr, 0 if none */
+	uint64_t fde_count;                 /* entries in its binary-search table */
+	uint8_t build_id[20];
+	size_t build_id_len;
+};
+
+/* Open path as an ELF image.  Returns 0, or -1 when it is not a usable ELF. */
+int elf_image_open(struct elf_image *img, const char *path);
+/* An image from bytes already in memory (the vDSO); data is copied. */
+int elf_image_from_memory(struct elf_image *img, const void *data, size_t size);
+void elf_image_close(struct elf_image *img);
+/* Load bias for a mapping of the file at [start, ...) with file offset pgoff. */
+uint64_t elf_image_bias(const struct elf_image *img, uint64_t start, uint64_t pgoff);
+/* Copy len bytes at ELF vaddr into buf; false if any byte is outside the file's
+ * PT_LOAD contents. */
+bool elf_image_read(const struct elf_image *img, uint64_t vaddr, void *buf, size_t len);
+
+/* ---- process_model.c ---- */
+
+struct module {
+	uint32_t id;
+	char *path;                /* as the target sees it */
+	char *open_path;           /* as ember opens it */
+	struct elf_image img;
+	bool img_ok;
+};
+
+/* A module loaded in one process at one bias, covering [lo, hi). */
+struct module_load {
+	uint64_t lo, hi;
+	uint64_t bias;
+	struct module *mod;
+};
+
+struct unwind_space;           /* unwind.c: libunwind address space of a process */
+
+struct process {
+	pid_t pid;
+	struct module_load *loads; /* sorted by lo, non-overlapping */
+	size_t nloads, loads_cap;
+	struct unwind_space *unwind;
+	uint64_t last_maps_reload_ns;
+	bool same_mount_ns;
+	bool exited;
+};
+
+struct thread_name {
+	uint32_t pid, tid;
+	uint32_t parent_tid;       /* creator: a thread starts with its creator's comm */
+	char comm[16];
+};
+
+struct process_model {
+	struct process **procs;
+	size_t nprocs, procs_cap;
+	struct module **mods;
+	size_t nmods, mods_cap;
+	struct thread_name *threads;       /* open-addressing hash on tid */
+	size_t threads_cap, nthreads;
+	char vdso_path[64];                /* dump of ember's own vDSO image, "" if none */
+	char self_mnt_ns[64];
+};
+
+int process_model_init(struct process_model *pm);
+void process_model_free(struct process_model *pm);
+struct process *process_get(struct process_model *pm, pid_t pid, bool create);
+/* Record an executable file mapping (from MMAP2 or /proc/PID/maps). */
+void process_add_mapping(struct process_model *pm, struct process *proc, uint64_t start,
+			 uint64_t len, uint64_t pgoff, const char *path,
+			 const uint8_t *build_id, size_t build_id_len);
+/* Read /proc/PID/maps and add every file mapping; rate-limited unless force. */
+int process_load_proc_maps(struct process_model *pm, struct process *proc, bool force);
+void process_exec(struct process_model *pm, struct process *proc);
+void process_fork(struct process_model *pm, pid_t parent, pid_t child);
+void process_exit(struct process_model *pm, pid_t pid);
+/* The module load covering addr, or NULL. */
+const struct module_load *process_find(const struct process *proc, uint64_t addr);
+
+void thread_set_name(struct process_model *pm, uint32_t pid, uint32_t tid, const char *comm, size_t len);
+/* A new thread (FORK): until it renames itself it has its creator's name,
+ * which may only arrive later from another CPU's ring. */
+void thread_set_parent(struct process_model *pm, uint32_t pid, uint32_t tid, uint32_t parent_tid);
+const char *thread_get_name(const struct process_model *pm, uint32_t pid, uint32_t tid);
+/* Names of every thread of pid from /proc/PID/task/ * /comm. */
+void threads_load_proc(struct process_model *pm, pid_t pid);
+
+/* ---- unwind.c ---- */
+
+/* User registers as perf delivers them with mask 0xff0fff (x86-64). */
+#define PERF_REGS_COUNT 20
+#define PERF_REGS_MASK 0xff0fffULL
+#define PERF_REG_BP 6
+#define PERF_REG_SP 7
+#define PERF_REG_IP 8
+
+struct unwind_input {
+	const uint64_t *regs;      /* PERF_REGS_COUNT values */
+	const uint8_t *stack;      /* copy starting at regs[SP] */
+	uint64_t stack_len;        /* dyn_size */
+	uint64_t stack_reserved;   /* size requested: a full copy may be a cut-off one */
+};
+
+struct unwind_space *unwind_space_new(void);
+void unwind_space_free(struct unwind_space *us);
+void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi);
+
+/* Unwind one sample into out[] (leaf first).  Sets EMBER_SAMPLE_TRUNCATED /
+ * EMBER_SAMPLE_UNWIND_ERROR in *flags.  May reload the process's maps once
+ * when the sampled PC is in no known module. */
+uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
+		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags);
+
+uint64_t monotonic_ns(void);
+
+/* ---- perf_ring.c ---- */
+
+struct perf_event_attr;
+struct perf_event_header;
+
+struct perf_ring {
+	int fd;                    /* the event whose buffer this is */
+	uint8_t *base;             /* metadata page followed by the data pages */
+	size_t map_len;
+	uint8_t *data;
+	uint64_t data_size;        /* power of two */
+};
+
+/* The online CPUs (/sys/devices/system/cpu/online). Returns the count. */
+int perf_online_cpus(int *cpus, int max);
+/* Fill attr for sampling as ember does; launch selects enable_on_exec. */
+void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opts *opts,
+		    bool launch, bool exclude_kernel);
+int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu);
+/* mmap a ring of `pages` data pages (a power of two) for fd. 0 or -errno. */
+int perf_ring_map(struct perf_ring *r, int fd, size_t pages);
+void perf_ring_unmap(struct perf_ring *r);
+/* Call fn for every complete record in the ring, then release them.
+ * Records that wrap around the end are copied into scratch (64 KiB). */
+typedef void (*perf_record_fn)(void *arg, const struct perf_event_header *h);
+size_t perf_ring_drain(struct perf_ring *r, uint8_t *scratch, perf_record_fn fn, void *arg);
+
+#endif

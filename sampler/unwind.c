@@ -1,0 +1,221 @@
+/* DWARF CFI unwinding of one sample with libunwind's remote API.
+ *
+ * Memory comes from two places only (never the live target, whose stack has
+ * moved on): the stack copy the kernel took at the sample, and the ELF files
+ * of the loaded modules (for .eh_frame_hdr, .eh_frame and the rare CFI
+ * expression that loads from the image).  One libunwind address space per
+ * process with the global cache on, so caller frames hit the cache. */
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler_internal.h"
+
+/* Exported by libunwind-x86_64 but not declared in its headers (perf
+ * declares it the same way). */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
+
+struct unwind_space {
+	unw_addr_space_t as;
+};
+
+/* Per-sample state handed to every accessor through libunwind's `arg`. */
+struct unwind_ctx {
+	struct process_model *pm;
+	struct process *proc;
+	const struct unwind_input *in;
+	bool read_past_copy;       /* a stack read fell above a full copy */
+};
+
+/* libunwind register number -> index in the perf sample's regs[]
+ * (mask 0xff0fff: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15). */
+static const int8_t dwarf_to_perf[17] = {
+	[UNW_X86_64_RAX] = 0, [UNW_X86_64_RDX] = 3, [UNW_X86_64_RCX] = 2, [UNW_X86_64_RBX] = 1,
+	[UNW_X86_64_RSI] = 4, [UNW_X86_64_RDI] = 5, [UNW_X86_64_RBP] = 6, [UNW_X86_64_RSP] = 7,
+	[UNW_X86_64_R8] = 12, [UNW_X86_64_R9] = 13, [UNW_X86_64_R10] = 14, [UNW_X86_64_R11] = 15,
+	[UNW_X86_64_R12] = 16, [UNW_X86_64_R13] = 17, [UNW_X86_64_R14] = 18, [UNW_X86_64_R15] = 19,
+	[UNW_X86_64_RIP] = 8,
+};
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	const struct module_load *ml = process_find(ctx->proc, ip);
+	if (!ml || !ml->mod->img_ok || !ml->mod->img.eh_frame_hdr)
+		return -UNW_ENOINFO;
+	const struct elf_image *img = &ml->mod->img;
+	unw_dyn_info_t di = {
+		.format = UNW_INFO_FORMAT_REMOTE_TABLE,
+		.start_ip = ml->bias + img->exec_lo,
+		.end_ip = ml->bias + img->exec_hi,
+		.u.rti = {
+			.segbase = ml->bias + img->eh_frame_hdr,
+			.table_data = ml->bias + img->eh_frame_hdr + 12,
+			.table_len = img->fde_count * 8 / sizeof(unw_word_t),
+		},
+	};
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	(void)as, (void)pi, (void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	(void)as, (void)dilap, (void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
+{
+	(void)as;
+	struct unwind_ctx *ctx = arg;
+	const struct unwind_input *in = ctx->in;
+	if (write)
+		return -UNW_EINVAL;
+	uint64_t sp = in->regs[PERF_REG_SP];
+	if (addr >= sp && addr - sp < in->stack_len && in->stack_len - (addr - sp) >= sizeof *valp) {
+		memcpy(valp, in->stack + (addr - sp), sizeof *valp);
+		return 0;
+	}
+	const struct module_load *ml = process_find(ctx->proc, addr);
+	if (ml && ml->mod->img_ok && elf_image_read(&ml->mod->img, addr - ml->bias, valp, sizeof *valp))
+		return 0;
+	/* A read just above a copy that filled its whole reservation: the stack
+	 * goes on, we simply did not copy it. */
+	if (addr >= sp + in->stack_len && in->stack_len >= in->stack_reserved &&
+	    addr - sp < in->stack_len + (1u << 20))
+		ctx->read_past_copy = true;
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
+{
+	(void)as;
+	struct unwind_ctx *ctx = arg;
+	if (write || reg < 0 || reg > UNW_X86_64_RIP)
+		return -UNW_EBADREG;
+	*valp = ctx->in->regs[dwarf_to_perf[reg]];
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
+{
+	(void)as, (void)reg, (void)val, (void)write, (void)arg;
+	return -UNW_EINVAL;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	(void)as, (void)c, (void)arg;
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *offp, void *arg)
+{
+	(void)as, (void)addr, (void)buf, (void)len, (void)offp, (void)arg;
+	return -UNW_ENOINFO;   /* names come from the symbolizer, later */
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+struct unwind_space *unwind_space_new(void)
+{
+	struct unwind_space *us = calloc(1, sizeof *us);
+	if (!us)
+		return NULL;
+	us->as = unw_create_addr_space(&accessors, 0);
+	if (!us->as) {
+		free(us);
+		return NULL;
+	}
+	unw_set_caching_policy(us->as, UNW_CACHE_GLOBAL);
+	return us;
+}
+
+void unwind_space_free(struct unwind_space *us)
+{
+	if (!us)
+		return;
+	unw_destroy_addr_space(us->as);
+	free(us);
+}
+
+void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi)
+{
+	unw_flush_cache(us->as, lo, hi);
+}
+
+static void put_frame(const struct process *proc, uint64_t pc, struct ember_frame_addr *out)
+{
+	const struct module_load *ml = process_find(proc, pc);
+	if (ml) {
+		out->module = ml->mod->id;
+		out->addr = pc - ml->bias;
+	} else {
+		out->module = EMBER_NO_MODULE;
+		out->addr = pc;
+	}
+}
+
+uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
+		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags)
+{
+	uint64_t ip = in->regs[PERF_REG_IP];
+	/* A PC in no known module: its MMAP2 may still sit in another CPU's
+	 * ring (dlopen), so look at /proc/PID/maps once before giving up. */
+	if (!process_find(proc, ip) && !proc->exited)
+		process_load_proc_maps(pm, proc, false);
+	if (!proc->unwind || max == 0)
+		return 0;
+
+	struct unwind_ctx ctx = { .pm = pm, .proc = proc, .in = in };
+	unw_cursor_t c;
+	uint32_t n = 0;
+	put_frame(proc, ip, &out[n++]);
+	if (unw_init_remote(&c, proc->unwind->as, &ctx) < 0) {
+		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
+		return n;
+	}
+	int prev_signal = unw_is_signal_frame(&c) > 0;
+	uint64_t prev_sp = in->regs[PERF_REG_SP];
+	int rc = 0;
+	while (n < max && (rc = unw_step(&c)) > 0) {
+		unw_word_t pc, sp;
+		if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0 || unw_get_reg(&c, UNW_REG_SP, &sp) < 0 || pc == 0)
+			break;
+		/* The stack grows down: a caller's SP below its callee's means the
+		 * walk went astray (garbage from a frame-pointer fallback). */
+		if (sp < prev_sp) {
+			*flags |= EMBER_SAMPLE_UNWIND_ERROR;
+			return n;
+		}
+		prev_sp = sp;
+		/* Return addresses point after the call; pc - 1 lands inside it so
+		 * the line and inline chain are the call site's.  A frame entered
+		 * from a signal trampoline was interrupted: its PC is exact. */
+		put_frame(proc, prev_signal ? pc : pc - 1, &out[n++]);
+		prev_signal = unw_is_signal_frame(&c) > 0;
+	}
+	if (ctx.read_past_copy)
+		*flags |= EMBER_SAMPLE_TRUNCATED;
+	else if (n < max && rc < 0)
+		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
+	if (n == max)
+		*flags |= EMBER_SAMPLE_TRUNCATED;
+	return n;
+}
