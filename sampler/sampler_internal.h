@@ -149,6 +149,10 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 
 uint64_t monotonic_ns(void);
 
+/* ---- unwind_lock.c: libunwind's signal-blocking lock, made free ---- */
+void unwind_lock_enter(void);
+void unwind_lock_leave(void);
+
 /* ---- perf_ring.c ---- */
 
 struct perf_event_attr;

@@ -187,7 +187,9 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 	unw_cursor_t c;
 	uint32_t n = 0;
 	put_frame(proc, ip, &out[n++]);
+	unwind_lock_enter();
 	if (unw_init_remote(&c, proc->unwind->as, &ctx) < 0) {
+		unwind_lock_leave();
 		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
 		return n;
 	}
@@ -202,7 +204,7 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 		 * walk went astray (garbage from a frame-pointer fallback). */
 		if (sp < prev_sp) {
 			*flags |= EMBER_SAMPLE_UNWIND_ERROR;
-			return n;
+			break;
 		}
 		prev_sp = sp;
 		/* Return addresses point after the call; pc - 1 lands inside it so
@@ -211,6 +213,7 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 		put_frame(proc, prev_signal ? pc : pc - 1, &out[n++]);
 		prev_signal = unw_is_signal_frame(&c) > 0;
 	}
+	unwind_lock_leave();
 	if (ctx.read_past_copy)
 		*flags |= EMBER_SAMPLE_TRUNCATED;
 	else if (n < max && rc < 0)
