@@ -20,7 +20,8 @@ struct ember_export_opts {
 int ember_write_folded(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
 
 /* The text of one frame as folded output prints it, sanitized, into buf
- * (always NUL-terminated).  Returns the length. */
+ * (always NUL-terminated; a text that does not fit is cut at a character
+ * boundary, still following the rules).  Returns the length written. */
 size_t ember_folded_frame_text(const struct ember_frame *f, char *buf, size_t size);
 
 #endif

@@ -81,6 +81,7 @@ struct ember_profile {
 
 	struct ember_thread *threads;
 	uint32_t nthreads, threads_cap;
+	void *thread_index;    /* private hash: (pid, tid) -> index */
 
 	struct ember_sample_row *rows;
 	uint32_t nrows, rows_cap;
@@ -100,7 +101,8 @@ const char *ember_profile_cstr(struct ember_profile *p, const char *s);
  * any strings: they are interned here.  Returns UINT32_MAX on OOM. */
 uint32_t ember_profile_frame(struct ember_profile *p, const struct ember_frame *f);
 
-/* Id of the stack ids[0..n) (root first), adding it if new. UINT32_MAX on OOM. */
+/* Id of the stack ids[0..n) (root first), adding it if new.  UINT32_MAX on
+ * OOM or when an id is not a frame of p. */
 uint32_t ember_profile_stack(struct ember_profile *p, const uint32_t *ids, uint32_t n);
 
 static inline const uint32_t *ember_profile_stack_frames(const struct ember_profile *p,
@@ -115,7 +117,8 @@ static inline const uint32_t *ember_profile_stack_frames(const struct ember_prof
 uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t tid,
 			      const char *name);
 
-/* Add count samples of stack on thread. Returns 0, or -1 on OOM. */
+/* Add count samples of stack on thread. Returns 0, or -1 on OOM or when
+ * stack or thread is not an id of p. */
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count);
 
 /* Sum of all row counts. */
@@ -144,7 +147,9 @@ int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 		      struct ember_report_row **rows, size_t *nrows);
 void ember_report_rows_free(struct ember_report_row *rows, size_t nrows);
 
-/* Print "top N by self" and "top N by total" tables with percentages. */
+/* Print "top N by self" and "top N by total" tables with percentages of
+ * ember_profile_total; top 0 prints every row.  Labels are shortened to 80
+ * characters and control characters print as '?'. */
 void ember_report_print(FILE *out, const struct ember_profile *p,
 			enum ember_report_key key, size_t top);
 

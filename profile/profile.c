@@ -1,0 +1,381 @@
+/* The profile model: interning of frames, stacks and threads, and sample
+ * rows aggregated per (stack, thread).  Items live in plain arrays indexed by
+ * id; an id table per kind finds the id of an item in O(1). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "profile_internal.h"
+
+/* ---- growable arrays and the id table ---- */
+
+int ember_grow(void **arr, size_t *cap, size_t elem, size_t need)
+{
+	size_t ncap;
+	void *na;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -1;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / elem)
+		return -1;
+	na = realloc(*arr, ncap * elem);
+	if (!na)
+		return -1;
+	*arr = na;
+	*cap = ncap;
+	return 0;
+}
+
+#define IDTAB_INITIAL 64
+
+int ember_idtab_init(struct ember_idtab *t)
+{
+	t->slots = calloc(IDTAB_INITIAL, sizeof(*t->slots));
+	t->mask = IDTAB_INITIAL - 1;
+	t->count = 0;
+	return t->slots ? 0 : -1;
+}
+
+void ember_idtab_free(struct ember_idtab *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->mask = t->count = 0;
+}
+
+uint32_t ember_idtab_find(const struct ember_idtab *t, uint64_t hash,
+			  ember_idtab_eq eq, const void *ctx, const void *key)
+{
+	uint32_t h = (uint32_t)hash;
+
+	for (size_t i = h & t->mask; t->slots[i].id_plus1; i = (i + 1) & t->mask) {
+		const struct ember_idtab_slot *s = &t->slots[i];
+		if (s->hash == h && eq(ctx, s->id_plus1 - 1, key))
+			return s->id_plus1 - 1;
+	}
+	return UINT32_MAX;
+}
+
+static void idtab_place(struct ember_idtab_slot *slots, size_t mask, uint32_t hash, uint32_t id_plus1)
+{
+	size_t i = hash & mask;
+
+	while (slots[i].id_plus1)
+		i = (i + 1) & mask;
+	slots[i].id_plus1 = id_plus1;
+	slots[i].hash = hash;
+}
+
+int ember_idtab_insert(struct ember_idtab *t, uint64_t hash, uint32_t id)
+{
+	/* Load factor at most 0.7: linear probing degrades quickly beyond. */
+	if ((t->count + 1) * 10 > (t->mask + 1) * 7) {
+		size_t ncap = (t->mask + 1) * 2;
+		struct ember_idtab_slot *ns;
+
+		if (ncap > SIZE_MAX / sizeof(*ns))
+			return -1;
+		ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return -1;
+		for (size_t i = 0; i <= t->mask; i++)
+			if (t->slots[i].id_plus1)
+				idtab_place(ns, ncap - 1, t->slots[i].hash, t->slots[i].id_plus1);
+		free(t->slots);
+		t->slots = ns;
+		t->mask = ncap - 1;
+	}
+	idtab_place(t->slots, t->mask, (uint32_t)hash, id + 1);
+	t->count++;
+	return 0;
+}
+
+/* ---- lifetime ---- */
+
+int ember_profile_init(struct ember_profile *p)
+{
+	struct ember_idtab *tabs;
+
+	memset(p, 0, sizeof(*p));
+	p->strings = ember_strtab_new();
+	/* One allocation for the four indexes; frame_index owns it. */
+	tabs = calloc(4, sizeof(*tabs));
+	if (!p->strings || !tabs)
+		goto fail;
+	p->frame_index = &tabs[0];
+	p->stack_index = &tabs[1];
+	p->thread_index = &tabs[2];
+	p->row_index = &tabs[3];
+	for (int i = 0; i < 4; i++)
+		if (ember_idtab_init(&tabs[i]) < 0)
+			goto fail;
+	p->meta.command = ember_profile_cstr(p, "");
+	if (!p->meta.command)
+		goto fail;
+	return 0;
+fail:
+	if (!p->frame_index)
+		free(tabs);
+	ember_profile_free(p);
+	return -1;
+}
+
+void ember_profile_free(struct ember_profile *p)
+{
+	struct ember_idtab *tabs = p->frame_index;
+
+	if (tabs) {
+		for (int i = 0; i < 4; i++)
+			ember_idtab_free(&tabs[i]);
+		free(tabs);
+	}
+	ember_strtab_free(p->strings);
+	free(p->frames);
+	free(p->stack_frames);
+	free(p->stack_off);
+	free(p->stack_len);
+	free(p->threads);
+	free(p->rows);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- strings ---- */
+
+const char *ember_profile_str(struct ember_profile *p, const char *s, size_t len)
+{
+	return ember_strtab_intern(p->strings, s, len);
+}
+
+const char *ember_profile_cstr(struct ember_profile *p, const char *s)
+{
+	return ember_strtab_intern(p->strings, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* ---- frames ---- */
+
+/* Strings are interned before hashing, so the hash and the comparison work
+ * on pointers: no string is compared or hashed twice. */
+static uint64_t frame_hash(const struct ember_frame *f)
+{
+	uint64_t h = ember_hash_mix(((uint64_t)f->kind << 1 | (f->inlined ? 1 : 0)) ^
+				    ((uint64_t)f->line << 32 | f->first_line));
+	h = ember_hash_mix(h ^ ember_hash_ptr(f->name));
+	h = ember_hash_mix(h ^ ember_hash_ptr(f->file) * 3);
+	return ember_hash_mix(h ^ ember_hash_ptr(f->module) * 5);
+}
+
+static bool frame_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct ember_frame *a = &((const struct ember_profile *)ctx)->frames[id];
+	const struct ember_frame *b = key;
+
+	return a->kind == b->kind && a->name == b->name && a->file == b->file &&
+	       a->line == b->line && a->first_line == b->first_line &&
+	       a->module == b->module && a->inlined == b->inlined;
+}
+
+uint32_t ember_profile_frame(struct ember_profile *p, const struct ember_frame *f)
+{
+	struct ember_idtab *index = p->frame_index;
+	struct ember_frame key = *f;
+	uint32_t id;
+	uint64_t h;
+
+	key.inlined = f->inlined ? true : false;
+	key.name = ember_profile_cstr(p, f->name);
+	key.file = ember_profile_cstr(p, f->file);
+	key.module = ember_profile_cstr(p, f->module);
+	if (!key.name || !key.file || !key.module)
+		return UINT32_MAX;
+
+	h = frame_hash(&key);
+	id = ember_idtab_find(index, h, frame_eq, p, &key);
+	if (id != UINT32_MAX)
+		return id;
+
+	if (p->nframes == UINT32_MAX - 1)
+		return UINT32_MAX;
+	size_t cap = p->frames_cap;
+	if (ember_grow((void **)&p->frames, &cap, sizeof(*p->frames), (size_t)p->nframes + 1) < 0)
+		return UINT32_MAX;
+	p->frames_cap = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	id = p->nframes;
+	if (ember_idtab_insert(index, h, id) < 0)
+		return UINT32_MAX;
+	p->frames[id] = key;
+	p->nframes++;
+	return id;
+}
+
+/* ---- stacks ---- */
+
+struct stack_key {
+	const uint32_t *ids;
+	uint32_t n;
+};
+
+static bool stack_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct ember_profile *p = ctx;
+	const struct stack_key *k = key;
+
+	return p->stack_len[id] == k->n &&
+	       memcmp(p->stack_frames + p->stack_off[id], k->ids, (size_t)k->n * sizeof(uint32_t)) == 0;
+}
+
+uint32_t ember_profile_stack(struct ember_profile *p, const uint32_t *ids, uint32_t n)
+{
+	struct ember_idtab *index = p->stack_index;
+	struct stack_key key = { ids, n };
+	uint32_t id;
+	uint64_t h;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (ids[i] >= p->nframes)
+			return UINT32_MAX;
+
+	h = ember_hash_bytes(ids, (size_t)n * sizeof(uint32_t), 0x57ac);
+	id = ember_idtab_find(index, h, stack_eq, p, &key);
+	if (id != UINT32_MAX)
+		return id;
+
+	/* stack_off is 32-bit: the frame array of unique stacks is capped at 4G
+	 * entries (16 GiB), far beyond any real profile. */
+	if (p->nstacks == UINT32_MAX - 1 || p->stack_frames_len + n > UINT32_MAX)
+		return UINT32_MAX;
+	size_t cap = p->stacks_cap;
+	size_t off_cap = cap, len_cap = cap;
+	if (ember_grow((void **)&p->stack_off, &off_cap, sizeof(uint32_t), (size_t)p->nstacks + 1) < 0 ||
+	    ember_grow((void **)&p->stack_len, &len_cap, sizeof(uint32_t), (size_t)p->nstacks + 1) < 0)
+		return UINT32_MAX;
+	/* Both arrays grow in step; record the smaller in case one failed to
+	 * grow on an earlier call after the other succeeded. */
+	cap = off_cap < len_cap ? off_cap : len_cap;
+	p->stacks_cap = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	if (ember_grow((void **)&p->stack_frames, &p->stack_frames_cap, sizeof(uint32_t),
+		       p->stack_frames_len + n) < 0)
+		return UINT32_MAX;
+
+	id = p->nstacks;
+	if (ember_idtab_insert(index, h, id) < 0)
+		return UINT32_MAX;
+	if (n)
+		memcpy(p->stack_frames + p->stack_frames_len, ids, (size_t)n * sizeof(uint32_t));
+	p->stack_off[id] = (uint32_t)p->stack_frames_len;
+	p->stack_len[id] = n;
+	p->stack_frames_len += n;
+	p->nstacks++;
+	return id;
+}
+
+/* ---- threads ---- */
+
+struct thread_key {
+	uint32_t pid, tid;
+};
+
+static bool thread_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct ember_thread *t = &((const struct ember_profile *)ctx)->threads[id];
+	const struct thread_key *k = key;
+
+	return t->pid == k->pid && t->tid == k->tid;
+}
+
+uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t tid,
+			      const char *name)
+{
+	struct ember_idtab *index = p->thread_index;
+	struct thread_key key = { pid, tid };
+	const char *iname = NULL;
+	uint64_t h = ember_hash_mix((uint64_t)pid << 32 | tid);
+	uint32_t id;
+
+	if (name && *name) {
+		iname = ember_profile_cstr(p, name);
+		if (!iname)
+			return UINT32_MAX;
+	}
+	id = ember_idtab_find(index, h, thread_eq, p, &key);
+	if (id != UINT32_MAX) {
+		if (iname)
+			p->threads[id].name = iname;
+		return id;
+	}
+
+	if (!iname) {
+		iname = ember_profile_cstr(p, "");
+		if (!iname)
+			return UINT32_MAX;
+	}
+	if (p->nthreads == UINT32_MAX - 1)
+		return UINT32_MAX;
+	size_t cap = p->threads_cap;
+	if (ember_grow((void **)&p->threads, &cap, sizeof(*p->threads), (size_t)p->nthreads + 1) < 0)
+		return UINT32_MAX;
+	p->threads_cap = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	id = p->nthreads;
+	if (ember_idtab_insert(index, h, id) < 0)
+		return UINT32_MAX;
+	p->threads[id] = (struct ember_thread){ .pid = pid, .tid = tid, .name = iname };
+	p->nthreads++;
+	return id;
+}
+
+/* ---- rows ---- */
+
+struct row_key {
+	uint32_t stack, thread;
+};
+
+static bool row_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct ember_sample_row *r = &((const struct ember_profile *)ctx)->rows[id];
+	const struct row_key *k = key;
+
+	return r->stack == k->stack && r->thread == k->thread;
+}
+
+int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count)
+{
+	struct ember_idtab *index = p->row_index;
+	struct row_key key = { stack, thread };
+	uint64_t h = ember_hash_mix((uint64_t)stack << 32 | thread);
+	uint32_t id;
+
+	if (stack >= p->nstacks || thread >= p->nthreads)
+		return -1;
+	id = ember_idtab_find(index, h, row_eq, p, &key);
+	if (id != UINT32_MAX) {
+		p->rows[id].count += count;
+		return 0;
+	}
+
+	if (p->nrows == UINT32_MAX - 1)
+		return -1;
+	size_t cap = p->rows_cap;
+	if (ember_grow((void **)&p->rows, &cap, sizeof(*p->rows), (size_t)p->nrows + 1) < 0)
+		return -1;
+	p->rows_cap = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	id = p->nrows;
+	if (ember_idtab_insert(index, h, id) < 0)
+		return -1;
+	p->rows[id] = (struct ember_sample_row){ .stack = stack, .thread = thread, .count = count };
+	p->nrows++;
+	return 0;
+}
+
+uint64_t ember_profile_total(const struct ember_profile *p)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < p->nrows; i++)
+		sum += p->rows[i].count;
+	return sum;
+}

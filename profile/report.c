@@ -1,0 +1,349 @@
+/* Top-N reports: self and total samples per function, line or module. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "profile_internal.h"
+
+/* Labels longer than this many characters are shortened in the middle, so
+ * that both the start of a name and the file:line at its end stay visible. */
+#define LABEL_MAX_CHARS 80
+
+struct report_key {
+	const char *ident;     /* interned identity bytes: equal keys, equal pointer */
+	const char *label;     /* interned display text */
+	uint64_t self, total;
+	uint32_t stamp;        /* 1 + the last stack that counted this key's total */
+	uint32_t order;        /* creation order: the final, deterministic tie-break */
+};
+
+struct report_keys {
+	struct ember_strtab *strings;
+	struct ember_idtab index;
+	struct report_key *keys;
+	size_t nkeys, cap;
+	char *buf;             /* scratch for building ident and label */
+	size_t buf_len, buf_cap;
+};
+
+static bool key_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct report_keys *)ctx)->keys[id].ident == key;
+}
+
+static int buf_put(struct report_keys *k, const char *s, size_t n)
+{
+	if (ember_grow((void **)&k->buf, &k->buf_cap, 1, k->buf_len + n + 1) < 0)
+		return -1;
+	memcpy(k->buf + k->buf_len, s, n);
+	k->buf_len += n;
+	return 0;
+}
+
+static int buf_puts(struct report_keys *k, const char *s)
+{
+	return buf_put(k, s, strlen(s));
+}
+
+static int buf_putu(struct report_keys *k, uint32_t v)
+{
+	char num[16];
+	int n = snprintf(num, sizeof(num), "%" PRIu32, v);
+
+	return buf_put(k, num, (size_t)n);
+}
+
+/* Intern the scratch buffer; NULL on OOM. */
+static const char *buf_intern(struct report_keys *k)
+{
+	return ember_strtab_intern(k->strings, k->buf ? k->buf : "", k->buf_len);
+}
+
+/* The identity of f's key in k->buf (embedded NULs separate the fields, so
+ * "a" + "bc" never equals "ab" + "c"). */
+static int build_ident(struct report_keys *k, const struct ember_frame *f, enum ember_report_key key)
+{
+	char kind = (char)('0' + f->kind);
+
+	k->buf_len = 0;
+	if (key == EMBER_REPORT_BY_MODULE)
+		return buf_puts(k, f->kind == EMBER_FRAME_PYTHON ? f->file : f->module);
+	if (buf_put(k, &kind, 1) < 0 || buf_put(k, "", 1) < 0 ||
+	    buf_puts(k, f->name) < 0 || buf_put(k, "", 1) < 0 || buf_puts(k, f->file) < 0)
+		return -1;
+	if (key == EMBER_REPORT_BY_LINE)
+		return buf_put(k, "", 1) < 0 || buf_putu(k, f->line) < 0 ? -1 : 0;
+	return 0;
+}
+
+static int build_label(struct report_keys *k, const struct ember_frame *f, enum ember_report_key key)
+{
+	const char *name = *f->name ? f->name : "[unknown]";
+
+	k->buf_len = 0;
+	if (key == EMBER_REPORT_BY_MODULE) {
+		const char *m = f->kind == EMBER_FRAME_PYTHON ? f->file : f->module;
+		return buf_puts(k, *m ? m : "[unknown]");
+	}
+	if (buf_puts(k, name) < 0)
+		return -1;
+	/* Native names are unique enough alone; a Python name ("__init__",
+	 * "run") means little without its file. */
+	bool with_file = *f->file && (key == EMBER_REPORT_BY_LINE || f->kind == EMBER_FRAME_PYTHON);
+	if (!with_file)
+		return 0;
+	if (buf_puts(k, " (") < 0 || buf_puts(k, f->file) < 0)
+		return -1;
+	if (key == EMBER_REPORT_BY_LINE && f->line &&
+	    (buf_put(k, ":", 1) < 0 || buf_putu(k, f->line) < 0))
+		return -1;
+	return buf_put(k, ")", 1);
+}
+
+/* Key id of frame f, adding the key if new: 0, or -1 on OOM. */
+static int key_of_frame(struct report_keys *k, const struct ember_frame *f,
+			enum ember_report_key key, uint32_t *out)
+{
+	const char *ident;
+	uint32_t id;
+	uint64_t h;
+
+	if (build_ident(k, f, key) < 0 || !(ident = buf_intern(k)))
+		return -1;
+	h = ember_hash_ptr(ident);
+	id = ember_idtab_find(&k->index, h, key_eq, k, ident);
+	if (id == UINT32_MAX) {
+		const char *label;
+		if (k->nkeys >= UINT32_MAX - 1 ||
+		    build_label(k, f, key) < 0 || !(label = buf_intern(k)) ||
+		    ember_grow((void **)&k->keys, &k->cap, sizeof(*k->keys), k->nkeys + 1) < 0)
+			return -1;
+		id = (uint32_t)k->nkeys;
+		if (ember_idtab_insert(&k->index, h, id) < 0)
+			return -1;
+		k->keys[id] = (struct report_key){ .ident = ident, .label = label, .order = id };
+		k->nkeys++;
+	}
+	*out = id;
+	return 0;
+}
+
+static int cmp_by_self(const void *a, const void *b)
+{
+	const struct report_key *x = a, *y = b;
+	int c;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if ((c = strcmp(x->label, y->label)) != 0)
+		return c;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Count self and total for every key.  Totals are counted once per sample:
+ * a key that occurs several times on one stack (recursion, or several
+ * frames of one function at different lines) adds that stack's count once. */
+static int count_keys(const struct ember_profile *p, struct report_keys *k, enum ember_report_key key)
+{
+	uint32_t *frame_key = malloc(((size_t)p->nframes + 1) * sizeof(*frame_key));
+	uint64_t *stack_count = calloc((size_t)p->nstacks + 1, sizeof(*stack_count));
+	int ret = -1;
+
+	if (!frame_key || !stack_count)
+		goto out;
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		frame_key[i] = UINT32_MAX;
+		if (p->frames[i].kind != EMBER_FRAME_SPECIAL &&
+		    key_of_frame(k, &p->frames[i], key, &frame_key[i]) < 0)
+			goto out;
+	}
+	/* Per stack first: rows of one stack on many threads cost one walk. */
+	for (uint32_t r = 0; r < p->nrows; r++)
+		stack_count[p->rows[r].stack] += p->rows[r].count;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint32_t n;
+		const uint32_t *ids = ember_profile_stack_frames(p, s, &n);
+		uint64_t c = stack_count[s];
+
+		if (!c || !n)
+			continue;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t kid = frame_key[ids[i]];
+			if (kid == UINT32_MAX || k->keys[kid].stamp == s + 1)
+				continue;
+			k->keys[kid].stamp = s + 1;
+			k->keys[kid].total += c;
+		}
+		if (frame_key[ids[n - 1]] != UINT32_MAX)
+			k->keys[frame_key[ids[n - 1]]].self += c;
+	}
+	ret = 0;
+out:
+	free(frame_key);
+	free(stack_count);
+	return ret;
+}
+
+void ember_report_rows_free(struct ember_report_row *rows, size_t nrows)
+{
+	if (!rows)
+		return;
+	for (size_t i = 0; i < nrows; i++)
+		free(rows[i].label);
+	free(rows);
+}
+
+int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
+		      struct ember_report_row **rows, size_t *nrows)
+{
+	struct report_keys k = { 0 };
+	struct ember_report_row *out = NULL;
+	size_t n = 0;
+	int ret = -1;
+
+	*rows = NULL;
+	*nrows = 0;
+	k.strings = ember_strtab_new();
+	if (!k.strings || ember_idtab_init(&k.index) < 0 || count_keys(p, &k, key) < 0)
+		goto out;
+	/* Keys of frames that never occur in a counted stack have total 0. */
+	for (size_t i = 0; i < k.nkeys; i++)
+		if (k.keys[i].total)
+			k.keys[n++] = k.keys[i];
+	if (n) {
+		qsort(k.keys, n, sizeof(*k.keys), cmp_by_self);
+		out = calloc(n, sizeof(*out));
+		if (!out)
+			goto out;
+		for (size_t i = 0; i < n; i++) {
+			out[i].label = strdup(k.keys[i].label);
+			if (!out[i].label) {
+				ember_report_rows_free(out, i);
+				out = NULL;
+				goto out;
+			}
+			out[i].self = k.keys[i].self;
+			out[i].total = k.keys[i].total;
+		}
+	}
+	*rows = out;
+	*nrows = n;
+	ret = 0;
+out:
+	free(k.buf);
+	free(k.keys);
+	ember_idtab_free(&k.index);
+	ember_strtab_free(k.strings);
+	return ret;
+}
+
+/* ---- printing ---- */
+
+/* Print one character for a terminal: control characters (C0, DEL, C1)
+ * could move the cursor or start escape sequences, so they become '?'. */
+static void put_cp(FILE *out, uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+		putc('?', out);
+	else if (cp < 0x80)
+		putc((int)cp, out);
+	else if (cp < 0x800)
+		fprintf(out, "%c%c", 0xc0 | cp >> 6, 0x80 | (cp & 0x3f));
+	else if (cp < 0x10000)
+		fprintf(out, "%c%c%c", 0xe0 | cp >> 12, 0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
+	else
+		fprintf(out, "%c%c%c%c", 0xf0 | cp >> 18, 0x80 | (cp >> 12 & 0x3f),
+			0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
+}
+
+/* Print label, at most max characters; a longer one keeps its first two
+ * thirds and its end around an ellipsis. */
+static void put_label(FILE *out, const char *label, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)label;
+	size_t n = strlen(label), chars = 0, head, tail, i, idx;
+	uint32_t cp;
+
+	for (i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
+		chars++;
+	head = chars <= max ? chars : (max - 1) * 2 / 3;
+	tail = chars <= max ? 0 : max - 1 - head;
+	for (i = 0, idx = 0; i < n; idx++) {
+		i += ember_utf8_next(s + i, n - i, &cp);
+		if (idx < head || idx >= chars - tail)
+			put_cp(out, cp);
+		else if (idx == head)
+			fputs("\xe2\x80\xa6", out); /* U+2026 HORIZONTAL ELLIPSIS */
+	}
+}
+
+static int cmp_by_total(const void *a, const void *b)
+{
+	const struct ember_report_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(x->label, y->label);
+}
+
+static void print_table(FILE *out, const struct ember_report_row *rows, size_t n, bool by_total,
+			uint64_t all, const char *keyname)
+{
+	char num[32];
+	int width = 7; /* strlen("samples") */
+
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(num, sizeof(num), "%" PRIu64, by_total ? rows[i].total : rows[i].self);
+		if (w > width)
+			width = w;
+	}
+	fprintf(out, "ember: top %zu by %s (of %" PRIu64 " samples):\n", n,
+		by_total ? "total" : "self", all);
+	fprintf(out, "   self%%  total%%  %*s  %s\n", width, "samples", keyname);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "  %5.1f%%  %5.1f%%  %*" PRIu64 "  ",
+			100.0 * (double)rows[i].self / (double)all,
+			100.0 * (double)rows[i].total / (double)all,
+			width, by_total ? rows[i].total : rows[i].self);
+		put_label(out, rows[i].label, LABEL_MAX_CHARS);
+		putc('\n', out);
+	}
+}
+
+void ember_report_print(FILE *out, const struct ember_profile *p,
+			enum ember_report_key key, size_t top)
+{
+	static const char *const keynames[] = { "function", "line", "module" };
+	const char *keyname = (unsigned)key < 3 ? keynames[key] : "key";
+	uint64_t all = ember_profile_total(p);
+	struct ember_report_row *rows;
+	size_t n, nself = 0;
+
+	if (!all) {
+		fprintf(out, "ember: no samples\n");
+		return;
+	}
+	if (ember_report_rows(p, key, &rows, &n) < 0) {
+		fprintf(out, "ember: report: out of memory\n");
+		return;
+	}
+	if (top == 0 || top > n)
+		top = n;
+	/* Rows are sorted by self: those with self samples come first, and a
+	 * function that never was the leaf has no place in a "by self" table. */
+	while (nself < top && rows[nself].self)
+		nself++;
+	if (!n)
+		fprintf(out, "ember: no symbolized frames in %" PRIu64 " samples\n", all);
+	if (nself)
+		print_table(out, rows, nself, false, all, keyname);
+	qsort(rows, n, sizeof(*rows), cmp_by_total);
+	if (top)
+		print_table(out, rows, top, true, all, keyname);
+	ember_report_rows_free(rows, n);
+}

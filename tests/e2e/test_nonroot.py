@@ -1,0 +1,73 @@
+"""non-root: ember run as user nobody (setpriv), with kernel.perf_event_paranoid
+as it is (must be <= 2), on copies of ember and chain in a fresh 0755
+directory, writing into a directory only nobody can write.
+- `ember record -o OUT -- chain 1.0` exits 0, main;a;b;hot is in >= 90% of
+  the samples, and stderr has a line mentioning that kernel frames are
+  excluded (a line containing "kernel");
+- `ember record -p 1 -d 1` (another user's process) exits 77 with a message
+  mentioning permission.
+Skips (77) unless run as root with setpriv and user nobody available, or when
+perf_event_paranoid >= 3 (then unprivileged perf_event_open is impossible)."""
+import os
+import pwd
+import grp
+import shutil
+import emberlib as E
+
+if os.geteuid() != 0:
+    E.skip("not running as root, cannot switch to user nobody")
+setpriv = shutil.which("setpriv")
+if not setpriv:
+    E.skip("setpriv not installed")
+try:
+    nobody = pwd.getpwnam("nobody")
+    group = "nogroup"
+    try:
+        grp.getgrnam(group)
+    except KeyError:
+        group = grp.getgrgid(nobody.pw_gid).gr_name
+except KeyError:
+    E.skip("no user nobody")
+with open("/proc/sys/kernel/perf_event_paranoid") as f:
+    paranoid = int(f.read())
+if paranoid >= 3:
+    E.skip("kernel.perf_event_paranoid is %d: unprivileged profiling is disabled" % paranoid)
+print("perf_event_paranoid = %d" % paranoid)
+
+chk = E.Checker("e2e.nonroot")
+bindir = E.tmpdir(0o755)
+ember = os.path.join(bindir, "ember")
+chain = os.path.join(bindir, "chain")
+shutil.copy(E.ember(), ember)
+shutil.copy(E.target("chain"), chain)
+for p in (ember, chain):
+    os.chmod(p, 0o755)
+outdir = E.tmpdir(0o700)
+os.chown(outdir, nobody.pw_uid, nobody.pw_gid)
+# Every directory above must be traversable by nobody.
+for p in (bindir, outdir):
+    parent = os.path.dirname(p)
+    if not os.stat(parent).st_mode & 0o001:
+        E.skip("%s is not traversable by others" % parent)
+
+as_nobody = [setpriv, "--reuid=%d" % nobody.pw_uid, "--regid=%s" % group, "--clear-groups", "--"]
+env = {"PATH": "/usr/bin:/bin", "HOME": outdir, "LANG": "C"}
+
+out = os.path.join(outdir, "nobody.folded")
+res = E.run(as_nobody + [ember, "record", "-o", out, "--", chain, "1.0"], env=env, cwd=outdir)
+chk.check(res.rc == 0, "as nobody: ember record -- chain exits 0 (got %s)" % res.rc)
+prof = E.load_profile(chk, out, res)
+good = prof.count(lambda f: E.chain_at_leaf(f, ("main", "a", "b", "hot"), ("mix", "tgt_now")))
+chk.check(prof.total > 0 and good >= 0.9 * prof.total,
+          "as nobody: main;a;b;hot in >= 90%% of samples: %d of %d" % (good, prof.total), prof.top(5))
+if os.path.exists(out):
+    chk.check(os.stat(out).st_uid == nobody.pw_uid, "the output file belongs to nobody")
+kernel_lines = [l for l in res.stderr.splitlines() if "kernel" in l.lower()]
+chk.check(kernel_lines, "as nobody: stderr says kernel frames are excluded (a line mentioning kernel)",
+          res.stderr)
+
+res = E.run(as_nobody + [ember, "record", "-p", "1", "-d", "1", "-o", os.path.join(outdir, "p1.folded")],
+            env=env, cwd=outdir, timeout=30)
+chk.check(res.rc == 77, "as nobody: -p 1 (another user's process) -> 77 (got %s)" % res.rc)
+chk.check("permission" in res.stderr.lower(), "as nobody: -p 1 message mentions permission", res.stderr)
+chk.finish()

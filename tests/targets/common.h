@@ -1,0 +1,36 @@
+/* Shared helpers for ember's end-to-end target programs (tests/targets).
+ * Header-only on purpose: every target is a single self-contained program. */
+#ifndef EMBER_TARGET_COMMON_H
+#define EMBER_TARGET_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static inline double tgt_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* argv[i] as seconds (float), or def when absent. */
+static inline double tgt_seconds(int argc, char **argv, int i, double def)
+{
+	return argc > i ? atof(argv[i]) : def;
+}
+
+/* Prints "cpu_seconds=X" (user + sys of the whole process) on stdout, so
+ * a test can judge the sample count against the CPU time really used. */
+static inline void tgt_report_cpu(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	printf("cpu_seconds=%.3f\n", s);
+	fflush(stdout);
+}
+
+#endif

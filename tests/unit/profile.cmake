@@ -1,0 +1,10 @@
+# Unit tests of the profile model, the top-N reports and the folded exporter.
+add_executable(test_profile ${CMAKE_CURRENT_LIST_DIR}/test_profile.c)
+target_link_libraries(test_profile PRIVATE ember_profile)
+add_test(NAME unit.profile COMMAND test_profile)
+set_tests_properties(unit.profile PROPERTIES LABELS unit)
+
+add_executable(test_folded ${CMAKE_CURRENT_LIST_DIR}/test_folded.c)
+target_link_libraries(test_folded PRIVATE ember_exporters ember_profile)
+add_test(NAME unit.folded COMMAND test_folded)
+set_tests_properties(unit.folded PROPERTIES LABELS unit)
