@@ -1,8 +1,8 @@
 # sampler/: ELF images, the process model and the unwinder, exercised in
 # process on the test binary itself (no perf_event needed).
-add_executable(test_sampler tests/unit/test_sampler.c)
+add_executable(test_sampler ${PROJECT_SOURCE_DIR}/tests/unit/test_sampler.c)
 target_link_libraries(test_sampler PRIVATE ember_sampler)
-target_include_directories(test_sampler PRIVATE tests/unit sampler)
+target_include_directories(test_sampler PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PROJECT_SOURCE_DIR}/sampler)
 # -rdynamic: dladdr must name the test's own functions.
 target_link_options(test_sampler PRIVATE -rdynamic)
 target_compile_options(test_sampler PRIVATE -fomit-frame-pointer)
