@@ -106,6 +106,19 @@ void process_model_free(struct process_model *pm)
 	memset(pm, 0, sizeof *pm);
 }
 
+/* Paths in the maps of a process in another mount namespace (a container,
+ * `unshare -m`) mean nothing here: those files are opened under /proc/PID/root. */
+static void check_mount_ns(const struct process_model *pm, struct process *p)
+{
+	char path[64], ns[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/mnt", p->pid);
+	ssize_t n = readlink(path, ns, sizeof ns - 1);
+	if (n > 0)
+		ns[n] = 0;
+	/* Unknown (no permission, already gone): assume ours, the common case. */
+	p->same_mount_ns = n <= 0 || strcmp(ns, pm->self_mnt_ns) == 0;
+}
+
 struct process *process_get(struct process_model *pm, pid_t pid, bool create)
 {
 	for (size_t i = 0; i < pm->nprocs; i++)
@@ -118,13 +131,7 @@ struct process *process_get(struct process_model *pm, pid_t pid, bool create)
 		return NULL;
 	p->pid = pid;
 	p->unwind = unwind_space_new();
-	char path[64], ns[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/mnt", pid);
-	ssize_t n = readlink(path, ns, sizeof ns - 1);
-	if (n > 0)
-		ns[n] = 0;
-	/* Unknown (no permission, already gone): assume ours, the common case. */
-	p->same_mount_ns = n <= 0 || strcmp(ns, pm->self_mnt_ns) == 0;
+	check_mount_ns(pm, p);
 	pm->procs[pm->nprocs++] = p;
 	return p;
 }
@@ -144,9 +151,11 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 	size_t plen = strlen(path);
 	bool is_deleted = plen > sizeof deleted - 1 && strcmp(path + plen - (sizeof deleted - 1), deleted) == 0;
 
+	/* The same path in another mount namespace may be another file. */
+	pid_t ns_pid = proc->same_mount_ns ? 0 : proc->pid;
 	for (size_t i = 0; i < pm->nmods; i++) {
 		struct module *m = pm->mods[i];
-		if (strcmp(m->path, path) != 0)
+		if (strcmp(m->path, path) != 0 || m->ns_pid != ns_pid)
 			continue;
 		if (!build_id_len || !m->img_ok || !m->img.build_id_len ||
 		    (m->img.build_id_len == build_id_len && memcmp(m->img.build_id, build_id, build_id_len) == 0))
@@ -160,6 +169,7 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 		return NULL;
 	}
 	m->id = (uint32_t)pm->nmods;
+	m->ns_pid = ns_pid;
 	char buf[4200];
 	const char *open_path = path;
 	if (strcmp(path, "[vdso]") == 0) {
@@ -307,7 +317,8 @@ int process_load_proc_maps(struct process_model *pm, struct process *proc, bool 
 
 void process_exec(struct process_model *pm, struct process *proc)
 {
-	(void)pm;
+	/* unshare(1) and container runtimes switch namespaces, then exec. */
+	check_mount_ns(pm, proc);
 	proc->nloads = 0;
 	if (proc->unwind)
 		unwind_space_free(proc->unwind);

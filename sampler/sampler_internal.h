@@ -58,6 +58,7 @@ struct module {
 	uint32_t id;
 	char *path;                /* as the target sees it */
 	char *open_path;           /* as ember opens it */
+	pid_t ns_pid;              /* 0: ember's mount namespace; else the process whose root it was read under */
 	struct elf_image img;
 	bool img_ok;
 };
