@@ -10,9 +10,20 @@
  * found by build-id and .gnu_debuglink), and a sorted table of STT_FUNC
  * symbols from .symtab, or .dynsym when the file is stripped (binary search;
  * never dwfl_module_addrinfo, which scans linearly).  Results are cached per
- * (module, address).  C++ (and Rust) names are demangled.
+ * (module, address).  C++ (and Rust legacy) names are demangled; symbol
+ * versions ("@@GLIBC_2.34") are dropped; GCC clone suffixes stay visible
+ * ("hot.cold", "f(int) [clone .cold]").  The containing function is named
+ * after the ELF symbol, inlined frames after their DWARF origin.
  *
- * An address with no symbol resolves to one frame named "[module+0xADDR]".
+ * Debug files are looked up locally only: ember_symbolizer_new() unsets
+ * DEBUGINFOD_URLS for the whole process.  When open_path is
+ * "<root><display_path>" (a target in another mount namespace), debug files
+ * are also searched under <root>/usr/lib/debug before the host's.
+ *
+ * An address with no symbol resolves to one frame named "[module+0xADDR]"
+ * ("[vdso+0x...]" for a bracketed name like "[vdso]"); so does every address
+ * of a module that cannot be opened, is not ELF, is truncated, or whose
+ * build-id differs from the one declared (the file was replaced).
  * Kernel addresses resolve through /proc/kallsyms, named with the "_[k]"
  * convention left to exporters (the frame kind says kernel).
  *
@@ -39,24 +50,34 @@ struct ember_sym_frame {
 struct ember_symbolizer *ember_symbolizer_new(void);
 void ember_symbolizer_free(struct ember_symbolizer *sym);
 
-/* Declare module `id` (ids are chosen by the caller, small and dense).
+/* Declare module `id` (ids are chosen by the caller, small and dense: the
+ * table is indexed by id, ids >= 2^24 are refused).
  * open_path: path ember can open (e.g. "/proc/PID/root/usr/lib/libc.so.6");
- * display_path: the path as the target saw it (used for the module name and
- * for .gnu_debuglink lookups relative to it); build_id may be NULL.
- * Opening is deferred to the first lookup.  Returns 0, or -1 on OOM. */
+ * display_path: the path as the target saw it (its basename is the module
+ * name; with open_path it locates the container root, see above; the
+ * .gnu_debuglink file is searched next to open_path); build_id may be NULL.
+ * Declaring an id again with the same arguments is a no-op; with different
+ * ones it replaces the module (strings already returned stay valid).
+ * Opening is deferred to the first lookup.  Returns 0, or -1 on OOM or an
+ * out-of-range id. */
 int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 				const char *open_path, const char *display_path,
 				const uint8_t *build_id, size_t build_id_len);
 
 /* Resolve ELF address `addr` of module `id` into at most `max` frames written
  * to out[], innermost first.  Returns the number of frames (>= 1 when max >= 1;
- * an unknown module or address still yields the "[module+0x...]" frame). */
+ * an unknown module or address still yields the "[module+0x...]" frame, and an
+ * undeclared id "[unknown+0x...]").  A chain longer than max keeps its
+ * innermost max - 1 frames and the containing function (so max == 1 gives
+ * the containing function).  Chains are capped at 32 frames the same way. */
 size_t ember_symbolize(struct ember_symbolizer *sym, uint32_t id, uint64_t addr,
 		       struct ember_sym_frame *out, size_t max);
 
-/* Resolve a kernel address (from PERF_SAMPLE_CALLCHAIN) with /proc/kallsyms.
- * One frame; "[kernel.kallsyms]" module; "[unknown]_kernel" style fallback
- * "[kernel+0xADDR]" when kallsyms is unreadable or hides addresses. */
+/* Resolve a kernel address (from PERF_SAMPLE_CALLCHAIN) with /proc/kallsyms,
+ * read once on first use (text symbols only; a symbol runs to the next one).
+ * One frame; "[kernel.kallsyms]" module; fallback "[kernel+0xADDR]" when
+ * kallsyms is unreadable, hides addresses (kptr_restrict: all zero), or no
+ * symbol is within 1 MiB below addr. */
 size_t ember_symbolize_kernel(struct ember_symbolizer *sym, uint64_t addr,
 			      struct ember_sym_frame *out, size_t max);
 

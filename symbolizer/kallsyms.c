@@ -1,0 +1,142 @@
+/* Kernel symbols from /proc/kallsyms.
+ *
+ * Lines are "ffffffff81000000 T _stext" with an optional "\t[module]".  We
+ * keep text symbols (t/T, and w/W which are weak text on x86) sorted by
+ * address; a symbol runs to the next one.  With kptr_restrict (or without
+ * CAP_SYSLOG) every address reads as zero: the table stays empty and the
+ * caller prints "[kernel+0x...]". */
+#define _GNU_SOURCE /* qsort_r */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer_internal.h"
+
+/* No kernel function is this big: an address further past the last symbol
+ * (module area holes, data) is not attributed to it. */
+#define MAX_KSYM_SPAN (1u << 20)
+
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static int names_append(struct kallsyms *k, const char *s, size_t len, uint32_t *off)
+{
+	if (k->names_len + len + 1 > UINT32_MAX)
+		return -1;
+	if (k->names_len + len + 1 > k->names_cap) {
+		size_t ncap = k->names_cap ? k->names_cap * 2 : 1 << 20;
+		while (ncap < k->names_len + len + 1)
+			ncap *= 2;
+		char *nn = realloc(k->names, ncap);
+		if (!nn)
+			return -1;
+		k->names = nn;
+		k->names_cap = ncap;
+	}
+	*off = (uint32_t)k->names_len;
+	memcpy(k->names + k->names_len, s, len);
+	k->names[k->names_len + len] = '\0';
+	k->names_len += len + 1;
+	return 0;
+}
+
+/* By address; among aliases prefer fewer leading underscores ("_stext"
+ * over "__stext"), then the name for a stable choice. */
+static int ksym_cmp(const void *pa, const void *pb, void *names)
+{
+	const struct ksym *a = pa, *b = pb;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	const char *na = (const char *)names + a->name_off;
+	const char *nb = (const char *)names + b->name_off;
+	size_t ua = underscores(na), ub = underscores(nb);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	return strcmp(na, nb);
+}
+
+int kallsyms_load(struct kallsyms *k, const char *path)
+{
+	k->loaded = true;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t linecap = 0, cap = 0;
+	int rc = 0;
+	while (getline(&line, &linecap, f) > 0) {
+		char *end;
+		unsigned long long addr = strtoull(line, &end, 16);
+		if (end == line || *end != ' ')
+			continue;
+		char type = end[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (end[2] != ' ' || addr == 0)
+			continue; /* zero: address hidden by kptr_restrict */
+		const char *name = end + 3;
+		size_t len = strcspn(name, " \t\n");
+		if (len == 0)
+			continue;
+		if (k->n == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			struct ksym *nv = realloc(k->v, ncap * sizeof(*nv));
+			if (!nv) {
+				rc = -1;
+				break;
+			}
+			k->v = nv;
+			cap = ncap;
+		}
+		uint32_t off;
+		if (names_append(k, name, len, &off) < 0) {
+			rc = -1;
+			break;
+		}
+		k->v[k->n++] = (struct ksym){ .addr = addr, .name_off = off };
+	}
+	free(line);
+	fclose(f);
+	if (rc < 0 || k->n == 0) {
+		kallsyms_free(k);
+		k->loaded = true;
+		return rc;
+	}
+	qsort_r(k->v, k->n, sizeof(*k->v), ksym_cmp, k->names);
+	/* Drop aliases: the first at each address is the preferred name. */
+	size_t n = 1;
+	for (size_t i = 1; i < k->n; i++)
+		if (k->v[i].addr != k->v[n - 1].addr)
+			k->v[n++] = k->v[i];
+	k->n = n;
+	return 0;
+}
+
+const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
+{
+	if (k->n == 0 || addr < k->v[0].addr)
+		return NULL;
+	size_t lo = 0, hi = k->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->v[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (addr - k->v[lo].addr >= MAX_KSYM_SPAN)
+		return NULL;
+	return k->names + k->v[lo].name_off;
+}
+
+void kallsyms_free(struct kallsyms *k)
+{
+	free(k->v);
+	free(k->names);
+	memset(k, 0, sizeof(*k));
+}

@@ -1,0 +1,444 @@
+/* ember symbolizer: modules, the per-(module, address) result cache, and the
+ * public API (see symbolizer.h).
+ *
+ * Each module gets its own Dwfl, opened on first lookup: every module is
+ * reported at bias 0 so that Dwfl addresses are the module's own ELF virtual
+ * addresses (what capture records), and those ranges overlap between modules,
+ * so they cannot share one Dwfl.  A module that cannot be opened (missing,
+ * unreadable, not ELF, truncated, other build-id) is marked failed once and
+ * every address in it gets the "[module+0x...]" frame. */
+#define _GNU_SOURCE /* asprintf */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolizer_internal.h"
+
+/* Ids are documented as small and dense; the module table is a plain array
+ * indexed by id, so refuse ids that would make it absurdly large. */
+#define MAX_MODULE_ID (1u << 24)
+
+enum mod_state { MOD_UNOPENED, MOD_OPEN, MOD_FAILED };
+
+struct module {
+	char *open_path, *display_path;
+	const char *name;      /* interned basename of display_path */
+	const char *fallback;  /* name inside "[...+0x...]": brackets stripped */
+	uint8_t *build_id;
+	size_t build_id_len;
+	uint32_t gen;          /* cache entries from another generation are stale */
+	enum mod_state state;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwfl_Callbacks cb;     /* libdwfl keeps a pointer to it */
+	char *debuginfo_path;  /* cb.debuginfo_path points here; NULL = default */
+	struct symtab syms;
+	struct cu_index cus;
+};
+
+struct cache_slot {
+	uint64_t addr;
+	uint32_t id, gen;
+	uint32_t first, count; /* frames[first .. first+count); count 0 = empty */
+};
+
+struct ember_symbolizer {
+	struct module **mods;
+	size_t nmods;
+	uint32_t next_gen;
+	struct cache_slot *cache;
+	size_t cache_cap, cache_used;   /* cap is a power of two */
+	struct ember_sym_frame *frames; /* every cached result, back to back */
+	size_t nframes, frames_cap;
+	struct intern strs;
+	struct kallsyms ksyms;
+	char *kallsyms_path;            /* NULL: /proc/kallsyms */
+};
+
+static void module_free(struct module *m)
+{
+	if (!m)
+		return;
+	symtab_free(&m->syms);
+	cu_index_free(&m->cus);
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	free(m->debuginfo_path);
+	free(m->open_path);
+	free(m->display_path);
+	free(m->build_id);
+	free(m);
+}
+
+struct ember_symbolizer *ember_symbolizer_new(void)
+{
+	/* Debian's libdw asks debuginfod for any module without local debug
+	 * info when DEBUGINFOD_URLS is set: a network download per library in
+	 * the middle of a report.  Symbolization stays local. */
+	unsetenv("DEBUGINFOD_URLS");
+	struct ember_symbolizer *sym = calloc(1, sizeof(*sym));
+	if (!sym)
+		return NULL;
+	intern_init(&sym->strs);
+	return sym;
+}
+
+void ember_symbolizer_free(struct ember_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	for (size_t i = 0; i < sym->nmods; i++)
+		module_free(sym->mods[i]);
+	free(sym->mods);
+	free(sym->cache);
+	free(sym->frames);
+	intern_free(&sym->strs);
+	kallsyms_free(&sym->ksyms);
+	free(sym->kallsyms_path);
+	free(sym);
+}
+
+int ember_symbolizer_set_kallsyms_path(struct ember_symbolizer *sym, const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -1;
+	free(sym->kallsyms_path);
+	sym->kallsyms_path = p;
+	return 0;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
+				const char *open_path, const char *display_path,
+				const uint8_t *build_id, size_t build_id_len)
+{
+	if (id >= MAX_MODULE_ID)
+		return -1;
+	if (!build_id)
+		build_id_len = 0;
+	if (id >= sym->nmods) {
+		size_t n = sym->nmods ? sym->nmods : 16;
+		while (n <= id)
+			n *= 2;
+		struct module **nm = realloc(sym->mods, n * sizeof(*nm));
+		if (!nm)
+			return -1;
+		memset(nm + sym->nmods, 0, (n - sym->nmods) * sizeof(*nm));
+		sym->mods = nm;
+		sym->nmods = n;
+	}
+	struct module *old = sym->mods[id];
+	if (old && str_eq(old->open_path, open_path) && str_eq(old->display_path, display_path) &&
+	    old->build_id_len == build_id_len &&
+	    (build_id_len == 0 || memcmp(old->build_id, build_id, build_id_len) == 0))
+		return 0; /* same declaration again: keep the opened module */
+
+	struct module *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -1;
+	const char *shown = display_path && display_path[0] ? display_path : open_path;
+	if (!shown || !shown[0])
+		shown = "unknown";
+	const char *base = strrchr(shown, '/');
+	base = base && base[1] ? base + 1 : shown;
+	size_t blen = strlen(base);
+	m->name = intern_str(&sym->strs, base);
+	/* "[vdso]" reads "[vdso+0x...]" rather than "[[vdso]+0x...]". */
+	if (blen > 2 && base[0] == '[' && base[blen - 1] == ']')
+		m->fallback = intern_strn(&sym->strs, base + 1, blen - 2);
+	else
+		m->fallback = m->name;
+	m->open_path = open_path ? strdup(open_path) : NULL;
+	m->display_path = display_path ? strdup(display_path) : NULL;
+	if (build_id_len) {
+		m->build_id = malloc(build_id_len);
+		if (m->build_id)
+			memcpy(m->build_id, build_id, build_id_len);
+	}
+	if (!m->name || !m->fallback || (open_path && !m->open_path) ||
+	    (display_path && !m->display_path) || (build_id_len && !m->build_id)) {
+		module_free(m);
+		return -1;
+	}
+	m->build_id_len = build_id_len;
+	m->gen = ++sym->next_gen;
+	m->state = open_path ? MOD_UNOPENED : MOD_FAILED;
+	/* Frames already returned for the old declaration point only at
+	 * interned strings, so its Dwfl can go now. */
+	module_free(old);
+	sym->mods[id] = m;
+	return 0;
+}
+
+/* Debug-file search path.  The default (":.debug:/usr/lib/debug") looks next
+ * to open_path -- for a container that is already inside /proc/PID/root --
+ * and under the host's /usr/lib/debug, by build-id and by .gnu_debuglink.
+ * When open_path is "<root><display_path>" we also search <root>/usr/lib/debug
+ * first, so a container's own debug packages are found.  Host files found by
+ * build-id are still right (same build-id); by name, the CRC32 check guards. */
+static int set_debuginfo_path(struct module *m)
+{
+	const char *o = m->open_path, *d = m->display_path;
+	if (!d || d[0] != '/')
+		return 0;
+	size_t ol = strlen(o), dl = strlen(d);
+	if (ol <= dl || strcmp(o + ol - dl, d) != 0)
+		return 0;
+	int rl = (int)(ol - dl);
+	/* Build-id lookups only use absolute directories.  (No realpath: it
+	 * would resolve /proc/PID/root to the wrong place.) */
+	char cwd[4096] = "";
+	if (o[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return 0;
+	if (asprintf(&m->debuginfo_path, ":.debug:%s%s%.*s/usr/lib/debug:/usr/lib/debug",
+		     cwd, cwd[0] ? "/" : "", rl, o) < 0) {
+		m->debuginfo_path = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Open the module's file with libdwfl.  Failure is remembered: the file is
+ * not retried for every address. */
+static void module_open(struct module *m)
+{
+	m->state = MOD_FAILED;
+	if (set_debuginfo_path(m) < 0)
+		return;
+	m->cb = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &m->debuginfo_path,
+	};
+	m->dwfl = dwfl_begin(&m->cb);
+	if (!m->dwfl)
+		return;
+	dwfl_report_begin(m->dwfl);
+	/* base 0 + add_p_vaddr: bias 0, so module addresses are the file's
+	 * own p_vaddr-based addresses for ET_DYN as for ET_EXEC.  fd -1: libdwfl
+	 * opens the file and closes it in dwfl_end. */
+	m->mod = dwfl_report_elf(m->dwfl, m->name, m->open_path, -1, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod)
+		goto fail;
+	if (m->build_id_len) {
+		/* A file replaced on disk since it was mapped would give wrong
+		 * names, which is worse than none.  Compare the common prefix:
+		 * some sources pad build-ids to 20 bytes. */
+		const unsigned char *bits;
+		GElf_Addr vaddr;
+		int len = dwfl_module_build_id(m->mod, &bits, &vaddr);
+		if (len > 0) {
+			size_t n = (size_t)len < m->build_id_len ? (size_t)len : m->build_id_len;
+			if (memcmp(bits, m->build_id, n) != 0)
+				goto fail;
+		}
+	}
+	if (symtab_build(&m->syms, m->mod) < 0)
+		goto fail;
+	m->state = MOD_OPEN;
+	return;
+fail:
+	symtab_free(&m->syms);
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+}
+
+static struct ember_sym_frame fallback_frame(struct ember_symbolizer *sym, const char *name,
+					     const char *module, uint64_t addr)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "[%.80s+0x%" PRIx64 "]", name, addr);
+	const char *f = intern_str(&sym->strs, buf);
+	/* Under OOM, a static string is still better than NULL. */
+	return (struct ember_sym_frame){ .function = f ? f : "[unknown]", .file = "", .line = 0,
+					 .module = module, .inlined = false, .has_symbol = false };
+}
+
+static const char *readable_or(struct ember_symbolizer *sym, const char *raw, const char *dflt)
+{
+	const char *r = raw ? ember_readable_name(&sym->strs, raw) : NULL;
+	return r ? r : dflt;
+}
+
+/* Resolve one address of an opened module into tmp[] (EMBER_MAX_INLINE
+ * entries), innermost first.  Never fails: the worst case is a fallback. */
+static size_t resolve(struct ember_symbolizer *sym, struct module *m, uint64_t addr,
+		      struct ember_sym_frame *tmp)
+{
+	if (m->state == MOD_UNOPENED)
+		module_open(m);
+	if (m->state != MOD_OPEN) {
+		tmp[0] = fallback_frame(sym, m->fallback, m->name, addr);
+		return 1;
+	}
+	struct sym_entry *se = symtab_find(&m->syms, addr);
+	if (se && !se->readable)
+		se->readable = ember_readable_name(&sym->strs, se->raw);
+	const char *sym_name = se ? se->readable : NULL;
+
+	struct dw_frame dw[EMBER_MAX_INLINE];
+	size_t n = dw_inline_chain(&m->cus, m->mod, addr, dw, EMBER_MAX_INLINE);
+	if (n == 0) {
+		if (!sym_name) {
+			tmp[0] = fallback_frame(sym, m->fallback, m->name, addr);
+			return 1;
+		}
+		tmp[0] = (struct ember_sym_frame){ .function = sym_name, .file = "", .line = 0,
+						   .module = m->name, .has_symbol = true };
+		return 1;
+	}
+	/* The containing function is named after the ELF symbol when there
+	 * is one (it shows clones: "hot.cold", "f.constprop.0"), else after
+	 * the DWARF subprogram.  With neither, inlined frames alone would be
+	 * misleading: fall back. */
+	const char *outer = sym_name ? sym_name : readable_or(sym, dw[n - 1].name, NULL);
+	if (!outer) {
+		tmp[0] = fallback_frame(sym, m->fallback, m->name, addr);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *file = dw[i].file ? intern_str(&sym->strs, dw[i].file) : NULL;
+		tmp[i] = (struct ember_sym_frame){
+			.function = i + 1 == n ? outer : readable_or(sym, dw[i].name, "??"),
+			.file = file ? file : "",
+			.line = dw[i].line,
+			.module = m->name,
+			.inlined = dw[i].inlined,
+			.has_symbol = true,
+		};
+	}
+	return n;
+}
+
+static uint64_t slot_hash(uint32_t id, uint64_t addr)
+{
+	uint64_t x = addr ^ ((uint64_t)id * 0x9e3779b97f4a7c15ull);
+	x ^= x >> 30; /* splitmix64 finalizer: code addresses are clustered */
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The slot holding (id, addr), or the empty slot where it would go. */
+static struct cache_slot *cache_slot(struct ember_symbolizer *sym, uint32_t id, uint64_t addr)
+{
+	size_t mask = sym->cache_cap - 1;
+	for (size_t i = slot_hash(id, addr) & mask;; i = (i + 1) & mask) {
+		struct cache_slot *s = &sym->cache[i];
+		if (s->count == 0 || (s->addr == addr && s->id == id))
+			return s;
+	}
+}
+
+static int cache_grow(struct ember_symbolizer *sym)
+{
+	size_t ncap = sym->cache_cap ? sym->cache_cap * 2 : 4096;
+	struct cache_slot *old = sym->cache;
+	size_t ocap = sym->cache_cap;
+	sym->cache = calloc(ncap, sizeof(*sym->cache));
+	if (!sym->cache) {
+		sym->cache = old;
+		return -1;
+	}
+	sym->cache_cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].count)
+			*cache_slot(sym, old[i].id, old[i].addr) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Remember tmp[0..n) for (id, addr).  Failing (OOM) only loses caching. */
+static void cache_put(struct ember_symbolizer *sym, struct module *m, uint32_t id, uint64_t addr,
+		      const struct ember_sym_frame *tmp, size_t n)
+{
+	if (sym->nframes + n > sym->frames_cap) {
+		size_t ncap = sym->frames_cap ? sym->frames_cap * 2 : 4096;
+		while (ncap < sym->nframes + n)
+			ncap *= 2;
+		if (ncap > UINT32_MAX)
+			return;
+		struct ember_sym_frame *nf = realloc(sym->frames, ncap * sizeof(*nf));
+		if (!nf)
+			return;
+		sym->frames = nf;
+		sym->frames_cap = ncap;
+	}
+	if ((sym->cache_used + 1) * 2 > sym->cache_cap && cache_grow(sym) < 0)
+		return;
+	struct cache_slot *s = cache_slot(sym, id, addr);
+	if (s->count == 0)
+		sym->cache_used++;
+	/* A stale slot (module re-declared) is overwritten; its old frames
+	 * stay in the pool, unreferenced: re-declaration is rare. */
+	*s = (struct cache_slot){ .addr = addr, .id = id, .gen = m->gen,
+				  .first = (uint32_t)sym->nframes, .count = (uint32_t)n };
+	memcpy(sym->frames + sym->nframes, tmp, n * sizeof(*tmp));
+	sym->nframes += n;
+}
+
+/* Copy a result out.  When it does not fit, keep the innermost max - 1
+ * frames and the containing function, which is what a profile most needs. */
+static size_t copy_out(struct ember_sym_frame *out, size_t max,
+		       const struct ember_sym_frame *fr, size_t n)
+{
+	if (n <= max) {
+		memcpy(out, fr, n * sizeof(*fr));
+		return n;
+	}
+	memcpy(out, fr, (max - 1) * sizeof(*fr));
+	out[max - 1] = fr[n - 1];
+	return max;
+}
+
+size_t ember_symbolize(struct ember_symbolizer *sym, uint32_t id, uint64_t addr,
+		       struct ember_sym_frame *out, size_t max)
+{
+	if (max == 0)
+		return 0;
+	struct module *m = id < sym->nmods ? sym->mods[id] : NULL;
+	if (!m) {
+		/* Not cached: the module may be declared later. */
+		out[0] = fallback_frame(sym, "unknown", "unknown", addr);
+		return 1;
+	}
+	if (sym->cache_cap) {
+		struct cache_slot *s = cache_slot(sym, id, addr);
+		if (s->count && s->gen == m->gen)
+			return copy_out(out, max, sym->frames + s->first, s->count);
+	}
+	struct ember_sym_frame tmp[EMBER_MAX_INLINE];
+	size_t n = resolve(sym, m, addr, tmp);
+	cache_put(sym, m, id, addr, tmp, n);
+	return copy_out(out, max, tmp, n);
+}
+
+size_t ember_symbolize_kernel(struct ember_symbolizer *sym, uint64_t addr,
+			      struct ember_sym_frame *out, size_t max)
+{
+	static const char kmod[] = "[kernel.kallsyms]";
+	if (max == 0)
+		return 0;
+	if (!sym->ksyms.loaded)
+		kallsyms_load(&sym->ksyms, sym->kallsyms_path ? sym->kallsyms_path : "/proc/kallsyms");
+	/* Kernel names need no demangling and live in the kallsyms table until
+	 * the symbolizer is freed; a binary search is cheap enough uncached. */
+	const char *name = kallsyms_lookup(&sym->ksyms, addr);
+	if (name)
+		out[0] = (struct ember_sym_frame){ .function = name, .file = "", .line = 0,
+						   .module = kmod, .has_symbol = true };
+	else
+		out[0] = fallback_frame(sym, "kernel", kmod, addr);
+	return 1;
+}
