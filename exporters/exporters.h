@@ -1,7 +1,10 @@
 /* ember exporters: write a struct ember_profile in the formats users open.
  *
- * Every writer takes the profile read-only and a FILE opened by the caller;
- * it returns 0, or -1 with errno set when writing failed. */
+ * Every writer takes the profile read-only and a FILE opened by the caller
+ * (binary mode matters for pprof); it returns 0, or -1 with errno set when
+ * writing failed.  Every writer works on native-only profiles, Python-only
+ * profiles (from folded input) and mixed ones.  Frame kinds (profile.h)
+ * decide colours and naming; nothing here knows how the profile was made. */
 #ifndef EMBER_EXPORTERS_H
 #define EMBER_EXPORTERS_H
 
@@ -11,7 +14,13 @@
 #include "profile.h"
 
 struct ember_export_opts {
-	bool threads;          /* a root frame per thread: "name (tid)" */
+	bool threads;          /* a root frame per thread: "name (tid)" (folded, SVG, speedscope, pstats roots) */
+
+	/* SVG flame graph */
+	bool icicle;           /* root at the top instead of the bottom */
+	const char *title;     /* NULL: "ember: <command>" */
+	unsigned width_px;     /* 0: 1200 */
+	double min_width_px;   /* frames narrower than this are pruned; 0: 0.1 */
 };
 
 /* Folded ("collapsed") stacks: root;...;leaf COUNT, one line per unique
@@ -20,8 +29,27 @@ struct ember_export_opts {
 int ember_write_folded(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
 
 /* The text of one frame as folded output prints it, sanitized, into buf
- * (always NUL-terminated; a text that does not fit is cut at a character
- * boundary, still following the rules).  Returns the length written. */
+ * (always NUL-terminated).  Returns the length. */
 size_t ember_folded_frame_text(const struct ember_frame *f, char *buf, size_t size);
+
+/* pstats: the marshal dict `pstats.Stats` loads on Python 2.7 and 3.6-3.13
+ * (formats.md §3).  Python frames keyed (file, first line, function); native
+ * frames ("~", 0, "<name>") -- see docs/formats-ember.md. */
+int ember_write_pstats(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
+
+/* A standalone interactive SVG flame graph (no network): zoom, search,
+ * tooltips, colours by frame kind with a legend. */
+int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
+
+/* speedscope's file format (https://www.speedscope.app/file-format-schema.json):
+ * one sampled profile per thread. */
+int ember_write_speedscope(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
+
+/* pprof: gzip-compressed perftools.profiles.Profile protobuf. */
+int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
+
+/* Chrome Trace Event JSON: B/E events nested per thread from the timeline
+ * (or, without one, a synthetic timeline laid out from the counts). */
+int ember_write_chrome_trace(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
 
 #endif

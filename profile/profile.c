@@ -142,6 +142,7 @@ void ember_profile_free(struct ember_profile *p)
 	free(p->stack_len);
 	free(p->threads);
 	free(p->rows);
+	free(p->timeline);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -378,4 +379,59 @@ uint64_t ember_profile_total(const struct ember_profile *p)
 	for (uint32_t i = 0; i < p->nrows; i++)
 		sum += p->rows[i].count;
 	return sum;
+}
+
+/* ---- timeline ---- */
+
+int ember_profile_add_timed(struct ember_profile *p, uint64_t time_ns, uint32_t stack, uint32_t thread)
+{
+	if (stack >= p->nstacks || thread >= p->nthreads)
+		return -1;
+	if (ember_grow((void **)&p->timeline, &p->timeline_cap, sizeof(*p->timeline), p->ntimeline + 1) < 0)
+		return -1;
+	p->timeline[p->ntimeline++] = (struct ember_timed_sample){ time_ns, stack, thread };
+	return 0;
+}
+
+struct timed_key {
+	uint64_t time_ns;
+	size_t seq;            /* insertion order: makes the sort stable */
+	struct ember_timed_sample sample;
+};
+
+static int cmp_timed(const void *a, const void *b)
+{
+	const struct timed_key *x = a, *y = b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void ember_profile_sort_timeline(struct ember_profile *p)
+{
+	size_t i, n = p->ntimeline;
+	/* Already sorted is the common case (one ring, one thread). */
+	for (i = 1; i < n; i++)
+		if (p->timeline[i].time_ns < p->timeline[i - 1].time_ns)
+			break;
+	if (i >= n)
+		return;
+	struct timed_key *keys = malloc(n * sizeof(*keys));
+	if (!keys)
+		return;   /* stays in capture order: still usable, only less tidy */
+	for (i = 0; i < n; i++)
+		keys[i] = (struct timed_key){ p->timeline[i].time_ns, i, p->timeline[i] };
+	qsort(keys, n, sizeof(*keys), cmp_timed);
+	for (i = 0; i < n; i++)
+		p->timeline[i] = keys[i].sample;
+	free(keys);
+}
+
+double ember_profile_interval_s(const struct ember_profile *p)
+{
+	if (p->meta.interval_ns)
+		return (double)p->meta.interval_ns / 1e9;
+	if (p->meta.freq_hz)
+		return 1.0 / (double)p->meta.freq_hz;
+	return 0.01;
 }

@@ -61,6 +61,16 @@ struct ember_run_meta {
 	uint64_t unwind_errors;/* stacks whose unwinding stopped on an error */
 	uint64_t mismatched;   /* Python frames that disagreed with the native stack */
 	bool kernel_frames;    /* kernel frames were sampled */
+	uint64_t interval_ns;  /* time one sample stands for; 0 = 1e9 / freq_hz (or 10 ms when unknown) */
+	const char *source;    /* what the profile came from: "ember record", "folded", ... (interned) */
+};
+
+/* One sample in time order, for timeline views (Chrome trace, speedscope's
+ * "time order").  Optional: profiles read from folded stacks have none. */
+struct ember_timed_sample {
+	uint64_t time_ns;      /* CLOCK_MONOTONIC; relative order is what matters */
+	uint32_t stack;
+	uint32_t thread;
 };
 
 struct ember_strtab;
@@ -86,6 +96,9 @@ struct ember_profile {
 	struct ember_sample_row *rows;
 	uint32_t nrows, rows_cap;
 	void *row_index;       /* private hash: (stack, thread) -> row */
+
+	struct ember_timed_sample *timeline;  /* sorted by time_ns, or empty */
+	size_t ntimeline, timeline_cap;
 
 	struct ember_run_meta meta;
 };
@@ -123,6 +136,15 @@ int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, 
 
 /* Sum of all row counts. */
 uint64_t ember_profile_total(const struct ember_profile *p);
+
+/* Append one timed sample (does not touch rows: call ember_profile_add too).
+ * Returns 0, or -1 on OOM or a bad id. */
+int ember_profile_add_timed(struct ember_profile *p, uint64_t time_ns, uint32_t stack, uint32_t thread);
+/* Sort the timeline by time (stable).  Call once after adding out of order. */
+void ember_profile_sort_timeline(struct ember_profile *p);
+
+/* Seconds one sample stands for (meta.interval_ns, else 1/freq_hz, else 0.01). */
+double ember_profile_interval_s(const struct ember_profile *p);
 
 /* ---- Reports: top functions, the table `record` and `report` print ---- */
 
