@@ -168,6 +168,7 @@ static uint64_t frame_hash(const struct ember_frame *f)
 				    ((uint64_t)f->line << 32 | f->first_line));
 	h = ember_hash_mix(h ^ ember_hash_ptr(f->name));
 	h = ember_hash_mix(h ^ ember_hash_ptr(f->file) * 3);
+	h = ember_hash_mix(h ^ ember_hash_ptr(f->build_id) * 7);
 	return ember_hash_mix(h ^ ember_hash_ptr(f->module) * 5);
 }
 
@@ -178,7 +179,7 @@ static bool frame_eq(const void *ctx, uint32_t id, const void *key)
 
 	return a->kind == b->kind && a->name == b->name && a->file == b->file &&
 	       a->line == b->line && a->first_line == b->first_line &&
-	       a->module == b->module && a->inlined == b->inlined;
+	       a->module == b->module && a->build_id == b->build_id && a->inlined == b->inlined;
 }
 
 uint32_t ember_profile_frame(struct ember_profile *p, const struct ember_frame *f)
@@ -192,7 +193,8 @@ uint32_t ember_profile_frame(struct ember_profile *p, const struct ember_frame *
 	key.name = ember_profile_cstr(p, f->name);
 	key.file = ember_profile_cstr(p, f->file);
 	key.module = ember_profile_cstr(p, f->module);
-	if (!key.name || !key.file || !key.module)
+	key.build_id = ember_profile_cstr(p, f->build_id);
+	if (!key.name || !key.file || !key.module || !key.build_id)
 		return UINT32_MAX;
 
 	h = frame_hash(&key);

@@ -25,8 +25,9 @@ enum ember_frame_kind {
 	EMBER_FRAME_KIND_COUNT
 };
 
-/* A symbolic frame.  Strings are interned in the profile (never NULL; "" when
- * unknown).  Two frames are the same frame when every field is equal. */
+/* A symbolic frame.  Strings are interned in the profile (never NULL once
+ * interned; "" when unknown; NULL in a frame passed in is read as "").  Two
+ * frames are the same frame when every field is equal. */
 struct ember_frame {
 	enum ember_frame_kind kind;
 	const char *name;      /* function, demangled; or synthetic label */
@@ -34,6 +35,7 @@ struct ember_frame {
 	uint32_t line;         /* line executing in this frame, 0 when unknown */
 	uint32_t first_line;   /* first line of the function (Python), 0 when unknown */
 	const char *module;    /* ELF module basename for native/kernel frames, "" otherwise */
+	const char *build_id;  /* module's GNU build-id in hex, "" when unknown (NULL is read as "") */
 	bool inlined;          /* native frame inlined into its caller */
 };
 
@@ -145,6 +147,44 @@ void ember_profile_sort_timeline(struct ember_profile *p);
 
 /* Seconds one sample stands for (meta.interval_ns, else 1/freq_hz, else 0.01). */
 double ember_profile_interval_s(const struct ember_profile *p);
+
+/* ---- Files: the lossless .ember format and folded stacks from any tool ---- */
+
+enum ember_load_status {
+	EMBER_LOAD_OK = 0,
+	EMBER_LOAD_NOINPUT = 1,    /* missing or unreadable file */
+	EMBER_LOAD_BADDATA = 2,    /* malformed, truncated, newer version, or no samples */
+};
+
+/* What tolerant folded reading had to accept; `ember convert` prints it. */
+struct ember_load_warnings {
+	uint64_t lines;            /* lines read */
+	uint64_t skipped;          /* lines without a usable count (blank lines not counted) */
+	uint64_t crlf;             /* lines ending in CR LF */
+	uint64_t fractional;       /* fractional counts, rounded to the nearest integer */
+	uint64_t two_column;       /* differential lines "stack BASE NEW" */
+	uint64_t invalid_utf8;     /* lines with bytes that are not UTF-8 (kept; writers replace them) */
+	uint64_t first_skipped_line;   /* 1-based line number of the first skipped line, 0 if none */
+};
+
+/* Write p to path as a gzip-compressed .ember file (docs/ember-format.md).
+ * Returns 0, or -1 with a one-line message in err. */
+int ember_profile_save(const struct ember_profile *p, const char *path, char *err, size_t errlen);
+/* True when path holds an .ember profile (by content, not by name). */
+bool ember_profile_is_ember_file(const char *path);
+/* Read an .ember file into an empty profile.  Returns enum ember_load_status
+ * with a one-line message naming the file (and the byte offset) in err. */
+int ember_profile_load_ember(struct ember_profile *p, const char *path, char *err, size_t errlen);
+/* Read folded stacks ("a;b;c 12" lines from ember, perf + stackcollapse,
+ * py-spy, FlameGraph scripts) into an empty profile.  Two-column
+ * (differential) lines contribute column `column` (0 = the first, BASE;
+ * 1 = the last, NEW).  Frame kinds are inferred: "name (file:line)" is
+ * Python, a "_[k]" suffix kernel, "[...]" synthetic, the rest native. */
+int ember_profile_load_folded(struct ember_profile *p, const char *path, int column,
+			      struct ember_load_warnings *w, char *err, size_t errlen);
+/* Either format, told apart by content. */
+int ember_profile_load(struct ember_profile *p, const char *path, int column,
+		       struct ember_load_warnings *w, char *err, size_t errlen);
 
 /* ---- Reports: top functions, the table `record` and `report` print ---- */
 

@@ -8,3 +8,10 @@ add_executable(test_folded ${CMAKE_CURRENT_LIST_DIR}/test_folded.c)
 target_link_libraries(test_folded PRIVATE ember_exporters ember_profile)
 add_test(NAME unit.folded COMMAND test_folded)
 set_tests_properties(unit.folded PROPERTIES LABELS unit)
+
+# .ember files (round trips, corruption) and the folded reader.
+add_executable(test_profile_files ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_profile_files.c)
+target_link_libraries(test_profile_files PRIVATE ember_exporters ember_profile)
+target_include_directories(test_profile_files PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+add_test(NAME unit.profile_files COMMAND test_profile_files)
+set_tests_properties(unit.profile_files PROPERTIES LABELS unit)

@@ -1,0 +1,345 @@
+/* Folded stacks from any tool into a profile.  Tolerant where the
+ * consumers are (CRLF, tabs, fractional and two-column counts) and loud
+ * about it: every accommodation is counted in struct ember_load_warnings,
+ * and a file without a single usable line is an error, never an empty
+ * profile. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "profile.h"
+#include "profile_internal.h"
+
+/* Frame text -> frame id, keyed by the bytes of the text (which stay in the
+ * file buffer for the whole load), so each distinct text is parsed once. */
+struct text_slot {
+	uint64_t hash;
+	const char *text;
+	uint32_t len;
+	uint32_t id;           /* UINT32_MAX = empty */
+};
+
+struct text_cache {
+	struct text_slot *slots;
+	size_t cap, count;
+};
+
+static int cache_grow(struct text_cache *c)
+{
+	size_t ncap = c->cap ? c->cap * 2 : 4096;
+	struct text_slot *ns = malloc(ncap * sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < ncap; i++)
+		ns[i].id = UINT32_MAX;
+	for (size_t i = 0; i < c->cap; i++) {
+		if (c->slots[i].id == UINT32_MAX)
+			continue;
+		size_t j = c->slots[i].hash & (ncap - 1);
+		while (ns[j].id != UINT32_MAX)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = c->slots[i];
+	}
+	free(c->slots);
+	c->slots = ns;
+	c->cap = ncap;
+	return 0;
+}
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* "name (file:line)": py-spy's and ember's form of a Python frame. */
+static bool parse_python(const char *s, size_t n, size_t *name_len, const char **file, size_t *file_len,
+			 uint32_t *line)
+{
+	if (n < 6 || s[n - 1] != ')')
+		return false;
+	size_t i = n - 2, digits = 0;
+	uint64_t v = 0, mul = 1;
+	while (i > 0 && s[i] >= '0' && s[i] <= '9' && digits < 9) {
+		v += (uint64_t)(s[i] - '0') * mul;
+		mul *= 10;
+		i--, digits++;
+	}
+	if (!digits || s[i] != ':')
+		return false;
+	size_t colon = i;
+	/* The opening " (" before the file: the last one before the colon. */
+	size_t open = colon;
+	while (open > 1 && !(s[open - 1] == ' ' && s[open] == '('))
+		open--;
+	if (open <= 1 || s[open] != '(' || colon - open < 2)
+		return false;
+	*name_len = open - 1;
+	*file = s + open + 1;
+	*file_len = colon - open - 1;
+	*line = (uint32_t)v;
+	return true;
+}
+
+static uint32_t text_frame(struct ember_profile *p, const char *s, size_t n)
+{
+	struct ember_frame f = { .kind = EMBER_FRAME_NATIVE, .file = "", .module = "" };
+	char *name = NULL, *file = NULL;
+	size_t name_len, file_len;
+	const char *fptr;
+	uint32_t line;
+
+	if (ends_with(s, n, "_[k]")) {
+		f.kind = EMBER_FRAME_KERNEL;
+		n -= 4;
+	} else if (ends_with(s, n, "_[i]")) {
+		f.inlined = true;
+		n -= 4;
+	} else if (ends_with(s, n, "_[j]") || ends_with(s, n, "_[w]")) {
+		n -= 4;
+	}
+	if (f.kind == EMBER_FRAME_NATIVE && parse_python(s, n, &name_len, &fptr, &file_len, &line)) {
+		f.kind = EMBER_FRAME_PYTHON;
+		f.line = line;
+		f.name = name = strndup(s, name_len);
+		f.file = file = strndup(fptr, file_len);
+	} else {
+		if ((n == 11 && memcmp(s, "[truncated]", 11) == 0) ||
+		    (n == 27 && memcmp(s, "[python frames uncertain]", 25) == 0))
+			f.kind = EMBER_FRAME_SPECIAL;
+		f.name = name = strndup(s, n);
+	}
+	uint32_t id = f.name && f.file ? ember_profile_frame(p, &f) : UINT32_MAX;
+	free(name);
+	free(file);
+	return id;
+}
+
+static uint32_t frame_id(struct text_cache *c, struct ember_profile *p, const char *s, size_t n)
+{
+	if ((c->count + 1) * 2 > c->cap && cache_grow(c) < 0)
+		return UINT32_MAX;
+	uint64_t h = ember_hash_bytes(s, n, 0x666f6c64);
+	size_t j = h & (c->cap - 1);
+	for (; c->slots[j].id != UINT32_MAX; j = (j + 1) & (c->cap - 1)) {
+		struct text_slot *t = &c->slots[j];
+		if (t->hash == h && t->len == n && memcmp(t->text, s, n) == 0)
+			return t->id;
+	}
+	uint32_t id = text_frame(p, s, n);
+	if (id == UINT32_MAX || n > UINT32_MAX)
+		return UINT32_MAX;
+	c->slots[j] = (struct text_slot){ h, s, (uint32_t)n, id };
+	c->count++;
+	return id;
+}
+
+/* A count token: digits with an optional fraction.  Returns false if s is
+ * not one; *frac tells whether there was a non-zero fraction. */
+static bool parse_count(const char *s, size_t n, uint64_t *out, bool *frac)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	*frac = false;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i == 0)
+		return false;
+	if (i < n && s[i] == '.') {
+		bool round_up = i + 1 < n && s[i + 1] >= '5' && s[i + 1] <= '9';
+		for (size_t k = i + 1; k < n; k++) {
+			if (s[k] < '0' || s[k] > '9')
+				return false;
+			if (s[k] != '0')
+				*frac = true;
+		}
+		v += round_up;
+		i = n;
+	}
+	if (i != n)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Split "stack COUNT" or "stack BASE NEW" at the end of [s, s+n). */
+static bool split_line(const char *s, size_t *n, uint64_t counts[2], int *ncounts, bool *frac)
+{
+	size_t end = *n;
+	*ncounts = 0;
+	*frac = false;
+	for (int k = 0; k < 2; k++) {
+		size_t i = end;
+		while (i > 0 && !is_space(s[i - 1]))
+			i--;
+		bool f;
+		if (i == 0 || !parse_count(s + i, end - i, &counts[1 - k], &f))
+			break;
+		*frac |= f;
+		(*ncounts)++;
+		end = i;
+		while (end > 0 && is_space(s[end - 1]))
+			end--;
+	}
+	if (*ncounts == 0 || end == 0)
+		return false;
+	if (*ncounts == 1)
+		counts[0] = counts[1];
+	*n = end;
+	return true;
+}
+
+static bool valid_utf8(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		uint32_t cp;
+		size_t k = ember_utf8_next(u + i, n - i, &cp);
+		if (cp == 0xFFFD && !(k == 3 && u[i] == 0xEF && u[i + 1] == 0xBF && u[i + 2] == 0xBD))
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+int ember_profile_load_folded(struct ember_profile *p, const char *path, int column,
+			      struct ember_load_warnings *w, char *err, size_t errlen)
+{
+	struct ember_load_warnings local;
+	if (!w)
+		w = &local;
+	memset(w, 0, sizeof(*w));
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return EMBER_LOAD_NOINPUT;
+	}
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+		buf = malloc((size_t)st.st_size + 1);
+		len = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
+	} else {
+		/* A pipe or a device: read until EOF. */
+		size_t cap = 0;
+		for (;;) {
+			if (ember_grow((void **)&buf, &cap, 1, len + 65536 + 1) < 0)
+				break;
+			size_t got = fread(buf + len, 1, 65536, f);
+			len += got;
+			if (got == 0)
+				break;
+		}
+	}
+	bool read_err = ferror(f);
+	fclose(f);
+	if (!buf || read_err) {
+		free(buf);
+		snprintf(err, errlen, "%s: %s", path, read_err ? "read error" : "out of memory");
+		return EMBER_LOAD_NOINPUT;
+	}
+
+	struct text_cache cache = { 0 };
+	uint32_t *ids = NULL;
+	size_t ids_cap = 0;
+	uint32_t thread = ember_profile_thread(p, 0, 0, "");
+	int rc = thread == UINT32_MAX ? -1 : 0;
+	uint64_t total = 0;
+	for (size_t pos = 0; pos < len && rc == 0;) {
+		const char *line = buf + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+		pos += n + 1;
+		w->lines++;
+		if (n && line[n - 1] == '\r') {
+			w->crlf++;
+			n--;
+		}
+		while (n && is_space(line[n - 1]))
+			n--;
+		size_t lead = 0;
+		while (lead < n && is_space(line[lead]))
+			lead++;
+		if (lead == n || line[lead] == '#')
+			continue;   /* blank, or a comment (austin's metadata lines) */
+		uint64_t counts[2];
+		int ncounts;
+		bool frac;
+		size_t sn = n;
+		if (!split_line(line, &sn, counts, &ncounts, &frac)) {
+			if (!w->skipped++)
+				w->first_skipped_line = w->lines;
+			continue;
+		}
+		w->fractional += frac;
+		w->two_column += ncounts == 2;
+		if (!valid_utf8(line, sn))
+			w->invalid_utf8++;
+		uint64_t count = counts[column ? 1 : 0];
+		if (count == 0)
+			continue;
+		uint32_t nf = 0;
+		for (size_t i = lead, start = lead; i <= sn; i++) {
+			if (i < sn && line[i] != ';')
+				continue;
+			if (ember_grow((void **)&ids, &ids_cap, sizeof(*ids), nf + 1) < 0) {
+				rc = -1;
+				break;
+			}
+			if ((ids[nf++] = frame_id(&cache, p, line + start, i - start)) == UINT32_MAX) {
+				rc = -1;
+				break;
+			}
+			start = i + 1;
+		}
+		if (rc != 0)
+			break;
+		uint32_t stack = ember_profile_stack(p, ids, nf);
+		if (stack == UINT32_MAX || ember_profile_add(p, stack, thread, count) != 0)
+			rc = -1;
+		total += count;
+	}
+	free(ids);
+	free(cache.slots);
+	free(buf);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return EMBER_LOAD_BADDATA;
+	}
+	if (total == 0) {
+		if (w->lines == 0 || (w->lines == 1 && len == 0))
+			snprintf(err, errlen, "%s: empty file, no samples", path);
+		else if (w->skipped)
+			snprintf(err, errlen, "%s:%llu: not folded stacks (\"frame;frame COUNT\" expected); "
+				 "no line had a sample count", path, (unsigned long long)w->first_skipped_line);
+		else
+			snprintf(err, errlen, "%s: no samples (every count is 0)", path);
+		return EMBER_LOAD_BADDATA;
+	}
+	p->meta.samples = total;
+	p->meta.source = ember_profile_cstr(p, "folded");
+	return EMBER_LOAD_OK;
+}
+
+int ember_profile_load(struct ember_profile *p, const char *path, int column,
+		       struct ember_load_warnings *w, char *err, size_t errlen)
+{
+	if (ember_profile_is_ember_file(path))
+		return ember_profile_load_ember(p, path, err, errlen);
+	return ember_profile_load_folded(p, path, column, w, err, errlen);
+}

@@ -1,0 +1,266 @@
+/* .ember round trips and corruption, and the tolerant folded reader. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "exporters.h"
+#include "synthetic_profiles.h"
+
+static char dir[] = "/tmp/ember-test-files-XXXXXX";
+
+static const char *tmp(const char *name)
+{
+	static char path[4][256];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+	return path[k];
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	fwrite(data, 1, n, f);
+	fclose(f);
+}
+
+/* Two profiles hold the same data, compared through their folded text
+ * (threads on), their meta and their timelines. */
+static char *folded_text(const struct ember_profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct ember_export_opts o = { .threads = true };
+	ember_write_folded(f, p, &o);
+	fclose(f);
+	return buf;
+}
+
+static void same_profile(const struct ember_profile *a, const struct ember_profile *b)
+{
+	char *ta = folded_text(a), *tb = folded_text(b);
+	CHECK_STR(ta, tb);
+	free(ta), free(tb);
+	CHECK(a->nframes == b->nframes && a->nstacks == b->nstacks && a->nthreads == b->nthreads);
+	for (uint32_t i = 0; i < a->nframes && i < b->nframes; i++) {
+		const struct ember_frame *x = &a->frames[i], *y = &b->frames[i];
+		CHECK(x->kind == y->kind && !strcmp(x->name, y->name) && !strcmp(x->file, y->file) &&
+		      x->line == y->line && x->first_line == y->first_line && !strcmp(x->module, y->module) &&
+		      !strcmp(x->build_id, y->build_id) && x->inlined == y->inlined);
+	}
+	CHECK_STR(a->meta.command, b->meta.command);
+	CHECK(a->meta.samples == b->meta.samples && a->meta.lost == b->meta.lost &&
+	      a->meta.truncated == b->meta.truncated && a->meta.mismatched == b->meta.mismatched &&
+	      a->meta.freq_hz == b->meta.freq_hz && a->meta.start_unix_ns == b->meta.start_unix_ns &&
+	      a->meta.duration_ns == b->meta.duration_ns);
+	CHECK(a->ntimeline == b->ntimeline);
+	if (a->ntimeline == b->ntimeline && a->ntimeline)
+		CHECK(memcmp(a->timeline, b->timeline, a->ntimeline * sizeof(*a->timeline)) == 0);
+}
+
+static void test_round_trip(int (*build)(struct ember_profile *), const char *name)
+{
+	struct ember_profile a, b;
+	char err[512];
+	ember_profile_init(&a);
+	CHECK(build(&a) == 0);
+	if (a.nframes)   /* a build-id survives too */
+		a.frames[0].build_id = ember_profile_cstr(&a, "0123abcd");
+	CHECK(ember_profile_save(&a, tmp(name), err, sizeof err) == 0);
+	CHECK(ember_profile_is_ember_file(tmp(name)));
+	ember_profile_init(&b);
+	int rc = ember_profile_load(&b, tmp(name), 1, NULL, err, sizeof err);
+	CHECK(rc == EMBER_LOAD_OK);
+	if (rc)
+		fprintf(stderr, "  %s\n", err);
+	else
+		same_profile(&a, &b);
+	ember_profile_free(&a);
+	ember_profile_free(&b);
+}
+
+static int build_mixed(struct ember_profile *p) { return synth_mixed(p); }
+static int build_hostile(struct ember_profile *p) { return synth_hostile(p); }
+static int build_empty(struct ember_profile *p) { return synth_empty(p); }
+
+/* Every way to damage a file gives an error with the file name, never a
+ * crash (this runs under ASan in `make test`). */
+static void test_corruption(void)
+{
+	struct ember_profile a;
+	char err[512];
+	ember_profile_init(&a);
+	synth_mixed(&a);
+	const char *good = tmp("good.ember");
+	ember_profile_save(&a, good, err, sizeof err);
+	ember_profile_free(&a);
+
+	/* the decompressed content */
+	gzFile gz = gzopen(good, "rb");
+	static uint8_t raw[1 << 20];
+	int n = gzread(gz, raw, sizeof raw);
+	gzclose(gz);
+	CHECK(n > 100);
+	FILE *f = fopen(good, "rb");
+	static uint8_t zipped[1 << 20];
+	size_t zn = fread(zipped, 1, sizeof zipped, f);
+	fclose(f);
+
+	int bad = 0, total = 0;
+	/* truncated compressed files */
+	for (size_t cut = 1; cut < zn; cut += zn / 40 + 1) {
+		write_file(tmp("cut.ember"), zipped, cut);
+		struct ember_profile p;
+		ember_profile_init(&p);
+		err[0] = 0;
+		int rc = ember_profile_load_ember(&p, tmp("cut.ember"), err, sizeof err);
+		total++;
+		bad += rc != EMBER_LOAD_OK && strstr(err, "cut.ember") != NULL;
+		if (!(rc != EMBER_LOAD_OK && strstr(err, "cut.ember")))
+			fprintf(stderr, "  cut at %zu of %zu: rc %d, %s\n", cut, zn, rc, err);
+		ember_profile_free(&p);
+	}
+	/* truncated and bit-flipped content, recompressed */
+	for (int i = 0; i < 200; i++) {
+		static uint8_t copy[1 << 20];
+		memcpy(copy, raw, (size_t)n);
+		size_t len = (size_t)n;
+		if (i < 100)
+			len = 8 + (size_t)i * ((size_t)n - 9) / 100;
+		else
+			copy[8 + (size_t)(i * 7919) % ((size_t)n - 8)] ^= (uint8_t)(1 + i % 255);
+		gzFile w = gzopen(tmp("flip.ember"), "wb");
+		gzwrite(w, copy, (unsigned)len);
+		gzclose(w);
+		struct ember_profile p;
+		ember_profile_init(&p);
+		int rc = ember_profile_load_ember(&p, tmp("flip.ember"), err, sizeof err);
+		if (i < 100) {
+			total++;
+			bad += rc == EMBER_LOAD_BADDATA;
+			if (rc != EMBER_LOAD_BADDATA)
+				fprintf(stderr, "  content cut to %zu of %d: rc %d\n", len, n, rc);
+		}
+		ember_profile_free(&p);
+	}
+	CHECK(bad == total);
+	printf("corrupt files rejected: %d of %d\n", bad, total);
+
+	/* a newer format version */
+	raw[8] = 9;
+	gz = gzopen(tmp("new.ember"), "wb");
+	gzwrite(gz, raw, (unsigned)n);
+	gzclose(gz);
+	struct ember_profile p;
+	ember_profile_init(&p);
+	CHECK(ember_profile_load_ember(&p, tmp("new.ember"), err, sizeof err) == EMBER_LOAD_BADDATA);
+	CHECK(strstr(err, "newer") != NULL);
+	ember_profile_free(&p);
+	ember_profile_init(&p);
+	CHECK(ember_profile_load(&p, tmp("missing.ember"), 1, NULL, err, sizeof err) == EMBER_LOAD_NOINPUT);
+	ember_profile_free(&p);
+}
+
+static int load_text(struct ember_profile *p, const char *text, int column, struct ember_load_warnings *w,
+		     char *err)
+{
+	write_file(tmp("in.folded"), text, strlen(text));
+	ember_profile_init(p);
+	return ember_profile_load(p, tmp("in.folded"), column, w, err, 512);
+}
+
+static void test_folded_reader(void)
+{
+	struct ember_profile p;
+	struct ember_load_warnings w;
+	char err[512];
+
+	CHECK(load_text(&p, "main;a;b 3\r\nmain;a 2\r\nmain;a;b 4\r\n", 1, &w, err) == 0);
+	CHECK(ember_profile_total(&p) == 9 && w.crlf == 3 && p.nstacks == 2);
+	ember_profile_free(&p);
+
+	CHECK(load_text(&p, "main;a 2.5\nmain;b 0.4\nmain;c\t7\n", 1, &w, err) == 0);
+	CHECK(ember_profile_total(&p) == 10 && w.fractional == 2);   /* 3 + 0 + 7 */
+	ember_profile_free(&p);
+
+	/* two columns: BASE NEW */
+	CHECK(load_text(&p, "main;a 10 20\nmain;b 5 0\n", 1, &w, err) == 0);
+	CHECK(ember_profile_total(&p) == 20 && w.two_column == 2);
+	ember_profile_free(&p);
+	CHECK(load_text(&p, "main;a 10 20\nmain;b 5 0\n", 0, &w, err) == 0);
+	CHECK(ember_profile_total(&p) == 15);
+	ember_profile_free(&p);
+
+	/* kinds */
+	CHECK(load_text(&p, "[truncated];<module> (app.py:3);run (app.py:10);read;ksys_read_[k] 4\n", 1, &w, err) == 0);
+	CHECK(p.nframes == 5);
+	CHECK(p.frames[0].kind == EMBER_FRAME_SPECIAL);
+	CHECK(p.frames[1].kind == EMBER_FRAME_PYTHON && !strcmp(p.frames[1].name, "<module>") &&
+	      !strcmp(p.frames[1].file, "app.py") && p.frames[1].line == 3);
+	CHECK(p.frames[3].kind == EMBER_FRAME_NATIVE && !strcmp(p.frames[3].name, "read"));
+	CHECK(p.frames[4].kind == EMBER_FRAME_KERNEL && !strcmp(p.frames[4].name, "ksys_read"));
+	ember_profile_free(&p);
+
+	/* C++ names with parentheses stay native */
+	CHECK(load_text(&p, "main;cv::resize(cv::Mat const&, int) 1\n", 1, &w, err) == 0);
+	CHECK(p.frames[1].kind == EMBER_FRAME_NATIVE);
+	ember_profile_free(&p);
+
+	/* invalid UTF-8 is kept and counted; comments and blank lines skipped */
+	CHECK(load_text(&p, "# austin: 3.6\n\nmain;bad\xff 2\nno count here\n", 1, &w, err) == 0);
+	CHECK(w.invalid_utf8 == 1 && w.skipped == 1 && w.first_skipped_line == 4 && ember_profile_total(&p) == 2);
+	ember_profile_free(&p);
+
+	/* errors: empty, nothing usable, only zeros; the message names file and line */
+	CHECK(load_text(&p, "", 1, &w, err) == EMBER_LOAD_BADDATA && strstr(err, "empty"));
+	ember_profile_free(&p);
+	CHECK(load_text(&p, "hello\nworld\n", 1, &w, err) == EMBER_LOAD_BADDATA && strstr(err, "in.folded:1:"));
+	ember_profile_free(&p);
+	CHECK(load_text(&p, "a;b 0\n", 1, &w, err) == EMBER_LOAD_BADDATA);
+	ember_profile_free(&p);
+	/* a file cut mid-line still reads what is whole */
+	CHECK(load_text(&p, "main;a 5\nmain;b 3\nmain;c", 1, &w, err) == 0 && ember_profile_total(&p) == 8);
+	ember_profile_free(&p);
+
+	/* our own folded output reads back to the same folded output */
+	struct ember_profile a;
+	ember_profile_init(&a);
+	synth_mixed(&a);
+	struct ember_export_opts o = { 0 };
+	FILE *f = fopen(tmp("mixed.folded"), "w");
+	ember_write_folded(f, &a, &o);
+	fclose(f);
+	ember_profile_init(&p);
+	CHECK(ember_profile_load(&p, tmp("mixed.folded"), 1, &w, err, sizeof err) == 0);
+	char *x, *y;
+	size_t xl, yl;
+	FILE *fx = open_memstream(&x, &xl), *fy = open_memstream(&y, &yl);
+	ember_write_folded(fx, &a, &o);
+	ember_write_folded(fy, &p, &o);
+	fclose(fx), fclose(fy);
+	CHECK_STR(x, y);
+	free(x), free(y);
+	ember_profile_free(&a);
+	ember_profile_free(&p);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	test_round_trip(build_mixed, "mixed.ember");
+	test_round_trip(build_hostile, "hostile.ember");
+	test_round_trip(build_empty, "empty.ember");
+	test_corruption();
+	test_folded_reader();
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return check_report();
+}
