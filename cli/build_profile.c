@@ -67,7 +67,8 @@ static int push_ids(struct addr_cache *c, const uint32_t *ids, uint32_t n)
 	return 0;
 }
 
-static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame *sf, enum ember_frame_kind kind)
+static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame *sf, enum ember_frame_kind kind,
+			   const char *build_id)
 {
 	struct ember_frame f = {
 		.kind = kind,
@@ -75,6 +76,7 @@ static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame
 		.file = sf->file ? sf->file : "",
 		.line = sf->line,
 		.module = sf->module ? sf->module : "",
+		.build_id = build_id,
 		.inlined = sf->inlined,
 	};
 	return ember_profile_frame(p, &f);
@@ -83,7 +85,8 @@ static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame
 /* Frame ids for one address, outermost first (the containing function, then
  * what was inlined into it). */
 static const uint32_t *resolve(struct addr_cache *c, struct ember_symbolizer *sym, struct ember_profile *p,
-			       uint32_t module, uint64_t addr, bool kernel, uint32_t *n)
+			       char **build_ids, uint32_t nmods, uint32_t module, uint64_t addr, bool kernel,
+			       uint32_t *n)
 {
 	if ((c->count + 1) * 2 > c->cap && cache_grow(c) != 0)
 		return NULL;
@@ -101,7 +104,8 @@ static const uint32_t *resolve(struct addr_cache *c, struct ember_symbolizer *sy
 			k = ember_symbolize(sym, module, addr, sf, MAX_INLINE);
 		}
 		for (size_t j = 0; j < k; j++) {
-			ids[k - 1 - j] = intern_sym(p, &sf[j], kernel ? EMBER_FRAME_KERNEL : EMBER_FRAME_NATIVE);
+			const char *bid = !kernel && module < nmods ? build_ids[module] : "";
+			ids[k - 1 - j] = intern_sym(p, &sf[j], kernel ? EMBER_FRAME_KERNEL : EMBER_FRAME_NATIVE, bid);
 			if (ids[k - 1 - j] == UINT32_MAX)
 				return NULL;
 		}
@@ -130,15 +134,27 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 	if (!sym)
 		return -1;
 	uint32_t nmods = ember_sampler_module_count(sampler);
+	char **build_ids = calloc(nmods + 1, sizeof *build_ids);
+	if (!build_ids) {
+		ember_symbolizer_free(sym);
+		return -1;
+	}
 	for (uint32_t m = 0; m < nmods; m++) {
 		struct ember_module_info mi;
 		ember_sampler_module(sampler, m, &mi);
 		ember_symbolizer_add_module(sym, m, mi.open_path, mi.path, mi.build_id, mi.build_id_len);
+		/* hex, for .ember and pprof consumers that fetch debug info by it */
+		build_ids[m] = calloc(mi.build_id_len * 2 + 1, 1);
+		for (size_t i = 0; build_ids[m] && i < mi.build_id_len; i++)
+			sprintf(build_ids[m] + 2 * i, "%02x", mi.build_id[i]);
 	}
 	struct ember_frame truncated = { .kind = EMBER_FRAME_SPECIAL, .name = "[truncated]", .file = "", .module = "" };
 	uint32_t truncated_id = ember_profile_frame(p, &truncated);
 
 	struct addr_cache cache = { 0 };
+	/* raw entry index -> (stack, thread), to lay out the timeline after */
+	uint32_t *entry_stack = NULL, *entry_thread = NULL;
+	size_t nentries = 0, entries_cap = 0;
 	uint32_t *stack = NULL;
 	size_t stack_cap = 0;
 	int rc = truncated_id == UINT32_MAX ? -1 : 0;
@@ -161,7 +177,7 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		/* Captured leaf first; profiles are root first. */
 		for (uint32_t i = v.nframes; i-- > 0 && rc == 0;) {
 			uint32_t k;
-			const uint32_t *ids = resolve(&cache, sym, p, v.frames[i].module, v.frames[i].addr, false, &k);
+			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, v.frames[i].module, v.frames[i].addr, false, &k);
 			if (!ids)
 				rc = -1;
 			else
@@ -169,7 +185,7 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		}
 		for (uint32_t i = v.nkernel; i-- > 0 && rc == 0;) {
 			uint32_t k;
-			const uint32_t *ids = resolve(&cache, sym, p, EMBER_NO_MODULE, v.kernel_ips[i], true, &k);
+			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, EMBER_NO_MODULE, v.kernel_ips[i], true, &k);
 			if (!ids)
 				rc = -1;
 			else
@@ -181,8 +197,40 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		uint32_t tix = ember_profile_thread(p, v.pid, v.tid, ember_sampler_thread_name(sampler, v.pid, v.tid));
 		if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add(p, sid, tix, v.count) != 0)
 			rc = -1;
+		if (nentries == entries_cap) {
+			entries_cap = entries_cap ? entries_cap * 2 : 1024;
+			uint32_t *a = realloc(entry_stack, entries_cap * sizeof *a);
+			uint32_t *b = a ? realloc(entry_thread, entries_cap * sizeof *b) : NULL;
+			if (a)
+				entry_stack = a;
+			if (b)
+				entry_thread = b;
+			if (!a || !b) {
+				rc = -1;
+				break;
+			}
+		}
+		entry_stack[nentries] = sid;
+		entry_thread[nentries++] = tix;
 	}
+	size_t ntimed;
+	bool complete;
+	const struct raw_timed *timed = raw_stacks_timeline(rs, &ntimed, &complete);
+	/* A timeline cut short would show only the start of the run: none is
+	 * better than a misleading one (the counts are complete either way). */
+	for (size_t i = 0; i < ntimed && rc == 0 && complete; i++)
+		if (timed[i].entry < nentries &&
+		    ember_profile_add_timed(p, timed[i].time_ns, entry_stack[timed[i].entry],
+					    entry_thread[timed[i].entry]) != 0)
+			rc = -1;
+	/* Rings of different CPUs interleave: put samples back in time order. */
+	ember_profile_sort_timeline(p);
+	free(entry_stack);
+	free(entry_thread);
 	free(stack);
+	for (uint32_t m = 0; m < nmods; m++)
+		free(build_ids[m]);
+	free(build_ids);
 	free(cache.slots);
 	free(cache.ids);
 	ember_symbolizer_free(sym);

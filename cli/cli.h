@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "exporters.h"
 #include "profile.h"
 #include "sampler.h"
 
@@ -28,7 +29,10 @@ enum ember_exit {
 	EMBER_EXIT_NOTFOUND = 127,    /* command not found */
 };
 
-enum output_format { FORMAT_FOLDED = 0 };
+enum output_format {
+	FORMAT_FOLDED = 0, FORMAT_SVG, FORMAT_PSTATS, FORMAT_SPEEDSCOPE, FORMAT_PPROF,
+	FORMAT_CHROME, FORMAT_EMBER, FORMAT_COUNT
+};
 
 struct output_spec {
 	const char *path;
@@ -38,15 +42,47 @@ struct output_spec {
 
 #define MAX_OUTPUTS 16
 
+/* The outputs of record/convert/diff and how they look. */
+struct output_set {
+	struct output_spec outputs[MAX_OUTPUTS];
+	int noutputs;
+	const char *format;           /* --format: applies to every -o */
+	struct ember_export_opts export;
+};
+
+/* Shared output options: -o, --format, --threads, --icicle, --title.
+ * Returns 1 when c was one of them (0 = not ours, or an exit code < 0 ... see
+ * options.c), after validating it. */
+enum { OPT_FORMAT = 300, OPT_THREADS, OPT_ICICLE, OPT_TITLE };
+#define OUTPUT_LONGOPTS \
+	{ "output", required_argument, NULL, 'o' }, \
+	{ "format", required_argument, NULL, OPT_FORMAT }, \
+	{ "threads", no_argument, NULL, OPT_THREADS }, \
+	{ "icicle", no_argument, NULL, OPT_ICICLE }, \
+	{ "title", required_argument, NULL, OPT_TITLE }
+/* Handle option c of the shared set: 1 handled, 0 not an output option,
+ * or an exit code (> 1) after printing the error. */
+int options_output(struct output_set *set, int c, const char *arg, const char *cmd);
+/* Resolve every output's format (from --format or the extension).  0 or an
+ * exit code after printing the error. */
+int options_output_finish(struct output_set *set, const char *cmd);
+/* One-line error for `ember CMD` with the usage hint; returns EMBER_EXIT_USAGE. */
+int options_bad(const char *cmd, const char *fmt, const char *arg);
+const char *format_name(enum output_format f);
+
+/* outputs.c: open every output (to fail before a long run, not after), then
+ * write the profile to each.  Both return 0 or an exit code. */
+int outputs_open(struct output_set *set);
+int outputs_write(struct output_set *set, const struct ember_profile *p, bool quiet);
+void outputs_close(struct output_set *set);
+
 /* Everything `ember record` accepts, with its defaults (options_record_defaults). */
 struct record_opts {
 	struct ember_sampler_opts sampler;
 	double duration_s;            /* 0 = until the target exits */
 	pid_t pid;                    /* attach mode when > 0 */
 	char **argv;                  /* launch mode command */
-	struct output_spec outputs[MAX_OUTPUTS];
-	int noutputs;
-	bool threads;
+	struct output_set out;
 	bool quiet;
 };
 
@@ -59,6 +95,8 @@ void options_record_usage(FILE *out);
 int options_format_from_path(const char *path);
 
 int cmd_record(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* ---- raw_stacks.c: capture-side aggregation of address stacks ---- */
 struct raw_stacks;
@@ -75,6 +113,13 @@ struct raw_stack_view {
 	const uint64_t *kernel_ips;              /* leaf first */
 	uint64_t count;
 };
+/* Samples in arrival order: (time, index of the stack in iteration order).
+ * *complete is false when the run outgrew the timeline's cap. */
+struct raw_timed {
+	uint64_t time_ns;
+	uint32_t entry;
+};
+const struct raw_timed *raw_stacks_timeline(const struct raw_stacks *rs, size_t *n, bool *complete);
 /* Iterate: returns false after the last stack. *cursor starts at 0. */
 bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_stack_view *v);
 

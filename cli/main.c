@@ -12,8 +12,10 @@ static void usage(FILE *out)
 	      "\n"
 	      "Commands:\n"
 	      "  record   sample a command or a running process and write its profile\n"
+	      "  convert  turn an .ember profile or folded stacks into other formats\n"
+	      "  report   print the top functions of an .ember profile or folded stacks\n"
 	      "\n"
-	      "Run 'ember record --help' for the options, examples and exit codes.\n", out);
+	      "Run 'ember COMMAND --help' for its options, examples and exit codes.\n", out);
 }
 
 int main(int argc, char **argv)
@@ -25,6 +27,10 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "record") == 0)
 		return cmd_record(argc - 1, argv + 1);
+	if (strcmp(cmd, "convert") == 0)
+		return cmd_convert(argc - 1, argv + 1);
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return EMBER_EXIT_OK;

@@ -25,19 +25,31 @@ void options_record_usage(FILE *out)
 	      "  -F, --freq HZ          samples per second per thread (default 99)\n"
 	      "  -d, --duration SEC     stop after SEC seconds (default: until the target exits)\n"
 	      "  -p, --pid PID          attach to a running process and its future threads\n"
-	      "  -o, --output FILE      write FILE, format from its extension; repeatable\n"
-	      "                         .folded .txt  folded stacks (flamegraph.pl, speedscope, inferno)\n"
-	      "      --format FMT       force the format of every -o: folded\n"
+	      "  -o, --output FILE      write FILE, format from its extension; repeatable:\n"
+	      "                         .svg              interactive flame graph (any browser)\n"
+	      "                         .folded .txt      folded stacks (flamegraph.pl, inferno, speedscope)\n"
+	      "                         .prof .pstats     pstats (python -m pstats, snakeviz, gprof2dot)\n"
+	      "                         .speedscope.json  speedscope\n"
+	      "                         .pb.gz .pprof     pprof (go tool pprof, pprof viewers)\n"
+	      "                         .trace.json       Chrome trace (Perfetto, chrome://tracing)\n"
+	      "                         .ember            ember's lossless profile (ember convert/report/diff)\n"
+	      "                         default: PROG-PID.svg and PROG-PID.ember\n"
+	      "      --format FMT       force the format of every -o: folded svg pstats speedscope\n"
+	      "                         pprof chrome ember\n"
 	      "      --stack-size BYTES user stack copied per sample: multiple of 8,\n"
 	      "                         64..65528 (default 32768); raise it when stacks are [truncated]\n"
 	      "      --kernel           add kernel frames (root, CAP_PERFMON or perf_event_paranoid<=1)\n"
 	      "      --threads          add a root frame per thread: 'name (tid)'\n"
+	      "      --icicle           SVG: root at the top\n"
+	      "      --title TEXT       SVG: title (default: the command)\n"
 	      "  -q, --quiet            no live status and no summary\n"
 	      "  -h, --help             this text\n"
 	      "\n"
 	      "Examples:\n"
-	      "  ember record -o app.folded -- ./app --input big.bin\n"
-	      "      profile ./app until it exits; folded stacks in app.folded\n"
+	      "  ember record -- ./app --input big.bin\n"
+	      "      profile ./app until it exits: app-PID.svg (open in a browser) and app-PID.ember\n"
+	      "  ember record -o app.svg -o app.prof -o app.folded -- ./app\n"
+	      "      a flame graph, a pstats file and folded stacks from one run\n"
 	      "  ember record -p 4242 -d 30 --threads -o server.folded\n"
 	      "      attach to pid 4242 for 30 s, one flame-graph root per thread\n"
 	      "  ember record -F 999 --stack-size 65528 -o deep.folded -- python3 train.py\n"
@@ -63,10 +75,30 @@ static const struct {
 	const char *suffix;
 	enum output_format format;
 } extensions[] = {
+	/* longest first: ".speedscope.json" before any ".json" rule */
+	{ ".speedscope.json", FORMAT_SPEEDSCOPE },
+	{ ".trace.json", FORMAT_CHROME },
+	{ ".collapsed", FORMAT_FOLDED },
 	{ ".folded", FORMAT_FOLDED },
 	{ ".txt", FORMAT_FOLDED },
-	{ ".collapsed", FORMAT_FOLDED },
+	{ ".svg", FORMAT_SVG },
+	{ ".pstats", FORMAT_PSTATS },
+	{ ".prof", FORMAT_PSTATS },
+	{ ".pb.gz", FORMAT_PPROF },
+	{ ".pprof", FORMAT_PPROF },
+	{ ".ember", FORMAT_EMBER },
 };
+
+static const char *const format_names[FORMAT_COUNT] = {
+	[FORMAT_FOLDED] = "folded", [FORMAT_SVG] = "svg", [FORMAT_PSTATS] = "pstats",
+	[FORMAT_SPEEDSCOPE] = "speedscope", [FORMAT_PPROF] = "pprof", [FORMAT_CHROME] = "chrome",
+	[FORMAT_EMBER] = "ember",
+};
+
+const char *format_name(enum output_format f)
+{
+	return f < FORMAT_COUNT ? format_names[f] : "?";
+}
 
 int options_format_from_path(const char *path)
 {
@@ -79,12 +111,66 @@ int options_format_from_path(const char *path)
 	return -1;
 }
 
-static int bad(const char *fmt, const char *arg)
+static int format_from_name(const char *name)
+{
+	for (int f = 0; f < FORMAT_COUNT; f++)
+		if (strcmp(name, format_names[f]) == 0)
+			return f;
+	return -1;
+}
+
+int options_bad(const char *cmd, const char *fmt, const char *arg)
 {
 	fputs("ember: ", stderr);
 	fprintf(stderr, fmt, arg);
-	fputs("\nTry 'ember record --help'.\n", stderr);
+	fprintf(stderr, "\nTry 'ember %s --help'.\n", cmd);
 	return EMBER_EXIT_USAGE;
+}
+
+int options_output(struct output_set *set, int c, const char *arg, const char *cmd)
+{
+	switch (c) {
+	case 'o':
+		if (set->noutputs == MAX_OUTPUTS)
+			return options_bad(cmd, "at most 16 outputs (-o %s)", arg);
+		set->outputs[set->noutputs++].path = arg;
+		return 1;
+	case OPT_FORMAT:
+		if (format_from_name(arg) < 0)
+			return options_bad(cmd, "unknown --format '%s' (known: folded svg pstats speedscope pprof "
+					   "chrome ember)", arg);
+		set->format = arg;
+		return 1;
+	case OPT_THREADS:
+		set->export.threads = true;
+		return 1;
+	case OPT_ICICLE:
+		set->export.icicle = true;
+		return 1;
+	case OPT_TITLE:
+		set->export.title = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int options_output_finish(struct output_set *set, const char *cmd)
+{
+	for (int i = 0; i < set->noutputs; i++) {
+		int f = set->format ? format_from_name(set->format) : options_format_from_path(set->outputs[i].path);
+		if (f < 0)
+			return options_bad(cmd, "cannot tell the format of '%s' from its extension (.folded .svg "
+					   ".prof .speedscope.json .pb.gz .trace.json .ember, or --format)",
+					   set->outputs[i].path);
+		set->outputs[i].format = (enum output_format)f;
+	}
+	return 0;
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+	return options_bad("record", fmt, arg);
 }
 
 static bool parse_long(const char *s, long lo, long hi, long *out)
@@ -110,7 +196,7 @@ static long max_sample_rate(void)
 	return v;
 }
 
-enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_THREADS, OPT_FORMAT };
+enum { OPT_STACK_SIZE = 256, OPT_KERNEL };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -118,23 +204,25 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
-		{ "threads", no_argument, NULL, OPT_THREADS },
+		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *format = NULL;
 	long v;
-	int c;
+	int c, handled;
 	*help_shown = false;
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, so COMMAND's own flags are its own. */
 	while ((c = getopt_long(argc, argv, "+:F:d:p:o:qh", longopts, NULL)) != -1) {
+		if ((handled = options_output(&o->out, c, optarg, "record")) != 0) {
+			if (handled != 1)
+				return handled;
+			continue;
+		}
 		switch (c) {
 		case 'F':
 			if (!parse_long(optarg, 1, max_sample_rate(), &v)) {
@@ -159,16 +247,6 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 				return bad("-p must be a process id, not '%s'", optarg);
 			o->pid = (pid_t)v;
 			break;
-		case 'o':
-			if (o->noutputs == MAX_OUTPUTS)
-				return bad("at most 16 outputs (-o %s)", optarg);
-			o->outputs[o->noutputs++].path = optarg;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "folded") != 0)
-				return bad("unknown --format '%s' (known: folded)", optarg);
-			format = optarg;
-			break;
 		case OPT_STACK_SIZE:
 			if (!parse_long(optarg, 64, 65528, &v) || v % 8)
 				return bad("--stack-size must be a multiple of 8 from 64 to 65528, not '%s'", optarg);
@@ -176,9 +254,6 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			break;
 		case OPT_KERNEL:
 			o->sampler.kernel = true;
-			break;
-		case OPT_THREADS:
-			o->threads = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -199,12 +274,5 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		return bad("give either -p PID or a command, not both (command: %s)", o->argv[0]);
 	if (!o->pid && !o->argv)
 		return bad("%s", "nothing to profile: give a command after -- or -p PID");
-	for (int i = 0; i < o->noutputs; i++) {
-		int f = format ? FORMAT_FOLDED : options_format_from_path(o->outputs[i].path);
-		if (f < 0)
-			return bad("cannot tell the format of '%s' from its extension (use .folded or --format)",
-				   o->outputs[i].path);
-		o->outputs[i].format = (enum output_format)f;
-	}
-	return 0;
+	return options_output_finish(&o->out, "record");
 }

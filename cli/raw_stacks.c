@@ -25,7 +25,14 @@ struct raw_stacks {
 	uint64_t *kips;
 	size_t nkips, kips_cap;
 	uint64_t samples;
+	/* Every sample in arrival order, for timeline views: 16 bytes each,
+	 * capped so a day-long run cannot eat the machine. */
+	struct raw_timed *timeline;
+	size_t ntimeline, timeline_cap;
+	bool timeline_full;
 };
+
+#define TIMELINE_MAX (4u << 20)
 
 /* Flags that change what the stack means; the others are per-sample noise. */
 #define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED)
@@ -76,6 +83,7 @@ void raw_stacks_free(struct raw_stacks *rs)
 	free(rs->slots);
 	free(rs->frames);
 	free(rs->kips);
+	free(rs->timeline);
 	free(rs);
 }
 
@@ -93,6 +101,24 @@ static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 	*cap = ncap;
 	return true;
 }
+
+static void add_timed(struct raw_stacks *rs, uint64_t time_ns, size_t entry)
+{
+	if (rs->ntimeline >= TIMELINE_MAX ||
+	    !reserve((void **)&rs->timeline, &rs->timeline_cap, rs->ntimeline + 1, sizeof *rs->timeline)) {
+		rs->timeline_full = true;
+		return;
+	}
+	rs->timeline[rs->ntimeline++] = (struct raw_timed){ time_ns, (uint32_t)entry };
+}
+
+const struct raw_timed *raw_stacks_timeline(const struct raw_stacks *rs, size_t *n, bool *complete)
+{
+	*n = rs->ntimeline;
+	*complete = !rs->timeline_full;
+	return rs->timeline;
+}
+
 
 static int rehash(struct raw_stacks *rs)
 {
@@ -121,6 +147,7 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s)
 		if (same(rs, e, s, h)) {
 			e->count++;
 			rs->samples++;
+			add_timed(rs, s->time_ns, rs->slots[j] - 1);
 			return 0;
 		}
 	}
@@ -139,6 +166,7 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s)
 	rs->nkips += s->nkernel;
 	rs->slots[j] = (uint32_t)++rs->nentries;
 	rs->samples++;
+	add_timed(rs, s->time_ns, rs->nentries - 1);
 	if (rs->nentries * 2 > rs->nslots)
 		return rehash(rs);
 	return 0;

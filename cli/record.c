@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "exporters.h"
 
 /* Signal handlers cannot take a context argument: these two are the only
  * process-wide state, written by the handler and read by the loop. */
@@ -42,7 +41,7 @@ struct record_run {
 	bool child_reaped;
 	struct rusage child_ru;
 	bool oom;
-	char default_output[256];
+	char default_output[2][256];
 	char command[1024];
 };
 
@@ -141,39 +140,6 @@ static void describe_command(struct record_run *run)
 	snprintf(run->command, sizeof run->command, "pid %d: %s", run->opts.pid, buf);
 }
 
-static int open_outputs(struct record_run *run)
-{
-	for (int i = 0; i < run->opts.noutputs; i++) {
-		struct output_spec *o = &run->opts.outputs[i];
-		o->file = fopen(o->path, "we");
-		if (!o->file) {
-			fprintf(stderr, "ember: cannot write '%s': %s\n", o->path, strerror(errno));
-			return EMBER_EXIT_CANTCREAT;
-		}
-	}
-	return 0;
-}
-
-static int write_outputs(struct record_run *run)
-{
-	struct ember_export_opts eo = { .threads = run->opts.threads };
-	int rc = 0;
-	for (int i = 0; i < run->opts.noutputs; i++) {
-		struct output_spec *o = &run->opts.outputs[i];
-		int w = ember_write_folded(o->file, &run->profile, &eo);
-		if (fclose(o->file) != 0)
-			w = -1;
-		o->file = NULL;
-		if (w != 0) {
-			fprintf(stderr, "ember: writing '%s' failed: %s\n", o->path, strerror(errno));
-			rc = EMBER_EXIT_CANTCREAT;
-		} else if (!run->opts.quiet) {
-			fprintf(stderr, "ember: wrote %s\n", o->path);
-		}
-	}
-	return rc;
-}
-
 static void capture(struct record_run *run, struct run_summary *sum, double t0)
 {
 	bool tty = !run->opts.quiet && isatty(STDERR_FILENO);
@@ -224,7 +190,7 @@ int cmd_record(int argc, char **argv)
 	int rc = options_parse_record(argc, argv, &run.opts, &help);
 	if (rc != 0 || help)
 		return rc;
-	if ((rc = open_outputs(&run)) != 0)
+	if ((rc = outputs_open(&run.opts.out)) != 0)
 		goto out;
 
 	struct sigaction sa = { .sa_sigaction = on_stop_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
@@ -274,17 +240,21 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ember: kernel.perf_event_paranoid forbids kernel sampling for this user: "
 			"user space only, kernel frames and time in system calls are excluded "
 			"(run as root or with CAP_PERFMON to include them)\n");
-	if (!run.opts.noutputs) {
+	if (!run.opts.out.noutputs) {
+		/* By default: a flame graph to look at, and everything else kept
+		 * losslessly for `ember convert` / `report` / `diff`. */
 		const char *prog = run.opts.argv ? run.opts.argv[0] : "pid";
 		const char *base = strrchr(prog, '/');
-		snprintf(run.default_output, sizeof run.default_output, "%s-%d.folded", base ? base + 1 : prog,
-			 run.opts.pid ? run.opts.pid : run.child);
-		run.opts.outputs[0].path = run.default_output;
-		run.opts.noutputs = 1;
-		if ((rc = open_outputs(&run)) != 0) {
-			run.opts.noutputs = 0;
-			goto out;
+		static const char *const ext[2] = { "svg", "ember" };
+		for (int i = 0; i < 2; i++) {
+			snprintf(run.default_output[i], sizeof run.default_output[i], "%s-%d.%s",
+				 base ? base + 1 : prog, run.opts.pid ? run.opts.pid : run.child, ext[i]);
+			run.opts.out.outputs[i].path = run.default_output[i];
+			run.opts.out.outputs[i].format = i ? FORMAT_EMBER : FORMAT_SVG;
 		}
+		run.opts.out.noutputs = 2;
+		if ((rc = outputs_open(&run.opts.out)) != 0)
+			goto out;
 	}
 
 	struct run_summary sum = { .max_rss_kib = -1, .vol_ctx = -1, .invol_ctx = -1 };
@@ -307,11 +277,12 @@ int cmd_record(int argc, char **argv)
 	m->truncated = sum.stats.truncated;
 	m->unwind_errors = sum.stats.unwind_errors;
 	m->kernel_frames = run.opts.sampler.kernel && !sum.stats.kernel_excluded;
+	m->source = ember_profile_cstr(&run.profile, "ember record");
 	if (run.oom || build_profile(run.raw, run.sampler, &run.profile, &sum.symbolize_s) != 0) {
 		fprintf(stderr, "ember: out of memory while building the profile\n");
 		rc = EMBER_EXIT_INTERNAL;
 	}
-	int wrc = write_outputs(&run);
+	int wrc = outputs_write(&run.opts.out, &run.profile, run.opts.quiet);
 	if (rc == 0)
 		rc = wrc;
 
@@ -338,9 +309,7 @@ int cmd_record(int argc, char **argv)
 	if (!run.opts.quiet)
 		summary_print(stderr, &sum, &run.profile);
 out:
-	for (int i = 0; i < run.opts.noutputs; i++)
-		if (run.opts.outputs[i].file)
-			fclose(run.opts.outputs[i].file);
+	outputs_close(&run.opts.out);
 	if (run.profile_ready)
 		ember_profile_free(&run.profile);
 	raw_stacks_free(run.raw);

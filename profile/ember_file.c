@@ -359,8 +359,9 @@ static int parse(struct ember_profile *p, struct rbuf *r, const char *path, char
 		uint8_t tag = r->data[r->pos++];
 		uint64_t slen = get_u(r);
 		if (r->bad || slen > r->len - r->pos) {
-			what = "section length";
-			goto corrupt;
+			snprintf(err, errlen, "%s: truncated .ember file: it ends inside a section (%zu bytes of "
+				 "content)", path, r->len);
+			goto out;
 		}
 		struct rbuf s = { r->data + r->pos, slen, 0, r->base + r->pos, false };
 		r->pos += slen;

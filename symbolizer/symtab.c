@@ -41,7 +41,7 @@ static size_t leading_underscores(const char *s)
 }
 
 /* Sort by address; at one address put the alias we want to show first: a
- * sized one, unversioned ("memcpy" over "memcpy@@GLIBC_2.14"), global before
+ * sized one, not a compatibility version ("memcpy" over "memcpy@GLIBC_2.2.5"), global before
  * weak before local, fewer leading underscores ("malloc" over
  * "__libc_malloc"), then by name so the choice is stable. */
 static int cand_cmp(const void *pa, const void *pb)
@@ -51,7 +51,11 @@ static int cand_cmp(const void *pa, const void *pb)
 		return a->addr < b->addr ? -1 : 1;
 	if ((a->size == 0) != (b->size == 0))
 		return a->size == 0 ? 1 : -1;
-	bool va = strchr(a->name, '@') != NULL, vb = strchr(b->name, '@') != NULL;
+	/* Only a non-default version ("memcpy@GLIBC_2.2.5", a compatibility
+	 * symbol) is a worse name; a default one ("__libc_start_main@@GLIBC_2.34")
+	 * is the public name and prints without its version. */
+	const char *ata = strchr(a->name, '@'), *atb = strchr(b->name, '@');
+	bool va = ata && ata[1] != '@', vb = atb && atb[1] != '@';
 	if (va != vb)
 		return va ? 1 : -1;
 	if (a->rank != b->rank)

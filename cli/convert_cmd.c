@@ -1,0 +1,203 @@
+/* `ember convert IN -o OUT...` and `ember report IN`: the cold path on its
+ * own, for .ember files and for folded stacks from any tool. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Load IN, saying on stderr what tolerant reading had to accept. */
+static int load_input(const char *path, int column, struct ember_profile *p, bool quiet)
+{
+	char err[1024];
+	struct ember_load_warnings w;
+	memset(&w, 0, sizeof w);
+	int rc = ember_profile_load(p, path, column, &w, err, sizeof err);
+	if (rc == EMBER_LOAD_NOINPUT) {
+		fprintf(stderr, "ember: %s\n", err);
+		return EMBER_EXIT_NOINPUT;
+	}
+	if (rc != EMBER_LOAD_OK) {
+		fprintf(stderr, "ember: %s\n", err);
+		return EMBER_EXIT_DATAERR;
+	}
+	if (quiet)
+		return 0;
+	if (w.skipped)
+		fprintf(stderr, "ember: %s:%llu: skipped %llu line(s) without a sample count\n", path,
+			(unsigned long long)w.first_skipped_line, (unsigned long long)w.skipped);
+	if (w.crlf)
+		fprintf(stderr, "ember: %s: %llu line(s) ended in CR LF; read as LF\n", path,
+			(unsigned long long)w.crlf);
+	if (w.fractional)
+		fprintf(stderr, "ember: %s: %llu fractional count(s) rounded to whole samples\n", path,
+			(unsigned long long)w.fractional);
+	if (w.two_column)
+		fprintf(stderr, "ember: %s: %llu differential line(s) \"stack BASE NEW\": used the %s column\n", path,
+			(unsigned long long)w.two_column, column ? "NEW (last)" : "BASE (first)");
+	if (w.invalid_utf8)
+		fprintf(stderr, "ember: %s: %llu line(s) with invalid UTF-8; shown with U+FFFD\n", path,
+			(unsigned long long)w.invalid_utf8);
+	return 0;
+}
+
+static void convert_usage(FILE *out)
+{
+	fputs("usage: ember convert IN -o OUT [-o OUT...] [options]\n"
+	      "\n"
+	      "Turn an .ember profile, or folded stacks from any tool (ember, perf +\n"
+	      "stackcollapse-perf.pl, py-spy --format raw, FlameGraph scripts), into other formats.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output FILE   output, format from the extension (.svg .folded .prof\n"
+	      "                      .speedscope.json .pb.gz .trace.json .ember); repeatable\n"
+	      "      --format FMT    force the format of every -o\n"
+	      "      --threads       a root frame per thread (when the input knows threads)\n"
+	      "      --icicle        SVG: root at the top\n"
+	      "      --title TEXT    SVG: title\n"
+	      "      --column base|new  which count of two-column (differential) folded lines\n"
+	      "                      to read (default new)\n"
+	      "  -q, --quiet         no messages\n"
+	      "\n"
+	      "Examples:\n"
+	      "  ember convert app.ember -o app.prof -o app.speedscope.json\n"
+	      "  perf script | stackcollapse-perf.pl > out.folded && ember convert out.folded -o out.svg\n"
+	      "\n"
+	      "Exit status: 0 written; 64 usage; 65 IN is malformed, truncated or empty;\n"
+	      "66 IN cannot be read; 73 an output cannot be written.\n", out);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		OUTPUT_LONGOPTS,
+		{ "column", required_argument, NULL, 'c' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct output_set out = { 0 };
+	bool quiet = false;
+	int column = 1, c, handled;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+		if ((handled = options_output(&out, c, optarg, "convert")) != 0) {
+			if (handled != 1)
+				return handled;
+			continue;
+		}
+		switch (c) {
+		case 'c':
+			if (strcmp(optarg, "base") && strcmp(optarg, "new"))
+				return options_bad("convert", "--column must be base or new, not '%s'", optarg);
+			column = strcmp(optarg, "new") == 0;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			convert_usage(stdout);
+			return 0;
+		case ':':
+			return options_bad("convert", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return options_bad("convert", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return options_bad("convert", "%s", optind >= argc ? "give one input file" : "give exactly one input file");
+	if (!out.noutputs)
+		return options_bad("convert", "%s", "nothing to write: give -o OUT");
+	int rc = options_output_finish(&out, "convert");
+	if (rc)
+		return rc;
+	struct ember_profile p;
+	if (ember_profile_init(&p) != 0)
+		return EMBER_EXIT_INTERNAL;
+	if ((rc = load_input(argv[optind], column, &p, quiet)) == 0 && (rc = outputs_open(&out)) == 0)
+		rc = outputs_write(&out, &p, quiet);
+	outputs_close(&out);
+	ember_profile_free(&p);
+	return rc;
+}
+
+static void report_usage(FILE *out)
+{
+	fputs("usage: ember report IN [--top N] [--by function|line|module]\n"
+	      "\n"
+	      "Print the top functions of an .ember profile or folded stacks, by self and\n"
+	      "by total samples: the table `ember record` prints at the end of a run.\n"
+	      "\n"
+	      "  --top N      rows per table (default 20; 0 = all)\n"
+	      "  --by KEY     function (default), line (function and source line), or\n"
+	      "               module (shared library, or Python file)\n"
+	      "\n"
+	      "Example:\n"
+	      "  ember report app.ember --by module --top 5\n"
+	      "\n"
+	      "Exit status: 0; 64 usage; 65 IN is malformed or empty; 66 IN cannot be read.\n", out);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", required_argument, NULL, 't' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	long top = 20;
+	enum ember_report_key key = EMBER_REPORT_BY_FUNCTION;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 't':
+			top = strtol(optarg, &end, 10);
+			if (end == optarg || *end || top < 0 || top > 1000000)
+				return options_bad("report", "--top must be a whole number >= 0, not '%s'", optarg);
+			break;
+		case 'b':
+			if (!strcmp(optarg, "function"))
+				key = EMBER_REPORT_BY_FUNCTION;
+			else if (!strcmp(optarg, "line"))
+				key = EMBER_REPORT_BY_LINE;
+			else if (!strcmp(optarg, "module"))
+				key = EMBER_REPORT_BY_MODULE;
+			else
+				return options_bad("report", "--by must be function, line or module, not '%s'", optarg);
+			break;
+		case 'h':
+			report_usage(stdout);
+			return 0;
+		case ':':
+			return options_bad("report", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return options_bad("report", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return options_bad("report", "%s", "give exactly one input file");
+	struct ember_profile p;
+	if (ember_profile_init(&p) != 0)
+		return EMBER_EXIT_INTERNAL;
+	int rc = load_input(argv[optind], 1, &p, false);
+	if (rc == 0) {
+		const struct ember_run_meta *m = &p.meta;
+		if (m->command && m->command[0])
+			printf("command: %s\n", m->command);
+		printf("samples: %llu", (unsigned long long)ember_profile_total(&p));
+		if (m->freq_hz)
+			printf(" at %u Hz", m->freq_hz);
+		if (m->lost || m->truncated || m->mismatched)
+			printf("; %llu lost, %llu truncated, %llu mismatched", (unsigned long long)m->lost,
+			       (unsigned long long)m->truncated, (unsigned long long)m->mismatched);
+		printf("\n");
+		ember_report_print(stdout, &p, key, (size_t)top);
+	}
+	ember_profile_free(&p);
+	return rc;
+}

@@ -1,0 +1,684 @@
+/* Interactive SVG flame graphs: one standalone file (no network), the layout
+ * of flamegraph.pl (docs/formats.md §2.3), colours by frame kind, and our own
+ * script (svg_script.h) for zoom, search and tooltips.
+ *
+ * Three stages, so that a differential graph can reuse the last two:
+ *   1. labels: every distinct frame text (as folded output prints it), in
+ *      bytewise order, with its escaped XML and colour;
+ *   2. the visible tree (flame_tree.c), from entries with value vectors;
+ *   3. rendering, with the fill colour and the tooltip numbers of a node
+ *      supplied by a style (callbacks), the only mode-specific part.
+ *
+ * Every frame is written as
+ *   <g class="kK" s="START" n="WIDTH"><title>NAME (N samples, P%)</title>
+ *   <rect .../><text ...>LABEL</text></g>
+ * under <g id="frames">, root first, in pre-order; s and n are exact sample
+ * positions (the script zooms and measures search matches with them). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exporters.h"
+#include "flame_tree.h"
+#include "profile_internal.h"
+#include "svg_script.h"
+
+#define FONT_SIZE 12
+#define CHAR_W (FONT_SIZE * 0.59)   /* average glyph width, as flamegraph.pl */
+#define FRAME_H 16
+#define FRAME_PAD 1
+#define XPAD 10
+#define YPAD_TOP (FONT_SIZE * 7)     /* title, subtitle, legend rows */
+#define YPAD_BOTTOM (FONT_SIZE * 2 + 10)
+#define TITLE_SIZE 17
+#define SEARCH_COLOUR "rgb(230,0,230)"
+
+/* ---- buffered output ---- */
+
+struct w {
+	FILE *f;
+	size_t n;
+	size_t written;        /* bytes put so far */
+	bool err;
+	char buf[1 << 16];
+};
+
+static void w_flush(struct w *w)
+{
+	if (w->n && fwrite_unlocked(w->buf, 1, w->n, w->f) != w->n)
+		w->err = true;
+	w->n = 0;
+}
+
+static void w_put(struct w *w, const void *s, size_t n)
+{
+	w->written += n;
+	if (n > sizeof(w->buf) - w->n) {
+		w_flush(w);
+		if (n > sizeof(w->buf)) {
+			if (fwrite_unlocked(s, 1, n, w->f) != n)
+				w->err = true;
+			return;
+		}
+	}
+	memcpy(w->buf + w->n, s, n);
+	w->n += n;
+}
+
+#define w_puts(w, s) w_put((w), (s), strlen(s))
+#define W_LIT(w, lit) w_put((w), lit, sizeof(lit) - 1)
+
+static void w_u64(struct w *w, uint64_t v)
+{
+	char t[24];
+	int i = sizeof(t);
+
+	do
+		t[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	w_put(w, t + i, sizeof(t) - (size_t)i);
+}
+
+/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts) */
+static void w_commas(struct w *w, uint64_t v)
+{
+	char t[32];
+	int i = sizeof(t), digits = 0;
+
+	do {
+		if (digits && digits % 3 == 0)
+			t[--i] = ',';
+		t[--i] = (char)('0' + v % 10);
+		digits++;
+	} while (v /= 10);
+	w_put(w, t + i, sizeof(t) - (size_t)i);
+}
+
+/* v >= 0 with 1 or 2 decimals */
+static void w_fixed(struct w *w, double v, unsigned decimals)
+{
+	uint64_t scale = decimals == 2 ? 100 : 10;
+	uint64_t x = (uint64_t)((v > 0 ? v : 0) * (double)scale + 0.5);
+	char frac[3] = { '.', (char)('0' + x % scale / (scale / 10)), (char)('0' + x % 10) };
+
+	w_u64(w, x / scale);
+	w_put(w, frac, decimals + 1);
+}
+
+/* Display width of a character, in average glyphs: CJK and emoji are wide. */
+static inline unsigned cp_units(uint32_t cp)
+{
+	return cp >= 0x2e80 ? 2 : 1;
+}
+
+/* s[0..n) as XML character data: markup characters escaped, invalid UTF-8
+ * and U+FFFE/U+FFFF as U+FFFD, controls (which XML 1.0 forbids or which
+ * break lines) as spaces.  Writes whole characters while their display width
+ * stays within max_units; returns the width written. */
+static size_t w_xml(struct w *w, const char *s, size_t n, size_t max_units)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, units = 0;
+
+	while (i < n) {
+		uint32_t cp;
+		size_t len = ember_utf8_next(u + i, n - i, &cp);
+		if (units + cp_units(cp) > max_units)
+			break;
+		units += cp_units(cp);
+		switch (cp) {
+		case '&': W_LIT(w, "&amp;"); break;
+		case '<': W_LIT(w, "&lt;"); break;
+		case '>': W_LIT(w, "&gt;"); break;
+		case '"': W_LIT(w, "&quot;"); break;
+		case '\'': W_LIT(w, "&#39;"); break;
+		case 0xfffd: case 0xfffe: case 0xffff: W_LIT(w, "\xef\xbf\xbd"); break;
+		default:
+			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029)
+				W_LIT(w, " ");
+			else
+				w_put(w, u + i, len);
+		}
+		i += len;
+	}
+	return units;
+}
+
+static size_t text_units(const char *s, size_t n)
+{
+	size_t i = 0, units = 0;
+
+	while (i < n) {
+		uint32_t cp;
+		i += ember_utf8_next((const unsigned char *)s + i, n - i, &cp);
+		units += cp_units(cp);
+	}
+	return units;
+}
+
+/* ---- labels ---- */
+
+struct svg_label {
+	const char *text;      /* frame text as folded prints it (interned) */
+	uint32_t len, units;
+	size_t esc_off;        /* escaped text in svg_labels.esc */
+	uint32_t esc_len;
+	enum ember_frame_kind kind;
+	char colour[8];        /* "#rrggbb" */
+};
+
+struct svg_labels {
+	struct svg_label *l;
+	uint32_t n;
+	char *esc;
+	uint32_t *map;         /* frame id -> label; [nframes]: the [unknown] label */
+	uint32_t *thread;      /* thread index -> root label (threads only) */
+	struct ember_strtab *strings;
+};
+
+struct label_src {
+	const char *text;
+	uint32_t len, src;
+	enum ember_frame_kind kind;
+};
+
+static int cmp_label_src(const void *x, const void *y)
+{
+	const struct label_src *a = x, *b = y;
+
+	if (a->text != b->text) {
+		int c = memcmp(a->text, b->text, a->len < b->len ? a->len : b->len);
+		if (c || a->len != b->len)
+			return c ? c : a->len < b->len ? -1 : 1;
+	}
+	return a->src < b->src ? -1 : a->src > b->src;
+}
+
+/* The folded text of f, interned; buf grows for long (C++) names. */
+static const char *frame_text(struct ember_strtab *st, const struct ember_frame *f, char **buf,
+			      size_t *cap, uint32_t *len)
+{
+	size_t n;
+
+	for (;;) {
+		n = ember_folded_frame_text(f, *buf, *cap);
+		if (n + 1 < *cap || *cap >= (1u << 20))
+			break;
+		char *bigger = realloc(*buf, *cap * 4);
+		if (!bigger)
+			return NULL;
+		*buf = bigger;
+		*cap *= 4;
+	}
+	*len = (uint32_t)n;
+	return ember_strtab_intern(st, *buf, n);
+}
+
+/* Colours by kind; v1..v3 in [0,1) vary the shade per name, stably. */
+static void kind_colour(enum ember_frame_kind kind, double v1, double v2, double v3, char out[8])
+{
+	int r, g, b;
+
+	switch (kind) {
+	case EMBER_FRAME_PYTHON: r = 70 + 70 * v1, g = 180 + 60 * v2, b = 70 + 50 * v3; break;
+	case EMBER_FRAME_KERNEL: r = 70 + 60 * v1, g = 140 + 60 * v1, b = 210 + 45 * v2; break;
+	case EMBER_FRAME_INTERP: r = 190 + 50 * v1, g = 180 + 45 * v1, b = 70 + 40 * v2; break;
+	case EMBER_FRAME_SPECIAL: r = g = 180 + 40 * v1, b = 190 + 40 * v1; break;
+	default: r = 205 + 50 * v3, g = 70 + 90 * v1, b = 30 + 40 * v2; break;
+	}
+	snprintf(out, 8, "#%02x%02x%02x", r & 0xff, g & 0xff, b & 0xff);
+}
+
+static void label_colour(struct svg_label *l)
+{
+	uint64_t h = ember_hash_bytes(l->text, l->len, 0x5eed);
+
+	kind_colour(l->kind, (h & 0xff) / 256.0, (h >> 8 & 0xff) / 256.0, (h >> 16 & 0xff) / 256.0, l->colour);
+}
+
+/* Escaped text of every label, one buffer. */
+static int escape_labels(struct svg_labels *L)
+{
+	size_t size = 0;
+	FILE *mem = open_memstream(&L->esc, &size);
+	struct w *w = malloc(sizeof(*w));
+	bool err = !mem || !w;
+
+	if (!err) {
+		*w = (struct w){ .f = mem };
+		for (uint32_t i = 0; i < L->n; i++) {
+			struct svg_label *l = &L->l[i];
+			l->esc_off = w->written;
+			w_xml(w, l->text, l->len, SIZE_MAX);
+			l->esc_len = (uint32_t)(w->written - l->esc_off);
+		}
+		w_flush(w);
+		err = w->err;
+	}
+	free(w);
+	if (mem && fclose(mem) != 0)
+		err = true;
+	return err ? -1 : 0;
+}
+
+static void labels_free(struct svg_labels *L)
+{
+	free(L->l);
+	free(L->esc);
+	free(L->map);
+	free(L->thread);
+	ember_strtab_free(L->strings);
+	memset(L, 0, sizeof(*L));
+}
+
+/* Labels for every frame of p, [unknown] (empty stacks) and, with threads,
+ * one "name (tid)" root per thread. */
+static int labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads)
+{
+	uint32_t nf = p->nframes, nt = threads ? p->nthreads : 0;
+	size_t nsrc = (size_t)nf + 1 + nt, cap = 4096;
+	struct label_src *src = malloc(nsrc * sizeof(*src));
+	char *buf = malloc(cap);
+	int ret = -1;
+
+	memset(L, 0, sizeof(*L));
+	L->strings = ember_strtab_new();
+	L->map = malloc(((size_t)nf + 1) * sizeof(*L->map));
+	L->thread = malloc(((size_t)nt + 1) * sizeof(*L->thread));
+	L->l = malloc(nsrc * sizeof(*L->l));
+	if (!src || !buf || !L->strings || !L->map || !L->thread || !L->l)
+		goto out;
+	for (uint32_t i = 0; i < nf; i++) {
+		src[i] = (struct label_src){ .src = i, .kind = p->frames[i].kind };
+		if (!(src[i].text = frame_text(L->strings, &p->frames[i], &buf, &cap, &src[i].len)))
+			goto out;
+	}
+	src[nf] = (struct label_src){ .text = ember_strtab_intern(L->strings, "[unknown]", 9), .len = 9,
+				      .src = nf, .kind = EMBER_FRAME_SPECIAL };
+	for (uint32_t t = 0; t < nt; t++) {
+		const struct ember_thread *th = &p->threads[t];
+		const char *name = th->name && *th->name ? th->name : "thread";
+		char *raw = NULL;
+		struct ember_frame f = { .kind = EMBER_FRAME_SPECIAL, .file = "", .module = "" };
+		if (asprintf(&raw, "%s (%" PRIu32 ")", name, th->tid) < 0)
+			goto out;
+		f.name = raw;
+		src[nf + 1 + t] = (struct label_src){ .src = nf + 1 + t, .kind = EMBER_FRAME_SPECIAL };
+		src[nf + 1 + t].text = frame_text(L->strings, &f, &buf, &cap, &src[nf + 1 + t].len);
+		free(raw);
+		if (!src[nf + 1 + t].text)
+			goto out;
+	}
+	if (!src[nf].text)
+		goto out;
+	qsort(src, nsrc, sizeof(*src), cmp_label_src);
+	for (size_t i = 0; i < nsrc; i++) {
+		if (!i || src[i].text != src[i - 1].text) {
+			struct svg_label *l = &L->l[L->n++];
+			*l = (struct svg_label){ .text = src[i].text, .len = src[i].len, .kind = src[i].kind };
+			l->units = (uint32_t)text_units(l->text, l->len);
+			label_colour(l);
+		}
+		if (src[i].src <= nf)
+			L->map[src[i].src] = L->n - 1;
+		else
+			L->thread[src[i].src - nf - 1] = L->n - 1;
+	}
+	ret = escape_labels(L);
+out:
+	free(src);
+	free(buf);
+	if (ret < 0)
+		labels_free(L);
+	return ret;
+}
+
+/* ---- rendering ---- */
+
+struct svg_graph;
+
+/* What differs between graph kinds: the fill of a node and the numbers of
+ * its tooltip.  A differential graph supplies its own. */
+struct svg_style {
+	void (*colour)(const struct svg_graph *g, size_t node, char out[8]);
+	void (*tooltip)(const struct svg_graph *g, size_t node, struct w *w);
+	void *ctx;
+};
+
+struct svg_graph {
+	const struct svg_labels *labels;
+	const struct fg_tree *tree;
+	const struct svg_style *style;
+	const char *title, *subtitle;  /* raw text, escaped on output */
+	const char *unit;              /* "samples" */
+	unsigned width;
+	bool icicle;
+};
+
+static void plain_colour(const struct svg_graph *g, size_t node, char out[8])
+{
+	uint32_t label = g->tree->nodes[node].label;
+
+	if (label == FG_NONE)
+		memcpy(out, "#c8c8d2", 8);
+	else
+		memcpy(out, g->labels->l[label].colour, 8);
+}
+
+/* " (1,234 samples, 12.34%)" */
+static void plain_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+{
+	uint64_t n = g->tree->nodes[node].width, total = g->tree->total;
+
+	W_LIT(w, " (");
+	w_commas(w, n);
+	W_LIT(w, " ");
+	w_puts(w, g->unit);
+	W_LIT(w, ", ");
+	w_fixed(w, total ? 100.0 * (double)n / (double)total : 0, 2);
+	W_LIT(w, "%)");
+}
+
+static const char *const kind_names[EMBER_FRAME_KIND_COUNT] = {
+	[EMBER_FRAME_NATIVE] = "native", [EMBER_FRAME_PYTHON] = "Python", [EMBER_FRAME_KERNEL] = "kernel",
+	[EMBER_FRAME_INTERP] = "interpreter", [EMBER_FRAME_SPECIAL] = "special",
+};
+
+static void w_attr_num(struct w *w, const char *name, double v)
+{
+	w_puts(w, name);
+	w_fixed(w, v, 1);
+	W_LIT(w, "\"");
+}
+
+static void write_frame(struct w *w, const struct svg_graph *g, size_t i, double scale, unsigned height)
+{
+	const struct fg_node *nd = &g->tree->nodes[i];
+	const struct svg_label *l = nd->label == FG_NONE ? NULL : &g->labels->l[nd->label];
+	double x = XPAD + (double)nd->start * scale, wd = (double)nd->width * scale;
+	double y = g->icicle ? YPAD_TOP + nd->depth * FRAME_H
+			     : height - YPAD_BOTTOM - (nd->depth + 1.0) * FRAME_H + FRAME_PAD;
+	char fill[8];
+	const char *name = l ? g->labels->esc + l->esc_off : "all";
+	size_t name_len = l ? l->esc_len : 3, units = l ? l->units : 3;
+
+	W_LIT(w, "<g class=\"k");
+	w_u64(w, l ? (uint64_t)l->kind : EMBER_FRAME_SPECIAL);
+	W_LIT(w, "\" s=\"");
+	w_u64(w, nd->start);
+	W_LIT(w, "\" n=\"");
+	w_u64(w, nd->width);
+	W_LIT(w, "\"><title>");
+	w_put(w, name, name_len);
+	g->style->tooltip(g, i, w);
+	W_LIT(w, "</title><rect");
+	w_attr_num(w, " x=\"", x);
+	w_attr_num(w, " y=\"", y);
+	w_attr_num(w, " width=\"", wd);
+	g->style->colour(g, i, fill);
+	W_LIT(w, " height=\"15\" fill=\"");
+	w_put(w, fill, 7);
+	W_LIT(w, "\" rx=\"2\"/>");
+
+	/* flamegraph.pl's label fit: whole glyphs of an average width, and
+	 * ".." when cut; nothing under 3 glyphs. */
+	size_t fit = (size_t)(wd / CHAR_W);
+	if (fit < 3) {
+		W_LIT(w, "<text/></g>\n");
+		return;
+	}
+	w_attr_num(w, "<text x=\"", x + 3);
+	w_attr_num(w, " y=\"", y + 10.5);
+	W_LIT(w, ">");
+	if (units <= fit) {
+		w_put(w, name, name_len);
+	} else {
+		w_xml(w, l->text, l->len, fit - 2);
+		W_LIT(w, "..");
+	}
+	W_LIT(w, "</text></g>\n");
+}
+
+static void write_legend(struct w *w)
+{
+	static const enum ember_frame_kind order[] = { EMBER_FRAME_PYTHON, EMBER_FRAME_NATIVE, EMBER_FRAME_INTERP,
+						       EMBER_FRAME_KERNEL, EMBER_FRAME_SPECIAL };
+	double x = XPAD;
+
+	W_LIT(w, "<g id=\"legend\">");
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		char fill[8];
+		kind_colour(order[i], 0.5, 0.5, 0.5, fill);
+		W_LIT(w, "<g class=\"legend btn\" k=\"");
+		w_u64(w, order[i]);
+		W_LIT(w, "\"><title>Highlight ");
+		w_puts(w, kind_names[order[i]]);
+		W_LIT(w, " frames</title><rect");
+		w_attr_num(w, " x=\"", x);
+		w_attr_num(w, " y=\"", FONT_SIZE * 6 - 10);
+		W_LIT(w, " width=\"10\" height=\"10\" rx=\"2\" fill=\"");
+		w_put(w, fill, 7);
+		W_LIT(w, "\"/>");
+		w_attr_num(w, "<text x=\"", x + 14);
+		w_attr_num(w, " y=\"", FONT_SIZE * 6);
+		W_LIT(w, ">");
+		w_puts(w, kind_names[order[i]]);
+		W_LIT(w, "</text></g>");
+		x += 14 + strlen(kind_names[order[i]]) * CHAR_W + 18;
+	}
+	W_LIT(w, "</g>\n");
+}
+
+static void write_text(struct w *w, const char *id, const char *cls, double x, double y, const char *s)
+{
+	W_LIT(w, "<text id=\"");
+	w_puts(w, id);
+	if (cls) {
+		W_LIT(w, "\" class=\"");
+		w_puts(w, cls);
+	}
+	w_attr_num(w, "\" x=\"", x);
+	w_attr_num(w, " y=\"", y);
+	W_LIT(w, ">");
+	w_xml(w, s, strlen(s), SIZE_MAX);
+	W_LIT(w, "</text>\n");
+}
+
+static void render(struct w *w, const struct svg_graph *g)
+{
+	const struct fg_tree *t = g->tree;
+	unsigned width = g->width;
+	unsigned height = (t->max_depth + 1) * FRAME_H + YPAD_TOP + YPAD_BOTTOM;
+	double scale = t->total ? (width - 2.0 * XPAD) / (double)t->total : 0;
+	char num[160];
+
+	W_LIT(w, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
+	snprintf(num, sizeof(num), "<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" ",
+		 width, height, width, height);
+	w_puts(w, num);
+	W_LIT(w, "xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
+		 "<!-- Flame graph written by ember. Click a frame to zoom, Ctrl-F to search. -->\n"
+		 "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		 "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
+		 "</linearGradient></defs>\n<style type=\"text/css\"><![CDATA[");
+	w_puts(w, svg_css);
+	W_LIT(w, "]]></style>\n");
+	snprintf(num, sizeof(num), "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"url(#background)\"/>\n",
+		 width, height);
+	w_puts(w, num);
+
+	/* the title, cut to fit between the buttons; whole in its tooltip */
+	size_t title_units = (size_t)((width - 2.0 * (XPAD + 90)) / (TITLE_SIZE * 0.59));
+	W_LIT(w, "<text id=\"title\"");
+	w_attr_num(w, " x=\"", width / 2.0);
+	w_attr_num(w, " y=\"", FONT_SIZE * 2);
+	W_LIT(w, "><title>");
+	w_xml(w, g->title, strlen(g->title), SIZE_MAX);
+	W_LIT(w, "</title>");
+	if (text_units(g->title, strlen(g->title)) > title_units && title_units > 2) {
+		w_xml(w, g->title, strlen(g->title), title_units - 2);
+		W_LIT(w, "..");
+	} else {
+		w_xml(w, g->title, strlen(g->title), SIZE_MAX);
+	}
+	W_LIT(w, "</text>\n");
+	write_text(w, "subtitle", NULL, width / 2.0, FONT_SIZE * 4, g->subtitle);
+	write_legend(w);
+	write_text(w, "unzoom", "btn hide", XPAD, FONT_SIZE * 2, "Reset Zoom");
+	write_text(w, "search", "btn", width - XPAD, FONT_SIZE * 2, "Search");
+	write_text(w, "details", NULL, XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
+	write_text(w, "matched", NULL, width - XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
+	if (!t->total)
+		write_text(w, "nosamples", NULL, width / 2.0, YPAD_TOP + FRAME_H - 4, "No samples");
+
+	W_LIT(w, "<g id=\"frames\">\n");
+	for (size_t i = 0; t->total && i < t->nnodes; i++)
+		write_frame(w, g, i, scale, height);
+	W_LIT(w, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\nvar EMBER_CONFIG = {width: ");
+	snprintf(num, sizeof(num), "%u, xpad: %d, charW: %.2f, frameH: %d, total: %" PRIu64
+		 ", inverted: %s, searchColour: \"%s\", kinds: [",
+		 width, XPAD, CHAR_W, FRAME_H, t->total, g->icicle ? "true" : "false", SEARCH_COLOUR);
+	w_puts(w, num);
+	for (int k = 0; k < EMBER_FRAME_KIND_COUNT; k++) {
+		w_puts(w, k ? ", \"" : "\"");
+		w_puts(w, kind_names[k]);
+		W_LIT(w, "\"");
+	}
+	W_LIT(w, "]};\n");
+	w_puts(w, svg_js);
+	W_LIT(w, "]]></script>\n</svg>\n");
+}
+
+/* ---- the profile's graph ---- */
+
+static char *subtitle_text(const struct ember_profile *p, uint64_t total)
+{
+	const struct ember_run_meta *m = &p->meta;
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	const char *sep = "";
+
+	if (!f)
+		return NULL;
+	if (m->start_unix_ns) {
+		time_t t = (time_t)(m->start_unix_ns / 1000000000u);
+		struct tm tm;
+		char date[64];
+		if (gmtime_r(&t, &tm) && strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm))
+			fprintf(f, "%s", date), sep = " \xc2\xb7 ";
+	}
+	if (m->freq_hz)
+		fprintf(f, "%s%" PRIu32 " Hz", sep, m->freq_hz), sep = " \xc2\xb7 ";
+	else if (m->interval_ns)
+		fprintf(f, "%sone sample per %.3g ms", sep, (double)m->interval_ns / 1e6), sep = " \xc2\xb7 ";
+	char num[32];
+	int i = sizeof(num) - 1, digits = 0;
+	num[i] = '\0';
+	do {
+		if (digits && digits % 3 == 0)
+			num[--i] = ',';
+		num[--i] = (char)('0' + total % 10);
+		digits++;
+	} while (total /= 10);
+	fprintf(f, "%s%s samples", sep, num + i);
+	if (m->duration_ns)
+		fprintf(f, " \xc2\xb7 %.2f s", (double)m->duration_ns / 1e9);
+	fprintf(f, " \xc2\xb7 lost %" PRIu64 " \xc2\xb7 truncated %" PRIu64, m->lost, m->truncated);
+	if (m->mismatched)
+		fprintf(f, " \xc2\xb7 mismatched %" PRIu64, m->mismatched);
+	if (m->unwind_errors)
+		fprintf(f, " \xc2\xb7 unwind errors %" PRIu64, m->unwind_errors);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
+{
+	struct ember_export_opts defaults = { 0 };
+	struct svg_labels L;
+	struct fg_tree tree = { 0 };
+	struct fg_entry *entries = NULL;
+	uint64_t *values = NULL;
+	char *title = NULL, *subtitle = NULL;
+	struct w *w = NULL;
+	size_t n = 0;
+	int ret = -1;
+
+	if (!o)
+		o = &defaults;
+	if (labels_build(&L, p, o->threads) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	entries = malloc(((size_t)p->nrows + 1) * sizeof(*entries));
+	values = malloc(((size_t)p->nrows + 1) * sizeof(*values));
+	w = malloc(sizeof(*w));
+	if (!entries || !values || !w)
+		goto oom;
+
+	uint32_t unknown = p->nframes;  /* maps to the [unknown] label */
+	uint64_t total = 0;
+	for (uint32_t r = 0; r < p->nrows; r++) {
+		const struct ember_sample_row *row = &p->rows[r];
+		if (!row->count)
+			continue;
+		entries[n].ids = ember_profile_stack_frames(p, row->stack, &entries[n].n);
+		if (!entries[n].n)
+			entries[n].ids = &unknown, entries[n].n = 1;
+		entries[n].head = o->threads ? L.thread[row->thread] : FG_NONE;
+		values[n++] = row->count;
+		total += row->count;
+	}
+
+	unsigned width = o->width_px ? o->width_px : 1200;
+	if (width < 2 * XPAD + 100)
+		width = 2 * XPAD + 100;
+	double min_px = o->min_width_px > 0 ? o->min_width_px : 0.1;
+	struct fg_input in = { .entries = entries, .nentries = n, .values = values, .nvalues = 1,
+			       .map = L.map, .nlabels = L.n,
+			       .min_width = min_px * (double)total / (width - 2.0 * XPAD) };
+	if (fg_tree_build(&tree, &in) < 0)
+		goto oom;
+
+	if (o->title)
+		title = strdup(o->title);
+	else if (asprintf(&title, "ember: %s", p->meta.command && *p->meta.command ? p->meta.command
+										    : "flame graph") < 0)
+		title = NULL;
+	subtitle = subtitle_text(p, total);
+	if (!title || !subtitle)
+		goto oom;
+
+	struct svg_style style = { .colour = plain_colour, .tooltip = plain_tooltip };
+	struct svg_graph g = { .labels = &L, .tree = &tree, .style = &style, .title = title,
+			       .subtitle = subtitle, .unit = "samples", .width = width, .icicle = o->icicle };
+	*w = (struct w){ .f = out };
+	flockfile(out);
+	render(w, &g);
+	w_flush(w);
+	funlockfile(out);
+	if (!w->err && fflush(out) == 0 && !ferror(out))
+		ret = 0;
+	else if (!errno)
+		errno = EIO;
+	goto out;
+oom:
+	errno = ENOMEM;
+out:
+	free(w);
+	free(title);
+	free(subtitle);
+	free(entries);
+	free(values);
+	fg_tree_free(&tree);
+	labels_free(&L);
+	return ret;
+}
