@@ -41,8 +41,8 @@ TARGETS = os.path.join(HERE, "targets")
 
 SUMMARY_RE = re.compile(
     r"ember: (\d+) samples, (\d+) lost, (\d+) truncated, (\d+) unwind failures; "
-    r"profiler CPU ([\d.]+) us/sample while sampling \(unwinding ([\d.]+) us\), "
-    r"symbolization ([\d.]+) ms")
+    r"profiler CPU ([\d.]+) us/sample while sampling \(unwinding ([\d.]+) us elapsed\), "
+    r"symbolization ([\d.]+) ms CPU")
 TARGET_CPU_RE = re.compile(r"target CPU ([\d.]+) s user, ([\d.]+) s sys")
 TARGET_OUT_RE = re.compile(r"cpu ([\d.]+) total ([\d.]+)")
 

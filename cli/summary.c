@@ -18,7 +18,8 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 	double per_sample_us = st->samples ? sum->profiler_cpu_s * 1e6 / (double)st->samples : 0;
 	double unwind_us = st->samples ? (double)st->unwind_ns / 1e3 / (double)st->samples : 0;
 	fprintf(out, "ember: %llu samples, %llu lost, %llu truncated, %llu unwind failures; "
-		"profiler CPU %.1f us/sample while sampling (unwinding %.1f us), symbolization %.0f ms\n",
+		"profiler CPU %.1f us/sample while sampling (unwinding %.1f us elapsed), "
+		"symbolization %.0f ms CPU\n",
 		(unsigned long long)st->samples, (unsigned long long)st->lost,
 		(unsigned long long)st->truncated, (unsigned long long)st->unwind_errors,
 		per_sample_us, unwind_us, sum->symbolize_s * 1e3);

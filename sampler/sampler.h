@@ -74,7 +74,8 @@ struct ember_sampler_stats {
 	uint64_t lost;           /* samples lost (LOST records) */
 	uint64_t truncated;      /* stacks cut by the copy size */
 	uint64_t unwind_errors;  /* other unwinding failures */
-	uint64_t unwind_ns;      /* CPU time spent unwinding */
+	uint64_t unwind_ns;      /* elapsed time spent unwinding (CLOCK_MONOTONIC: a preempted
+	                          * profiler counts the wait too; cheap enough per sample) */
 	bool kernel_excluded;    /* kernel frames/time were not permitted */
 };
 

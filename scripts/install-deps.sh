@@ -1,24 +1,40 @@
 #!/bin/sh
-# Install the Debian packages ember needs to build and to run its whole test
-# suite.  Installs only what is missing.  As root it runs apt-get; otherwise it
+# Install what ember needs to build and to run its whole test suite: Debian
+# packages (only the missing ones) and the pinned npm packages the format
+# validators and the browser test use.  As root it runs apt-get; otherwise it
 # prints the exact command to run and fails.
 set -eu
+cd "$(dirname "$0")/.."
 
 PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev
-python3 python3-numpy libopenblas0-pthread python3-opencv python3-torch"
+python3 python3-numpy libopenblas0-pthread python3-opencv python3-torch
+golang-go chromium"
+# Node.js: any recent one will do; install Debian's only when there is none.
+command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "ember: missing Debian packages; run as root:" >&2
-	echo "  apt-get update && apt-get install -y$missing" >&2
-	exit 1
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "ember: missing Debian packages; run as root:" >&2
+		echo "  apt-get update && apt-get install -y$missing" >&2
+		exit 1
+	fi
+	echo "ember: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-echo "ember: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+
+# npm packages, pinned by package-lock.json, for the tests only.
+for dir in tests/exporters tests/browser; do
+	[ -f "$dir/package-lock.json" ] || continue
+	if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+		echo "ember: npm ci in $dir" >&2
+		(cd "$dir" && npm ci --no-audit --no-fund --silent) && touch "$dir/node_modules"
+	fi
+done
