@@ -13,18 +13,28 @@
 #include "flame_tree.h"
 #include "profile_internal.h"
 
+/* One entry as the partitioning moves it: everything a level needs, so
+ * that reading the next label costs one load (prefetched) per entry. */
+struct item {
+	const uint32_t *ids;
+	uint32_t n;            /* length of ids */
+	uint32_t head;         /* label before ids, or FG_NONE */
+	uint64_t width;        /* values[width_value] */
+	uint32_t key;          /* label at the current level, or end_key */
+	uint32_t idx;          /* entry index, for the other values */
+};
+
 struct builder {
 	const struct fg_input *in;
 	struct fg_tree *t;
-	uint64_t *a;           /* per entry: key << 32 | entry index */
-	uint64_t *tmp;         /* radix scratch, nentries long */
+	struct item *a;
+	struct item *tmp;      /* radix scratch, nentries long */
+	size_t *count;         /* radix buckets: 2^16 */
 	size_t cap;            /* capacity of t->nodes / values / self */
 	uint32_t end_key;      /* key of entries whose path ends: after every label */
-	unsigned key_bits;
 };
 
-static inline uint32_t key_at(const struct fg_input *in, const struct fg_entry *e, uint32_t pos,
-			      uint32_t end_key)
+static inline uint32_t key_at(const struct fg_input *in, const struct item *e, uint32_t pos, uint32_t end_key)
 {
 	if (e->head != FG_NONE) {
 		if (pos == 0)
@@ -34,38 +44,48 @@ static inline uint32_t key_at(const struct fg_input *in, const struct fg_entry *
 	return pos < e->n ? in->map[e->ids[pos]] : end_key;
 }
 
-#define RADIX_BITS 11
-
-/* Sort a[0..n) by key (the high 32 bits).  Equal keys may come in any
- * order: they are one node either way. */
-static void sort_keys(struct builder *b, uint64_t *a, size_t n)
+/* Sort a[0..n) by key, all keys in [lo, hi].  Equal keys may come in any
+ * order: they are one node either way.  LSD radix on key - lo, with digits
+ * as wide as suits n (each pass costs 2^digit + 2n). */
+static void sort_keys(struct builder *b, struct item *a, size_t n, uint32_t lo, uint32_t hi)
 {
-	if (n < 48) {
+	if (n < 32) {
 		for (size_t i = 1; i < n; i++) {
-			uint64_t v = a[i];
+			struct item v = a[i];
 			size_t j = i;
-			for (; j > 0 && a[j - 1] > v; j--)
+			for (; j > 0 && a[j - 1].key > v.key; j--)
 				a[j] = a[j - 1];
 			a[j] = v;
 		}
 		return;
 	}
-	/* LSD radix on the key bits in use */
-	uint64_t *src = a, *dst = b->tmp;
-	for (unsigned shift = 32; shift < 32 + b->key_bits; shift += RADIX_BITS) {
-		size_t count[1u << RADIX_BITS] = { 0 }, sum = 0;
-		const unsigned mask = (1u << RADIX_BITS) - 1;
+	unsigned bits = 1, passes, digit;
+	while (bits < 32 && ((hi - lo) >> bits))
+		bits++;
+	passes = (bits + 15) / 16;     /* digits of at most 16 bits */
+	for (unsigned p = passes + 1; p <= 4; p++) {
+		unsigned dp = (bits + p - 1) / p, d1 = (bits + passes - 1) / passes;
+		if (p * ((1u << dp) + 2 * n) < passes * ((1u << d1) + 2 * n))
+			passes = p;
+	}
+	digit = (bits + passes - 1) / passes;
 
+	size_t *count = b->count;
+	const uint32_t mask = (1u << digit) - 1;
+	struct item *src = a, *dst = b->tmp;
+	for (unsigned shift = 0; shift < bits; shift += digit) {
+		size_t sum = 0;
+		memset(count, 0, ((size_t)mask + 1) * sizeof(*count));
 		for (size_t i = 0; i < n; i++)
-			count[(src[i] >> shift) & mask]++;
+			count[((src[i].key - lo) >> shift) & mask]++;
 		for (size_t d = 0; d <= mask; d++) {
 			size_t c = count[d];
 			count[d] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i] >> shift) & mask]++] = src[i];
-		uint64_t *swap = src;
+			dst[count[((src[i].key - lo) >> shift) & mask]++] = src[i];
+		struct item *swap = src;
 		src = dst;
 		dst = swap;
 	}
@@ -104,37 +124,55 @@ static size_t new_node(struct builder *b, uint32_t label, uint32_t depth, uint64
 	return id;
 }
 
+/* The values of a[i..j) added up; the width alone needs no other memory. */
+static void sum_values(const struct builder *b, const struct item *a, size_t i, size_t j, uint64_t *v)
+{
+	const struct fg_input *in = b->in;
+	uint32_t nv = in->nvalues;
+
+	if (nv == 1) {
+		for (; i < j; i++)
+			v[0] += a[i].width;
+		return;
+	}
+	for (; i < j; i++) {
+		const uint64_t *ev = in->values + (size_t)a[i].idx * nv;
+		for (uint32_t c = 0; c < nv; c++)
+			v[c] += ev[c];
+	}
+}
+
+#define PREFETCH_AHEAD 8
+
 /* Entries a[lo..hi) all pass through node, at depth; make its children. */
 static int visit(struct builder *b, size_t lo, size_t hi, size_t node, uint32_t depth)
 {
 	const struct fg_input *in = b->in;
-	uint64_t *a = b->a;
-	uint32_t nv = in->nvalues, first = 0;
-	bool same = true;
+	struct item *a = b->a;
+	uint32_t nv = in->nvalues, kmin = UINT32_MAX, kmax = 0;
 
 	for (size_t i = lo; i < hi; i++) {
-		uint32_t idx = (uint32_t)a[i];
-		uint32_t k = key_at(in, &in->entries[idx], depth, b->end_key);
-		a[i] = (uint64_t)k << 32 | idx;
-		if (i == lo)
-			first = k;
-		else if (k != first)
-			same = false;
+		if (i + PREFETCH_AHEAD < hi) {
+			const struct item *ahead = &a[i + PREFETCH_AHEAD];
+			__builtin_prefetch(ahead->ids + (depth < ahead->n ? depth : 0));
+		}
+		uint32_t k = key_at(in, &a[i], depth, b->end_key);
+		a[i].key = k;
+		kmin = k < kmin ? k : kmin;
+		kmax = k > kmax ? k : kmax;
 	}
-	if (!same)
-		sort_keys(b, a + lo, hi - lo);
+	if (kmin != kmax)
+		sort_keys(b, a + lo, hi - lo, kmin, kmax);
 
 	uint64_t start = b->t->nodes[node].start;
 	for (size_t i = lo; i < hi;) {
-		uint32_t k = (uint32_t)(a[i] >> 32);
+		uint32_t k = a[i].key;
 		uint64_t v[FG_MAX_VALUES] = { 0 };
-		size_t j = i;
+		size_t j = i + 1;
 
-		for (; j < hi && (uint32_t)(a[j] >> 32) == k; j++) {
-			const uint64_t *ev = in->values + (size_t)(uint32_t)a[j] * nv;
-			for (uint32_t c = 0; c < nv; c++)
-				v[c] += ev[c];
-		}
+		while (j < hi && a[j].key == k)
+			j++;
+		sum_values(b, a, i, j, v);
 		if (k == b->end_key) {
 			uint64_t *self = b->t->self + node * nv;
 			for (uint32_t c = 0; c < nv; c++)
@@ -172,8 +210,6 @@ int fg_tree_build(struct fg_tree *t, const struct fg_input *in)
 	if (in->nvalues < 1 || in->nvalues > FG_MAX_VALUES || in->width_value >= in->nvalues ||
 	    in->nlabels == FG_NONE || in->nentries > UINT32_MAX)
 		return -1;
-	while (b.key_bits < 32 && (in->nlabels >> b.key_bits))
-		b.key_bits++;
 
 	for (size_t i = 0; i < in->nentries; i++)
 		for (uint32_t c = 0; c < in->nvalues; c++)
@@ -184,14 +220,19 @@ int fg_tree_build(struct fg_tree *t, const struct fg_input *in)
 
 	b.a = malloc((in->nentries + 1) * sizeof(*b.a));
 	b.tmp = malloc((in->nentries + 1) * sizeof(*b.tmp));
-	if (!b.a || !b.tmp)
+	b.count = malloc(sizeof(*b.count) << 16);
+	if (!b.a || !b.tmp || !b.count)
 		goto out;
-	for (size_t i = 0; i < in->nentries; i++)
-		b.a[i] = i;
+	for (size_t i = 0; i < in->nentries; i++) {
+		const struct fg_entry *e = &in->entries[i];
+		b.a[i] = (struct item){ .ids = e->ids, .n = e->n, .head = e->head,
+					.width = in->values[i * in->nvalues + in->width_value], .idx = (uint32_t)i };
+	}
 	ret = visit(&b, 0, in->nentries, 0, 0);
 out:
 	free(b.a);
 	free(b.tmp);
+	free(b.count);
 	if (ret < 0)
 		fg_tree_free(t);
 	return ret;

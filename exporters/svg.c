@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -83,19 +82,26 @@ static void w_u64(struct w *w, uint64_t v)
 	w_put(w, t + i, sizeof(t) - (size_t)i);
 }
 
-/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts) */
+/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts), at the end of
+ * buf[32]; returns its start. */
+static char *commas(char *buf, uint64_t v)
+{
+	char *p = buf + 31;
+	int digits = 0;
+
+	*p = '\0';
+	do {
+		if (digits++ && digits % 3 == 1)
+			*--p = ',';
+		*--p = (char)('0' + v % 10);
+	} while (v /= 10);
+	return p;
+}
+
 static void w_commas(struct w *w, uint64_t v)
 {
-	char t[32];
-	int i = sizeof(t), digits = 0;
-
-	do {
-		if (digits && digits % 3 == 0)
-			t[--i] = ',';
-		t[--i] = (char)('0' + v % 10);
-		digits++;
-	} while (v /= 10);
-	w_put(w, t + i, sizeof(t) - (size_t)i);
+	char buf[32];
+	w_puts(w, commas(buf, v));
 }
 
 /* v >= 0 with 1 or 2 decimals */
@@ -577,15 +583,7 @@ static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 	else if (m->interval_ns)
 		fprintf(f, "%sone sample per %.3g ms", sep, (double)m->interval_ns / 1e6), sep = " \xc2\xb7 ";
 	char num[32];
-	int i = sizeof(num) - 1, digits = 0;
-	num[i] = '\0';
-	do {
-		if (digits && digits % 3 == 0)
-			num[--i] = ',';
-		num[--i] = (char)('0' + total % 10);
-		digits++;
-	} while (total /= 10);
-	fprintf(f, "%s%s samples", sep, num + i);
+	fprintf(f, "%s%s samples", sep, commas(num, total));
 	if (m->duration_ns)
 		fprintf(f, " \xc2\xb7 %.2f s", (double)m->duration_ns / 1e9);
 	fprintf(f, " \xc2\xb7 lost %" PRIu64 " \xc2\xb7 truncated %" PRIu64, m->lost, m->truncated);
