@@ -36,7 +36,7 @@ static int load_input(const char *path, int column, struct ember_profile *p, boo
 		fprintf(stderr, "ember: %s: %llu differential line(s) \"stack BASE NEW\": used the %s column\n", path,
 			(unsigned long long)w.two_column, column ? "NEW (last)" : "BASE (first)");
 	if (w.invalid_utf8)
-		fprintf(stderr, "ember: %s: %llu line(s) with invalid UTF-8; shown with U+FFFD\n", path,
+		fprintf(stderr, "ember: %s: %llu frame name(s) with invalid UTF-8; shown with U+FFFD\n", path,
 			(unsigned long long)w.invalid_utf8);
 	return 0;
 }

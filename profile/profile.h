@@ -163,7 +163,7 @@ struct ember_load_warnings {
 	uint64_t crlf;             /* lines ending in CR LF */
 	uint64_t fractional;       /* fractional counts, rounded to the nearest integer */
 	uint64_t two_column;       /* differential lines "stack BASE NEW" */
-	uint64_t invalid_utf8;     /* lines with bytes that are not UTF-8 (kept; writers replace them) */
+	uint64_t invalid_utf8;     /* distinct frame names that are not UTF-8 (kept; writers replace the bytes) */
 	uint64_t first_skipped_line;   /* 1-based line number of the first skipped line, 0 if none */
 };
 
