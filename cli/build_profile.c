@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "python_stacks.h"
 #include "symbolizer.h"
 
 #define MAX_INLINE 32
@@ -15,6 +16,7 @@ struct addr_entry {
 	uint32_t module;
 	uint64_t addr;
 	uint32_t off, n;           /* into ids */
+	uint8_t cls;               /* enum group_class */
 	bool used;
 };
 
@@ -67,6 +69,37 @@ static int push_ids(struct addr_cache *c, const uint32_t *ids, uint32_t n)
 	return 0;
 }
 
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The interpreter's own module: python3.11, python2.7, libpython3.12.so.1.0. */
+static bool interpreter_module(const char *module)
+{
+	return starts_with(module, "python") || starts_with(module, "libpython");
+}
+
+static uint8_t classify(const struct ember_sym_frame *outer)
+{
+	const char *name = outer->function, *mod = outer->module ? outer->module : "";
+	uint8_t cls = 0;
+	if (strcmp(name, "_PyEval_EvalFrameDefault") == 0 || starts_with(name, "_PyEval_EvalFrameDefault."))
+		cls |= GROUP_EVAL_DEFAULT;
+	if (strcmp(name, "PyEval_EvalFrameEx") == 0)
+		cls |= GROUP_EVAL_EX;
+	if (interpreter_module(mod))
+		cls |= GROUP_INTERP;
+	if (starts_with(name, "take_gil"))
+		cls |= GROUP_TAKE_GIL;
+	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_call_main",
+					     "clone3", "clone", "start_thread" };
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+		if (strcmp(name, roots[i]) == 0)
+			cls |= GROUP_ROOT;
+	return cls;
+}
+
 static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame *sf, enum ember_frame_kind kind,
 			   const char *build_id)
 {
@@ -86,7 +119,7 @@ static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame
  * what was inlined into it). */
 static const uint32_t *resolve(struct addr_cache *c, struct ember_symbolizer *sym, struct ember_profile *p,
 			       char **build_ids, uint32_t nmods, uint32_t module, uint64_t addr, bool kernel,
-			       uint32_t *n)
+			       uint32_t *n, uint8_t *cls)
 {
 	if ((c->count + 1) * 2 > c->cap && cache_grow(c) != 0)
 		return NULL;
@@ -103,19 +136,23 @@ static const uint32_t *resolve(struct addr_cache *c, struct ember_symbolizer *sy
 		} else {
 			k = ember_symbolize(sym, module, addr, sf, MAX_INLINE);
 		}
+		uint8_t group_cls = k && !kernel ? classify(&sf[k - 1]) : 0;
+		enum ember_frame_kind kind = kernel ? EMBER_FRAME_KERNEL :
+					     (group_cls & GROUP_INTERP) ? EMBER_FRAME_INTERP : EMBER_FRAME_NATIVE;
 		for (size_t j = 0; j < k; j++) {
 			const char *bid = !kernel && module < nmods ? build_ids[module] : "";
-			ids[k - 1 - j] = intern_sym(p, &sf[j], kernel ? EMBER_FRAME_KERNEL : EMBER_FRAME_NATIVE, bid);
+			ids[k - 1 - j] = intern_sym(p, &sf[j], kind, bid);
 			if (ids[k - 1 - j] == UINT32_MAX)
 				return NULL;
 		}
 		c->slots[i] = (struct addr_entry){ .module = module, .addr = addr, .off = (uint32_t)c->nids,
-						   .n = (uint32_t)k, .used = true };
+						   .n = (uint32_t)k, .cls = group_cls, .used = true };
 		c->count++;
 		if (push_ids(c, ids, (uint32_t)k) != 0)
 			return NULL;
 	}
 	*n = c->slots[i].n;
+	*cls = c->slots[i].cls;
 	return c->ids + c->slots[i].off;
 }
 
@@ -128,8 +165,10 @@ static double now_s(void)
 }
 
 int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampler,
-		  struct ember_profile *p, double *symbolize_s)
+		  const struct python_capture *pc, const struct merge_opts *mo,
+		  struct ember_profile *p, double *symbolize_s, uint64_t *mismatched)
 {
+	*mismatched = 0;
 	double t0 = now_s();
 	struct ember_symbolizer *sym = ember_symbolizer_new();
 	if (!sym)
@@ -158,11 +197,13 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 	size_t nentries = 0, entries_cap = 0;
 	uint32_t *stack = NULL;
 	size_t stack_cap = 0;
+	struct native_group *groups = NULL;
+	uint32_t groups_cap = 0;
 	int rc = truncated_id == UINT32_MAX ? -1 : 0;
 	size_t cursor = 0;
 	struct raw_stack_view v;
 	while (rc == 0 && raw_stacks_next(rs, &cursor, &v)) {
-		size_t need = 1 + (size_t)(v.nframes + v.nkernel) * MAX_INLINE;
+		size_t need = 3 + (size_t)(v.nframes + v.nkernel) * MAX_INLINE + v.npy;
 		if (need > stack_cap) {
 			uint32_t *s = realloc(stack, need * sizeof *s);
 			if (!s) {
@@ -172,24 +213,59 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 			stack = s;
 			stack_cap = need;
 		}
+		/* Native groups, root first (captured leaf first). */
+		if (v.nframes > groups_cap) {
+			struct native_group *ng = realloc(groups, v.nframes * sizeof *ng);
+			if (!ng) {
+				rc = -1;
+				break;
+			}
+			groups = ng;
+			groups_cap = v.nframes;
+		}
+		uint32_t ngroups = 0;
+		for (uint32_t i = v.nframes; i-- > 0 && rc == 0;) {
+			struct native_group *g = &groups[ngroups++];
+			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, v.frames[i].module,
+						      v.frames[i].addr, false, &g->n, &g->cls);
+			/* The cache's id array may move while it grows: keep offsets
+			 * until every address of this stack is resolved. */
+			g->off = ids ? (size_t)(ids - cache.ids) : 0;
+			if (!ids)
+				rc = -1;
+		}
+		if (rc != 0)
+			break;
+		for (uint32_t i = 0; i < ngroups; i++)
+			groups[i].ids = cache.ids + groups[i].off;
 		uint32_t n = 0;
+		if (mo->subprocesses) {
+			char label[320];
+			const char *cmd = pc ? python_capture_cmdline(pc, v.pid) : "";
+			snprintf(label, sizeof label, "process %u: %s", v.pid, cmd[0] ? cmd : "?");
+			struct ember_frame root = { .kind = EMBER_FRAME_SPECIAL, .name = label };
+			if ((stack[n++] = ember_profile_frame(p, &root)) == UINT32_MAX) {
+				rc = -1;
+				break;
+			}
+		}
 		if (v.flags & EMBER_SAMPLE_TRUNCATED)
 			stack[n++] = truncated_id;
-		/* Captured leaf first; profiles are root first. */
-		for (uint32_t i = v.nframes; i-- > 0 && rc == 0;) {
+		bool uncertain;
+		const struct ember_python *handle = pc ? python_capture_get(pc, v.pid) : NULL;
+		n += merge_stack(p, mo, groups, ngroups, v.py, v.npy, v.pyflags, handle,
+				 (v.flags & EMBER_SAMPLE_TRUNCATED) != 0, stack + n, (uint32_t)(stack_cap - n),
+				 &uncertain);
+		if (uncertain)
+			*mismatched += v.count;
+		for (uint32_t i = v.nkernel; i-- > 0 && rc == 0 && !mo->python_only;) {
 			uint32_t k;
-			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, v.frames[i].module, v.frames[i].addr, false, &k);
+			uint8_t cls;
+			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, EMBER_NO_MODULE, v.kernel_ips[i],
+						      true, &k, &cls);
 			if (!ids)
 				rc = -1;
-			else
-				memcpy(stack + n, ids, k * sizeof *ids), n += k;
-		}
-		for (uint32_t i = v.nkernel; i-- > 0 && rc == 0;) {
-			uint32_t k;
-			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, EMBER_NO_MODULE, v.kernel_ips[i], true, &k);
-			if (!ids)
-				rc = -1;
-			else
+			else if (n + k <= stack_cap)
 				memcpy(stack + n, ids, k * sizeof *ids), n += k;
 		}
 		if (rc != 0)
@@ -229,6 +305,7 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 	free(entry_stack);
 	free(entry_thread);
 	free(stack);
+	free(groups);
 	for (uint32_t m = 0; m < nmods; m++)
 		free(build_ids[m]);
 	free(build_ids);

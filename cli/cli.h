@@ -76,6 +76,14 @@ int outputs_open(struct output_set *set);
 int outputs_write(struct output_set *set, const struct ember_profile *p, bool quiet);
 void outputs_close(struct output_set *set);
 
+/* How Python frames join native ones (merge_python.c). */
+struct merge_opts {
+	bool python_only;          /* Python frames only (py-spy's default view) */
+	bool native_unfiltered;    /* keep interpreter-internal frames */
+	bool subprocesses;         /* a root frame "process PID: cmdline" per process */
+	bool full_filenames;       /* absolute Python file names */
+};
+
 /* Everything `ember record` accepts, with its defaults (options_record_defaults). */
 struct record_opts {
 	struct ember_sampler_opts sampler;
@@ -83,6 +91,9 @@ struct record_opts {
 	pid_t pid;                    /* attach mode when > 0 */
 	char **argv;                  /* launch mode command */
 	struct output_set out;
+	struct merge_opts merge;      /* how Python frames join native ones */
+	bool python;                  /* read Python frames (default on; --no-python) */
+	bool gil_only;                /* --gil: only samples of the thread holding the GIL */
 	bool quiet;
 };
 
@@ -98,12 +109,30 @@ int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
+/* ---- python_capture.c: Python frames read per sample ---- */
+struct ember_py_frame;
+struct ember_python;
+struct python_capture;
+struct python_capture *python_capture_new(void);
+void python_capture_free(struct python_capture *pc);
+/* The Python frames of the sampled thread, innermost first (0 when its
+ * process is not Python or the thread has no Python state). */
+int python_capture_read(struct python_capture *pc, const struct ember_sample *s, struct ember_py_frame *out,
+			int max, uint32_t *flags);
+const struct ember_python *python_capture_get(const struct python_capture *pc, uint32_t pid);
+const char *python_capture_cmdline(const struct python_capture *pc, uint32_t pid);
+/* One line per process: the Python found, or why it is native only. */
+void python_capture_report(const struct python_capture *pc, FILE *out);
+bool python_capture_any(const struct python_capture *pc);
+
 /* ---- raw_stacks.c: capture-side aggregation of address stacks ---- */
 struct raw_stacks;
 struct raw_stacks *raw_stacks_new(void);
 void raw_stacks_free(struct raw_stacks *rs);
-/* Count one sample.  Returns 0, or -1 on OOM. */
-int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s);
+/* Count one sample with the Python frames read for it (py may be NULL when
+ * npy is 0).  Returns 0, or -1 on OOM. */
+int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
+		   uint32_t npy, uint32_t pyflags);
 uint64_t raw_stacks_samples(const struct raw_stacks *rs);
 
 struct raw_stack_view {
@@ -111,6 +140,8 @@ struct raw_stack_view {
 	uint32_t nframes, nkernel;
 	const struct ember_frame_addr *frames;   /* leaf first */
 	const uint64_t *kernel_ips;              /* leaf first */
+	uint32_t npy, pyflags;
+	const struct ember_py_frame *py;         /* innermost first */
 	uint64_t count;
 };
 /* Samples in arrival order: (time, index of the stack in iteration order).
@@ -123,10 +154,34 @@ const struct raw_timed *raw_stacks_timeline(const struct raw_stacks *rs, size_t 
 /* Iterate: returns false after the last stack. *cursor starts at 0. */
 bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_stack_view *v);
 
+/* ---- merge_python.c: Python frames into native stacks (cold path) ---- */
+/* What one captured native address is, for merging. */
+enum group_class {
+	GROUP_EVAL_DEFAULT = 1,    /* _PyEval_EvalFrameDefault (3.x eval loop) */
+	GROUP_EVAL_EX = 2,         /* PyEval_EvalFrameEx (2.7 eval loop; a wrapper on 3.x) */
+	GROUP_INTERP = 4,          /* inside the interpreter's own module */
+	GROUP_TAKE_GIL = 8,        /* waiting for the GIL: always shown */
+	GROUP_ROOT = 16,           /* _start, __libc_start_main, clone3, start_thread... */
+};
+struct native_group {
+	const uint32_t *ids;       /* frame ids, outermost first */
+	size_t off;                /* where ids sits in the resolver's id array */
+	uint32_t n;
+	uint8_t cls;               /* enum group_class bits */
+};
+/* Root-first frame ids of one merged stack into out (at most cap). */
+uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const struct native_group *g,
+		     uint32_t ng, const struct ember_py_frame *py, uint32_t npy, uint32_t pyflags,
+		     const struct ember_python *handle, bool native_truncated, uint32_t *out, uint32_t cap,
+		     bool *uncertain);
+
 /* ---- build_profile.c: the cold path from addresses to a profile ---- */
-/* Symbolize every raw stack with the sampler's modules and add it to p. */
+/* Symbolize every raw stack with the sampler's modules, merge the Python
+ * frames read with it, and add it to p.  *mismatched counts the samples
+ * whose Python frames disagreed with their native stack. */
 int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampler,
-		  struct ember_profile *p, double *symbolize_s);
+		  const struct python_capture *pc, const struct merge_opts *mo,
+		  struct ember_profile *p, double *symbolize_s, uint64_t *mismatched);
 
 /* ---- summary.c ---- */
 struct run_summary {
@@ -137,6 +192,9 @@ struct run_summary {
 	struct ember_sampler_stats stats;
 	double profiler_cpu_s;          /* ember's own CPU during capture */
 	double symbolize_s;
+	bool python_samples;            /* some process was Python */
+	uint64_t mismatched;            /* samples whose Python frames disagreed with the native stack */
+	uint64_t gil_dropped;           /* --gil: samples left out */
 };
 void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p);
 

@@ -11,6 +11,9 @@ void options_record_defaults(struct record_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->sampler = (struct ember_sampler_opts)EMBER_SAMPLER_OPTS_DEFAULT;
+	o->python = true;
+	/* Python frames are read live, after the sample: read them at once. */
+	o->sampler.wake_per_sample = true;
 }
 
 void options_record_usage(FILE *out)
@@ -39,6 +42,16 @@ void options_record_usage(FILE *out)
 	      "      --stack-size BYTES user stack copied per sample: multiple of 8,\n"
 	      "                         64..65528 (default 32768); raise it when stacks are [truncated]\n"
 	      "      --kernel           add kernel frames (root, CAP_PERFMON or perf_event_paranoid<=1)\n"
+	      "\n"
+	      "Python (CPython 2.7, 3.6-3.13: read from the target, merged into native stacks):\n"
+	      "      --python-only      Python frames only (py-spy's default view)\n"
+	      "      --native-unfiltered  keep the interpreter's own frames (eval loop, call machinery)\n"
+	      "      --subprocesses     a root frame 'process PID: cmdline' per process (children,\n"
+	      "                         multiprocessing workers)\n"
+	      "      --gil              only samples of the thread holding the GIL\n"
+	      "      --full-filenames   absolute Python file names (default: package-relative)\n"
+	      "      --no-python        do not read Python frames (native stacks only)\n"
+	      "\n"
 	      "      --threads          add a root frame per thread: 'name (tid)'\n"
 	      "      --icicle           SVG: root at the top\n"
 	      "      --title TEXT       SVG: title (default: the command)\n"
@@ -52,7 +65,11 @@ void options_record_usage(FILE *out)
 	      "      a flame graph, a pstats file and folded stacks from one run\n"
 	      "  ember record -p 4242 -d 30 --threads -o server.folded\n"
 	      "      attach to pid 4242 for 30 s, one flame-graph root per thread\n"
-	      "  ember record -F 999 --stack-size 65528 -o deep.folded -- python3 train.py\n"
+	      "  ember record -o infer.svg -- python3 infer.py --model tiny\n"
+	      "      Python functions with the C/C++ (NumPy, OpenCV, PyTorch) code under them\n"
+	      "  ember record --subprocesses --python-only -o train.svg -- python3 train.py\n"
+	      "      multiprocessing workers too, Python frames only\n"
+	      "  ember record -F 999 --stack-size 65528 -o deep.folded -- ./solver\n"
 	      "      higher rate, and deep stacks copied whole\n"
 	      "\n"
 	      "Ctrl-C stops sampling and still writes every output (launch mode forwards the\n"
@@ -196,7 +213,8 @@ static long max_sample_rate(void)
 	return v;
 }
 
-enum { OPT_STACK_SIZE = 256, OPT_KERNEL };
+enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
+       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -206,6 +224,12 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "pid", required_argument, NULL, 'p' },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "python-only", no_argument, NULL, OPT_PYTHON_ONLY },
+		{ "native-unfiltered", no_argument, NULL, OPT_NATIVE_UNFILTERED },
+		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+		{ "gil", no_argument, NULL, OPT_GIL },
+		{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
+		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -255,6 +279,25 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		case OPT_KERNEL:
 			o->sampler.kernel = true;
 			break;
+		case OPT_PYTHON_ONLY:
+			o->merge.python_only = true;
+			break;
+		case OPT_NATIVE_UNFILTERED:
+			o->merge.native_unfiltered = true;
+			break;
+		case OPT_SUBPROCESSES:
+			o->merge.subprocesses = true;
+			break;
+		case OPT_GIL:
+			o->gil_only = true;
+			break;
+		case OPT_FULL_FILENAMES:
+			o->merge.full_filenames = true;
+			break;
+		case OPT_NO_PYTHON:
+			o->python = false;
+			o->sampler.wake_per_sample = false;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -274,5 +317,9 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		return bad("give either -p PID or a command, not both (command: %s)", o->argv[0]);
 	if (!o->pid && !o->argv)
 		return bad("%s", "nothing to profile: give a command after -- or -p PID");
+	if (!o->python && (o->merge.python_only || o->gil_only))
+		return bad("%s", "--no-python cannot be combined with --python-only or --gil");
+	if (o->merge.python_only && o->merge.native_unfiltered)
+		return bad("%s", "--python-only and --native-unfiltered contradict each other");
 	return options_output_finish(&o->out, "record");
 }

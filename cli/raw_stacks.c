@@ -5,13 +5,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "python_stacks.h"
 
 struct raw_entry {
 	uint64_t hash;
 	uint32_t pid, tid, flags;
-	uint32_t nframes, nkernel;
+	uint32_t nframes, nkernel, npy, pyflags;
 	size_t frames_off;            /* into rs->frames */
 	size_t kernel_off;            /* into rs->kips */
+	size_t py_off;                /* into rs->py */
 	uint64_t count;
 };
 
@@ -24,6 +26,8 @@ struct raw_stacks {
 	size_t nframes, frames_cap;
 	uint64_t *kips;
 	size_t nkips, kips_cap;
+	struct ember_py_frame *py;
+	size_t npy, py_cap;
 	uint64_t samples;
 	/* Every sample in arrival order, for timeline views: 16 bytes each,
 	 * capped so a day-long run cannot eat the machine. */
@@ -36,6 +40,15 @@ struct raw_stacks {
 
 /* Flags that change what the stack means; the others are per-sample noise. */
 #define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED)
+/* Python read flags that change how the stack is merged. */
+#define PY_KEY_FLAGS (EMBER_PY_TORN | EMBER_PY_TRUNCATED | EMBER_PY_UNREADABLE)
+
+/* A sample and the Python frames read for it, as one key. */
+struct sample_key {
+	const struct ember_sample *s;
+	const struct ember_py_frame *py;
+	uint32_t npy, pyflags;
+};
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -43,22 +56,37 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdull;
 }
 
-static uint64_t hash_sample(const struct ember_sample *s)
+static uint64_t hash_sample(const struct sample_key *k)
 {
-	uint64_t h = mix(mix(s->pid, s->tid), (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8);
+	const struct ember_sample *s = k->s;
+	uint64_t h = mix(mix(s->pid, s->tid), (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8 |
+					      (uint64_t)k->npy << 24 | (uint64_t)k->pyflags << 48);
 	for (uint32_t i = 0; i < s->nframes; i++)
 		h = mix(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44));
 	for (uint32_t i = 0; i < s->nkernel; i++)
 		h = mix(h, s->kernel_ips[i]);
+	for (uint32_t i = 0; i < k->npy; i++)
+		h = mix(h, (uint64_t)k->py[i].code << 33 | (uint64_t)k->py[i].line << 1 | k->py[i].activation_start);
 	return h ? h : 1;
 }
 
-static bool same(const struct raw_stacks *rs, const struct raw_entry *e, const struct ember_sample *s, uint64_t h)
+static bool same_py(const struct ember_py_frame *a, const struct ember_py_frame *b, uint32_t n)
 {
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].code != b[i].code || a[i].line != b[i].line || a[i].activation_start != b[i].activation_start)
+			return false;
+	return true;
+}
+
+static bool same(const struct raw_stacks *rs, const struct raw_entry *e, const struct sample_key *k, uint64_t h)
+{
+	const struct ember_sample *s = k->s;
 	return e->hash == h && e->pid == s->pid && e->tid == s->tid &&
 	       e->flags == (s->flags & KEY_FLAGS) && e->nframes == s->nframes && e->nkernel == s->nkernel &&
+	       e->npy == k->npy && e->pyflags == k->pyflags &&
 	       memcmp(rs->frames + e->frames_off, s->frames, s->nframes * sizeof *s->frames) == 0 &&
-	       (!s->nkernel || memcmp(rs->kips + e->kernel_off, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips) == 0);
+	       (!s->nkernel || memcmp(rs->kips + e->kernel_off, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips) == 0) &&
+	       same_py(rs->py + e->py_off, k->py, k->npy);
 }
 
 struct raw_stacks *raw_stacks_new(void)
@@ -83,6 +111,7 @@ void raw_stacks_free(struct raw_stacks *rs)
 	free(rs->slots);
 	free(rs->frames);
 	free(rs->kips);
+	free(rs->py);
 	free(rs->timeline);
 	free(rs);
 }
@@ -138,13 +167,15 @@ static int rehash(struct raw_stacks *rs)
 	return 0;
 }
 
-int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s)
+int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
+		   uint32_t npy, uint32_t pyflags)
 {
-	uint64_t h = hash_sample(s);
+	struct sample_key key = { s, py, npy, pyflags & PY_KEY_FLAGS };
+	uint64_t h = hash_sample(&key);
 	size_t mask = rs->nslots - 1, j = h & mask;
 	for (; rs->slots[j]; j = (j + 1) & mask) {
 		struct raw_entry *e = &rs->entries[rs->slots[j] - 1];
-		if (same(rs, e, s, h)) {
+		if (same(rs, e, &key, h)) {
 			e->count++;
 			rs->samples++;
 			add_timed(rs, s->time_ns, rs->slots[j] - 1);
@@ -153,17 +184,22 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s)
 	}
 	if (!reserve((void **)&rs->entries, &rs->entries_cap, rs->nentries + 1, sizeof *rs->entries) ||
 	    !reserve((void **)&rs->frames, &rs->frames_cap, rs->nframes + s->nframes, sizeof *rs->frames) ||
-	    !reserve((void **)&rs->kips, &rs->kips_cap, rs->nkips + s->nkernel, sizeof *rs->kips))
+	    !reserve((void **)&rs->kips, &rs->kips_cap, rs->nkips + s->nkernel, sizeof *rs->kips) ||
+	    !reserve((void **)&rs->py, &rs->py_cap, rs->npy + npy, sizeof *rs->py))
 		return -1;
 	struct raw_entry *e = &rs->entries[rs->nentries];
 	*e = (struct raw_entry){ .hash = h, .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
-				 .nframes = s->nframes, .nkernel = s->nkernel, .frames_off = rs->nframes,
-				 .kernel_off = rs->nkips, .count = 1 };
+				 .nframes = s->nframes, .nkernel = s->nkernel, .npy = npy,
+				 .pyflags = key.pyflags, .frames_off = rs->nframes, .kernel_off = rs->nkips,
+				 .py_off = rs->npy, .count = 1 };
 	memcpy(rs->frames + rs->nframes, s->frames, s->nframes * sizeof *s->frames);
 	rs->nframes += s->nframes;
 	if (s->nkernel)
 		memcpy(rs->kips + rs->nkips, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips);
 	rs->nkips += s->nkernel;
+	if (npy)
+		memcpy(rs->py + rs->npy, py, npy * sizeof *py);
+	rs->npy += npy;
 	rs->slots[j] = (uint32_t)++rs->nentries;
 	rs->samples++;
 	add_timed(rs, s->time_ns, rs->nentries - 1);
@@ -185,6 +221,7 @@ bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_sta
 	*v = (struct raw_stack_view){ .pid = e->pid, .tid = e->tid, .flags = e->flags,
 				      .nframes = e->nframes, .nkernel = e->nkernel,
 				      .frames = rs->frames + e->frames_off, .kernel_ips = rs->kips + e->kernel_off,
+				      .npy = e->npy, .pyflags = e->pyflags, .py = rs->py + e->py_off,
 				      .count = e->count };
 	return true;
 }

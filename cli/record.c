@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "python_stacks.h"
 
 /* Signal handlers cannot take a context argument: these two are the only
  * process-wide state, written by the handler and read by the loop. */
@@ -34,6 +35,9 @@ struct record_run {
 	struct record_opts opts;
 	struct ember_sampler *sampler;
 	struct raw_stacks *raw;
+	struct python_capture *python;
+	uint64_t gil_dropped;         /* --gil: samples of threads not holding it */
+	bool gil_unknown;             /* --gil asked, but the version records no holder */
 	struct ember_profile profile;
 	bool profile_ready;
 	pid_t child;
@@ -60,10 +64,25 @@ static double self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+#define MAX_PY_FRAMES 1024
+
 static void on_sample(void *arg, const struct ember_sample *s)
 {
 	struct record_run *run = arg;
-	if (raw_stacks_add(run->raw, s) != 0)
+	struct ember_py_frame py[MAX_PY_FRAMES];
+	uint32_t pyflags = 0;
+	int npy = 0;
+	if (run->python)
+		npy = python_capture_read(run->python, s, py, MAX_PY_FRAMES, &pyflags);
+	if (run->opts.gil_only) {
+		if (!(pyflags & EMBER_PY_GIL_KNOWN) && npy > 0) {
+			run->gil_unknown = true;
+		} else if (!(pyflags & EMBER_PY_HOLDS_GIL)) {
+			run->gil_dropped++;
+			return;
+		}
+	}
+	if (raw_stacks_add(run->raw, s, py, (uint32_t)npy, pyflags) != 0)
 		run->oom = true;
 }
 
@@ -201,7 +220,9 @@ int cmd_record(int argc, char **argv)
 
 	run.sampler = ember_sampler_new(&run.opts.sampler);
 	run.raw = raw_stacks_new();
-	if (!run.sampler || !run.raw || ember_profile_init(&run.profile) != 0) {
+	if (run.opts.python)
+		run.python = python_capture_new();
+	if (!run.sampler || !run.raw || (run.opts.python && !run.python) || ember_profile_init(&run.profile) != 0) {
 		fprintf(stderr, "ember: out of memory\n");
 		rc = EMBER_EXIT_INTERNAL;
 		goto out;
@@ -278,10 +299,16 @@ int cmd_record(int argc, char **argv)
 	m->unwind_errors = sum.stats.unwind_errors;
 	m->kernel_frames = run.opts.sampler.kernel && !sum.stats.kernel_excluded;
 	m->source = ember_profile_cstr(&run.profile, "ember record");
-	if (run.oom || build_profile(run.raw, run.sampler, &run.profile, &sum.symbolize_s) != 0) {
+	uint64_t mismatched = 0;
+	if (run.oom || build_profile(run.raw, run.sampler, run.python, &run.opts.merge, &run.profile,
+				     &sum.symbolize_s, &mismatched) != 0) {
 		fprintf(stderr, "ember: out of memory while building the profile\n");
 		rc = EMBER_EXIT_INTERNAL;
 	}
+	run.profile.meta.mismatched = mismatched;
+	sum.mismatched = mismatched;
+	sum.python_samples = run.python && python_capture_any(run.python);
+	sum.gil_dropped = run.gil_dropped;
 	int wrc = outputs_write(&run.opts.out, &run.profile, run.opts.quiet);
 	if (rc == 0)
 		rc = wrc;
@@ -306,13 +333,23 @@ int cmd_record(int argc, char **argv)
 			sum.invol_ctx = pu1.invol - pu0.invol;
 		}
 	}
-	if (!run.opts.quiet)
+	if (!run.opts.quiet) {
+		if (run.python)
+			python_capture_report(run.python, stderr);
+		if (run.python && !python_capture_any(run.python))
+			fprintf(stderr, "ember: %s is not a Python process: native frames only\n",
+				run.opts.argv ? run.opts.argv[0] : "the target");
+		if (run.gil_unknown)
+			fprintf(stderr, "ember: --gil: this Python does not record which thread holds the GIL; "
+				"samples of every Python thread were kept\n");
 		summary_print(stderr, &sum, &run.profile);
+	}
 out:
 	outputs_close(&run.opts.out);
 	if (run.profile_ready)
 		ember_profile_free(&run.profile);
 	raw_stacks_free(run.raw);
+	python_capture_free(run.python);
 	ember_sampler_free(run.sampler);
 	return rc;
 }

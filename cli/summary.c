@@ -26,6 +26,13 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 	if (st->truncated)
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: raise --stack-size (max 65528)\n",
 			100.0 * (double)st->truncated / (double)st->samples);
+	if (sum->python_samples && st->samples)
+		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "
+			"and are marked [python frames uncertain]\n", (unsigned long long)sum->mismatched,
+			(unsigned long long)st->samples, 100.0 * (double)sum->mismatched / (double)st->samples);
+	if (sum->gil_dropped)
+		fprintf(out, "ember: --gil: %llu samples of threads not holding the GIL left out\n",
+			(unsigned long long)sum->gil_dropped);
 	if (st->lost)
 		fprintf(out, "ember: the kernel dropped %llu samples: ember fell behind (lower -F)\n",
 			(unsigned long long)st->lost);

@@ -82,7 +82,12 @@ void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opt
 	attr->inherit = 1;      /* threads and children created later are sampled too */
 	attr->disabled = 1;
 	attr->enable_on_exec = launch;
-	attr->watermark = 1;
+	if (opts->wake_per_sample) {
+		attr->watermark = 0;
+		attr->wakeup_events = 1;
+	} else {
+		attr->watermark = 1;    /* wake at half the ring; poll's timeout drains the rest */
+	}
 }
 
 int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)

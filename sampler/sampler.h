@@ -26,8 +26,12 @@ struct ember_sampler_opts {
 	uint32_t stack_size;    /* user stack bytes copied per sample, default 32768, <= 65528, multiple of 8 */
 	bool kernel;            /* also sample kernel frames (when permitted) */
 	uint32_t ring_pages;    /* data pages per CPU ring (power of two), 0 = default */
+	bool wake_per_sample;   /* poll returns as soon as a sample lands (instead of when a
+	                         * ring is a quarter full): for readers of live state, such
+	                         * as Python frames, that must look right after the sample */
 };
-#define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 32768, .kernel = false, .ring_pages = 0 }
+#define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 32768, .kernel = false, .ring_pages = 0, \
+				     .wake_per_sample = false }
 
 /* A native frame: the module it belongs to and the address in that module's
  * ELF virtual-address space.  Caller frames are already return address - 1,

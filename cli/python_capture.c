@@ -1,0 +1,164 @@
+/* Capture side of Python merging: one ember_python reader per target
+ * process, opened on the first sample of that process (and retried, rate
+ * limited, while it is not Python yet: a launched shell may exec python
+ * later), and a read of the sampled thread's Python frames right after its
+ * native sample. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "python_stacks.h"
+
+struct py_proc {
+	uint32_t pid;
+	struct ember_python *py;      /* NULL: not Python (yet), or refused */
+	uint64_t next_try_ns;
+	int status;                   /* last ember_python_open result */
+	char msg[256];
+	char cmdline[256];
+	bool reported;
+};
+
+struct python_capture {
+	struct py_proc *procs;
+	size_t nprocs, cap;
+	uint64_t reads, torn;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct python_capture *python_capture_new(void)
+{
+	return calloc(1, sizeof(struct python_capture));
+}
+
+void python_capture_free(struct python_capture *pc)
+{
+	if (!pc)
+		return;
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].py)
+			ember_python_close(pc->procs[i].py);
+	free(pc->procs);
+	free(pc);
+}
+
+static void read_cmdline(uint32_t pid, char *out, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		out[0] = 0;
+		return;
+	}
+	while (n > 0 && out[n - 1] == 0)
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == 0)
+			out[i] = ' ';
+	out[n] = 0;
+}
+
+static struct py_proc *get_proc(struct python_capture *pc, uint32_t pid)
+{
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].pid == pid)
+			return &pc->procs[i];
+	if (pc->nprocs == pc->cap) {
+		size_t ncap = pc->cap ? pc->cap * 2 : 8;
+		struct py_proc *p = realloc(pc->procs, ncap * sizeof *p);
+		if (!p)
+			return NULL;
+		pc->procs = p;
+		pc->cap = ncap;
+	}
+	struct py_proc *p = &pc->procs[pc->nprocs++];
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->status = -1;
+	return p;
+}
+
+int python_capture_read(struct python_capture *pc, const struct ember_sample *s, struct ember_py_frame *out,
+			int max, uint32_t *flags)
+{
+	*flags = 0;
+	struct py_proc *p = get_proc(pc, s->pid);
+	if (!p)
+		return 0;
+	if (!p->py) {
+		uint64_t t = now_ns();
+		if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED)
+			return 0;
+		/* The command line while the process is alive, for labels. */
+		if (!p->cmdline[0])
+			read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
+		struct ember_python_opts o = EMBER_PYTHON_OPTS_DEFAULT;
+		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
+		if (p->status != EMBER_PY_OK) {
+			p->py = NULL;
+			/* Not Python yet: it may exec an interpreter later. */
+			p->next_try_ns = t + 500000000ull;
+			return 0;
+		}
+		read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
+	}
+	pc->reads++;
+	int n = ember_python_read_thread(p->py, s->tid, out, max, flags);
+	if (n < 0)
+		return 0;
+	if (*flags & EMBER_PY_TORN)
+		pc->torn++;
+	return n;
+}
+
+const struct ember_python *python_capture_get(const struct python_capture *pc, uint32_t pid)
+{
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].pid == pid)
+			return pc->procs[i].py;
+	return NULL;
+}
+
+const char *python_capture_cmdline(const struct python_capture *pc, uint32_t pid)
+{
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].pid == pid)
+			return pc->procs[i].cmdline;
+	return "";
+}
+
+void python_capture_report(const struct python_capture *pc, FILE *out)
+{
+	for (size_t i = 0; i < pc->nprocs; i++) {
+		const struct py_proc *p = &pc->procs[i];
+		if (p->py)
+			fprintf(out, "ember: pid %u: Python %s (%s)\n", p->pid, ember_python_version(p->py),
+				ember_python_describe(p->py));
+		else if (p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_NO_ACCESS ||
+			 p->status == EMBER_PY_ERROR)
+			fprintf(out, "ember: pid %u: native profile only: %s\n", p->pid, p->msg);
+	}
+}
+
+bool python_capture_any(const struct python_capture *pc)
+{
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].py)
+			return true;
+	return false;
+}

@@ -1,0 +1,404 @@
+/* Code objects by remote address: decoded once (name, qualname, filename,
+ * short filename, first line, pre-decoded line table), validated on every use
+ * against the header words just read (name/filename/line-table/bytecode
+ * pointers, first line, size), so a reused address gets a new id.  Ids are
+ * indexes into an append-only array: valid until ember_python_close(). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "py_internal.h"
+
+#define MAX_CODES (1u << 22)
+#define MAX_STR_CHARS 4096
+#define MAX_LINETABLE (1u << 20)
+
+/* --------------------------------------------------------------- strings */
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static bool pkg_dir(struct ember_python *py, const char *dir, size_t len)
+{
+	char p[4600];
+	struct stat st;
+	if (snprintf(p, sizeof p, "%s%.*s/__init__.py", py->root, (int)len, dir) >= (int)sizeof p)
+		return false;
+	return stat(p, &st) == 0;
+}
+
+/* py-spy's rule: strip the directories above the outermost package that
+ * contains the file ("…/site-packages/numpy/core/x.py" -> "numpy/core/x.py",
+ * "/home/u/script.py" -> "script.py").  Names the file system does not know
+ * ("<string>", "<frozen …>", relative paths) are kept as they are. */
+static const char *shorten(struct ember_python *py, const char *f)
+{
+	char p[4600];
+	struct stat st;
+	if (f[0] != '/' || snprintf(p, sizeof p, "%s%s", py->root, f) >= (int)sizeof p || stat(p, &st) != 0)
+		return f;
+	const char *end = strrchr(f, '/');     /* end of the containing directory */
+	for (int k = 0; k < 64 && end > f; k++) {
+		if (!pkg_dir(py, f, end - f))
+			break;
+		const char *up = end - 1;
+		while (up > f && *up != '/')
+			up--;
+		end = up;
+	}
+	return end[0] == '/' ? end + 1 : end;
+}
+
+const char *py_intern(struct ember_python *py, const char *s, bool filename, const char **short_out)
+{
+	struct str_intern *t = &py->strs;
+	if (t->n * 2 >= t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 1024;
+		char **v = calloc(nc, sizeof *v), **sv = calloc(nc, sizeof *sv);
+		if (!v || !sv) {
+			free(v);
+			free(sv);
+			return NULL;
+		}
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->v[i])
+				continue;
+			size_t h = fnv(t->v[i]) & (nc - 1);
+			while (v[h])
+				h = (h + 1) & (nc - 1);
+			v[h] = t->v[i];
+			sv[h] = t->shortv[i];
+		}
+		free(t->v);
+		free(t->shortv);
+		t->v = v;
+		t->shortv = sv;
+		t->cap = nc;
+	}
+	size_t h = fnv(s) & (t->cap - 1);
+	while (t->v[h] && strcmp(t->v[h], s) != 0)
+		h = (h + 1) & (t->cap - 1);
+	if (!t->v[h]) {
+		t->v[h] = strdup(s);
+		if (!t->v[h])
+			return NULL;
+		t->n++;
+	}
+	if (filename && !t->shortv[h]) {
+		const char *sh = shorten(py, t->v[h]);
+		t->shortv[h] = (char *)sh;   /* points into t->v[h] */
+	}
+	if (short_out)
+		*short_out = t->shortv[h] ? t->shortv[h] : t->v[h];
+	return t->v[h];
+}
+
+size_t py_utf8_from_ucs(const void *data, size_t n, int kind, char *out, size_t cap)
+{
+	size_t o = 0;
+	if (!cap)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c;
+		if (kind == 1)
+			c = ((const uint8_t *)data)[i];
+		else if (kind == 2) {
+			uint16_t u;
+			memcpy(&u, (const uint8_t *)data + 2 * i, 2);
+			c = u;
+		} else {
+			memcpy(&c, (const uint8_t *)data + 4 * i, 4);
+		}
+		if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+			c = 0xfffd;   /* lone surrogate / invalid */
+		uint8_t b[4];
+		size_t k;
+		if (c < 0x80) { b[0] = c; k = 1; }
+		else if (c < 0x800) { b[0] = 0xc0 | c >> 6; b[1] = 0x80 | (c & 63); k = 2; }
+		else if (c < 0x10000) { b[0] = 0xe0 | c >> 12; b[1] = 0x80 | ((c >> 6) & 63); b[2] = 0x80 | (c & 63); k = 3; }
+		else { b[0] = 0xf0 | c >> 18; b[1] = 0x80 | ((c >> 12) & 63); b[2] = 0x80 | ((c >> 6) & 63); b[3] = 0x80 | (c & 63); k = 4; }
+		if (o + k + 1 > cap)
+			break;
+		memcpy(out + o, b, k);
+		o += k;
+	}
+	out[o] = 0;
+	return o;
+}
+
+/* Text of a str (PEP 393; Py2 str/unicode) as a malloc'ed UTF-8 string. */
+char *py_read_string(struct ember_python *py, uint64_t addr)
+{
+	const struct py_offsets *o = &py->off;
+	uint8_t hdr[128];
+	uint8_t *data = NULL;
+	char *res = NULL;
+	if (!rm_ptr_ok(addr, 8) || py->str_hdr_len > sizeof hdr ||
+	    !rm_read(py->pid, addr, hdr, py->str_hdr_len, NULL, &py->st.syscalls))
+		return strdup("?");
+	uint64_t type = rd64(hdr, o->ob_type);
+	int64_t len;
+	uint64_t at;
+	int kind = 1;
+	bool ascii = false;
+	if (py->major == 2) {
+		if (type == py->t_str) {              /* PyStringObject: bytes inline */
+			len = (int64_t)rd64(hdr, o->ob_size);
+			at = addr + o->bytes_sval;
+			ascii = true;                     /* copied as is (normally UTF-8) */
+		} else if (type == py->t_py2unicode && py->t_py2unicode) {
+			len = (int64_t)rd64(hdr, o->uni_length);
+			at = rd64(hdr, o->uni_str);
+			kind = o->unicode_size;
+		} else {
+			return strdup("?");
+		}
+	} else {
+		if (type != py->t_str)
+			return strdup("?");
+		len = (int64_t)rd64(hdr, o->str_length);
+		uint32_t state = (uint32_t)rd32(hdr, o->str_state);
+		kind = (state >> 2) & 7;
+		bool compact = (state >> 5) & 1;
+		ascii = (state >> 6) & 1;
+		bool ready = py->minor >= 12 || ((state >> 7) & 1);
+		if ((kind != 1 && kind != 2 && kind != 4) || !ready)
+			return strdup("?");
+		if (compact)
+			at = addr + (ascii ? o->str_ascii_data : o->str_compact_data);
+		else
+			at = rd64(hdr, o->str_compact_data);   /* PyUnicodeObject.data */
+	}
+	if (len < 0)
+		return strdup("?");
+	if (len > MAX_STR_CHARS)
+		len = MAX_STR_CHARS;
+	size_t nbytes = (size_t)len * kind;
+	data = malloc(nbytes + 1);
+	res = malloc((size_t)len * 4 + 1);
+	if (!data || !res || (nbytes && !rm_read(py->pid, at, data, nbytes, NULL, &py->st.syscalls))) {
+		free(data);
+		free(res);
+		return strdup("?");
+	}
+	if (ascii && kind == 1) {
+		memcpy(res, data, nbytes);
+		res[nbytes] = 0;
+		/* Py2 str may legitimately hold NULs; stop there */
+	} else {
+		py_utf8_from_ucs(data, (size_t)len, kind, res, (size_t)len * 4 + 1);
+	}
+	free(data);
+	return res;
+}
+
+/* Bytes object (Py3 bytes / Py2 str) payload, malloc'ed; *n its length. */
+static uint8_t *read_bytes(struct ember_python *py, uint64_t addr, size_t *n)
+{
+	const struct py_offsets *o = &py->off;
+	uint8_t hdr[64];
+	*n = 0;
+	if (!rm_ptr_ok(addr, 8) || !rm_read(py->pid, addr, hdr, (size_t)o->bytes_sval, NULL, &py->st.syscalls) ||
+	    rd64(hdr, o->ob_type) != py->t_bytes)
+		return NULL;
+	int64_t len = (int64_t)rd64(hdr, o->ob_size);
+	if (len < 0 || len > MAX_LINETABLE)
+		return NULL;
+	uint8_t *b = malloc(len ? len : 1);
+	if (!b || (len && !rm_read(py->pid, addr + o->bytes_sval, b, len, NULL, &py->st.syscalls))) {
+		free(b);
+		return NULL;
+	}
+	*n = (size_t)len;
+	return b;
+}
+
+static int64_t bytes_len(struct ember_python *py, uint64_t addr)
+{
+	const struct py_offsets *o = &py->off;
+	uint8_t hdr[24];
+	if (!rm_ptr_ok(addr, 8) || !rm_read(py->pid, addr, hdr, 24, NULL, &py->st.syscalls) ||
+	    rd64(hdr, o->ob_type) != py->t_bytes)
+		return -1;
+	return (int64_t)rd64(hdr, o->ob_size);
+}
+
+/* --------------------------------------------------------------- the cache */
+
+static uint64_t hash_addr(uint64_t a)
+{
+	return (a >> 3) * 0x9E3779B97F4A7C15ull;
+}
+
+static bool id_map_put(struct ember_python *py, uint64_t addr, uint32_t id)
+{
+	if ((py->code_hash_n + 1) * 2 > py->code_hash_cap) {
+		size_t nc = py->code_hash_cap ? py->code_hash_cap * 2 : 1024;
+		uint64_t *k = calloc(nc, sizeof *k);
+		uint32_t *v = calloc(nc, sizeof *v);
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return false;
+		}
+		for (size_t i = 0; i < py->code_hash_cap; i++) {
+			if (!py->code_keys[i])
+				continue;
+			size_t h = hash_addr(py->code_keys[i]) & (nc - 1);
+			while (k[h])
+				h = (h + 1) & (nc - 1);
+			k[h] = py->code_keys[i];
+			v[h] = py->code_ids[i];
+		}
+		free(py->code_keys);
+		free(py->code_ids);
+		py->code_keys = k;
+		py->code_ids = v;
+		py->code_hash_cap = nc;
+	}
+	size_t h = hash_addr(addr) & (py->code_hash_cap - 1);
+	while (py->code_keys[h] && py->code_keys[h] != addr)
+		h = (h + 1) & (py->code_hash_cap - 1);
+	if (!py->code_keys[h])
+		py->code_hash_n++;
+	py->code_keys[h] = addr;
+	py->code_ids[h] = id;
+	return true;
+}
+
+static uint32_t id_map_get(const struct ember_python *py, uint64_t addr)
+{
+	if (!py->code_hash_cap)
+		return 0;
+	size_t h = hash_addr(addr) & (py->code_hash_cap - 1);
+	while (py->code_keys[h]) {
+		if (py->code_keys[h] == addr)
+			return py->code_ids[h];
+		h = (h + 1) & (py->code_hash_cap - 1);
+	}
+	return 0;
+}
+
+static bool key_matches(const struct ember_python *py, const struct py_code_entry *c, const uint8_t *h)
+{
+	const struct py_offsets *o = &py->off;
+	return rd64(h, o->co_name) == c->k_name && rd64(h, o->co_filename) == c->k_filename &&
+	       rd64(h, o->co_linetable) == c->k_linetable && rd32(h, o->co_firstlineno) == c->k_firstlineno &&
+	       (o->co_code < 0 || rd64(h, o->co_code) == c->k_code) &&
+	       (o->co_code_adaptive < 0 || (int64_t)rd64(h, o->ob_size) == c->k_size);
+}
+
+uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
+{
+	const struct py_offsets *o = &py->off;
+	if (rd64(h, o->ob_type) != py->t_code)
+		return 0;
+	uint32_t id = id_map_get(py, addr);
+	if (id && key_matches(py, py->codes[id - 1], h)) {
+		py->codes[id - 1]->checked_ns = py->read_ns;
+		return id;
+	}
+	if (id)
+		py->st.code_revalidations_failed++;
+	if (py->ncodes >= MAX_CODES)
+		return 0;
+
+	/* Cold path: decode a new code object. */
+	struct py_code_entry *c = calloc(1, sizeof *c);
+	if (!c)
+		return 0;
+	c->addr = addr;
+	c->checked_ns = py->read_ns;
+	c->k_name = rd64(h, o->co_name);
+	c->k_filename = rd64(h, o->co_filename);
+	c->k_linetable = rd64(h, o->co_linetable);
+	c->k_firstlineno = rd32(h, o->co_firstlineno);
+	c->k_code = o->co_code >= 0 ? rd64(h, o->co_code) : 0;
+	c->k_size = (int64_t)rd64(h, o->ob_size);
+	c->firsttraceable = o->co_firsttraceable >= 0 ? rd32(h, o->co_firsttraceable) : 0;
+	if (o->co_code_adaptive >= 0)
+		c->ninstr_bytes = c->k_size >= 0 ? c->k_size * 2 : -1;
+	else
+		c->ninstr_bytes = bytes_len(py, c->k_code);
+
+	char *name = py_read_string(py, c->k_name);
+	char *qual = o->co_qualname >= 0 ? py_read_string(py, rd64(h, o->co_qualname)) : NULL;
+	char *file = py_read_string(py, c->k_filename);
+	const char *shortf = NULL;
+	c->pub.name = name ? py_intern(py, name, false, NULL) : NULL;
+	c->pub.qualname = qual ? py_intern(py, qual, false, NULL) : c->pub.name;
+	c->pub.filename = file ? py_intern(py, file, true, &shortf) : NULL;
+	c->pub.short_filename = shortf ? shortf : c->pub.filename;
+	c->pub.first_line = c->k_firstlineno > 0 ? (uint32_t)c->k_firstlineno : 0;
+	free(name);
+	free(qual);
+	free(file);
+	if (!c->pub.name || !c->pub.qualname || !c->pub.filename) {
+		free(c);
+		return 0;
+	}
+	size_t n;
+	uint8_t *table = read_bytes(py, c->k_linetable, &n);
+	if (!table || py_lines_build(&c->lines, py->lt_kind, table, n, c->k_firstlineno) < 0) {
+		py_lines_free(&c->lines);
+		c->lines.firstlineno = c->k_firstlineno;   /* every lookup: no line */
+	}
+	free(table);
+
+	if (py->ncodes == py->codes_cap) {
+		size_t nc = py->codes_cap ? py->codes_cap * 2 : 256;
+		struct py_code_entry **v = realloc(py->codes, nc * sizeof *v);
+		if (!v) {
+			py_lines_free(&c->lines);
+			free(c);
+			return 0;
+		}
+		py->codes = v;
+		py->codes_cap = nc;
+	}
+	py->codes[py->ncodes++] = c;
+	id = (uint32_t)py->ncodes;
+	if (!id_map_put(py, addr, id))
+		return id;   /* usable now, just not cached */
+	py->st.codes++;
+	return id;
+}
+
+uint32_t py_code_recent(struct ember_python *py, uint64_t addr)
+{
+	uint32_t id = id_map_get(py, addr);
+	if (id && py->read_ns - py->codes[id - 1]->checked_ns < (uint64_t)py->opts.code_recheck_ms * 1000000)
+		return id;
+	return 0;
+}
+
+const struct ember_py_code *ember_python_code(const struct ember_python *py, uint32_t code)
+{
+	if (!code || code > py->ncodes)
+		return NULL;
+	return &py->codes[code - 1]->pub;
+}
+
+void py_code_free_all(struct ember_python *py)
+{
+	for (size_t i = 0; i < py->ncodes; i++) {
+		py_lines_free(&py->codes[i]->lines);
+		free(py->codes[i]);
+	}
+	free(py->codes);
+	free(py->code_keys);
+	free(py->code_ids);
+	for (size_t i = 0; i < py->strs.cap; i++)
+		free(py->strs.v[i]);
+	free(py->strs.v);
+	free(py->strs.shortv);
+}

@@ -1,0 +1,262 @@
+/* Walking one thread's frame chain, innermost first, through the per-read
+ * snapshot: PyFrameObject chains (2.7-3.10) and _PyInterpreterFrame chains
+ * (3.11-3.13, skipping C-stack shims and incomplete frames), with the GIL
+ * check, eval-activation marks, depth/cycle limits and the optional verify. */
+#include <errno.h>
+#include <string.h>
+
+#include "py_internal.h"
+
+#define OWNED_BY_GENERATOR 1
+#define OWNED_BY_CSTACK 3
+#define STATUS_HOLDS_GIL_BIT 5   /* 3.13 _status.holds_gil */
+
+static void check_gil(struct ember_python *py, const struct py_thread *t, const uint8_t *ts, uint32_t *flags)
+{
+	const struct py_offsets *o = &py->off;
+	if (py->major == 3 && py->minor >= 13) {
+		*flags |= EMBER_PY_GIL_KNOWN;
+		if ((rd32(ts, o->ts_status) >> STATUS_HOLDS_GIL_BIT) & 1)
+			*flags |= EMBER_PY_HOLDS_GIL;
+		return;
+	}
+	if (py->gil_tstate_addr) {          /* 2.7-3.11: the current tstate pointer */
+		const uint8_t *p = snap_get(py, py->gil_tstate_addr, 8);
+		if (p) {
+			*flags |= EMBER_PY_GIL_KNOWN;
+			if (rd64(p, 0) == t->tstate)
+				*flags |= EMBER_PY_HOLDS_GIL;
+		}
+		return;
+	}
+	if (o->is_ceval_gil >= 0) {         /* 3.12: interp->ceval.gil -> {last_holder, locked} */
+		const uint8_t *ip = snap_get(py, t->interp + o->is_ceval_gil, 8);
+		uint64_t g = ip ? rd64(ip, 0) : 0;
+		if (!rm_ptr_ok(g, 8))
+			return;
+		const uint8_t *gp = snap_get(py, g, (uint32_t)o->gil_locked + 4);
+		if (gp) {
+			*flags |= EMBER_PY_GIL_KNOWN;
+			if (rd32(gp, o->gil_locked) == 1 && rd64(gp, o->gil_last_holder) == t->tstate)
+				*flags |= EMBER_PY_HOLDS_GIL;
+		}
+	}
+}
+
+static int line_of(struct ember_python *py, uint32_t id, int64_t addr)
+{
+	const struct py_code_entry *c = py->codes[id - 1];
+	if (addr >= 0 && c->ninstr_bytes >= 0 && addr >= c->ninstr_bytes)
+		return -2;   /* outside the code: torn */
+	int l = py_lines_lookup(&c->lines, (int)addr);
+	return l < 0 ? 0 : l;
+}
+
+/* Returns a code id, or 0 when the pointer is not (or no longer) a code object. */
+static uint32_t code_at(struct ember_python *py, uint64_t code)
+{
+	if (!rm_ptr_ok(code, 8))
+		return 0;
+	if (py->opts.code_recheck_ms) {
+		uint32_t id = py_code_recent(py, code);
+		if (id)
+			return id;
+	}
+	const uint8_t *hdr = snap_get(py, code, py->co_len);
+	if (!hdr)
+		return 0;
+	return py_code_get(py, code, hdr);
+}
+
+static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_py_frame *out, int max,
+			     uint32_t *flags, uint64_t *leaf)
+{
+	const struct py_offsets *o = &py->off;
+	int n = 0;
+	uint32_t depth = 0;
+	*leaf = f;
+	while (f) {
+		if (depth++ >= py->opts.max_depth || n >= max) {
+			*flags |= EMBER_PY_TRUNCATED;
+			break;
+		}
+		const uint8_t *b = rm_ptr_ok(f, 8) ? snap_get(py, f, py->fr_len) : NULL;
+		struct snap_ent *e = b ? snap_find(py->snap, f) : NULL;
+		if (!b || rd64(b, o->ob_type) != py->t_frame) {
+			*flags |= EMBER_PY_UNREADABLE;
+			break;
+		}
+		if (e) {
+			if (e->visited) {
+				*flags |= EMBER_PY_TORN;   /* cycle */
+				break;
+			}
+			e->visited = true;
+		}
+		uint32_t id = code_at(py, rd64(b, o->fo_code));
+		if (!id) {
+			*flags |= EMBER_PY_UNREADABLE;
+			break;
+		}
+		int64_t lasti = rd32(b, o->fo_lasti);
+		if (py->minor == 10 && py->major == 3)
+			lasti *= 2;
+		int line = line_of(py, id, lasti);
+		if (line == -2) {
+			*flags |= EMBER_PY_TORN;
+			line = 0;
+		}
+		out[n++] = (struct ember_py_frame){ .code = id, .line = (uint32_t)line, .activation_start = true };
+		f = rd64(b, o->fo_back);
+	}
+	return n;
+}
+
+static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_py_frame *out, int max,
+			     uint32_t *flags, uint64_t *leaf)
+{
+	const struct py_offsets *o = &py->off;
+	int n = 0;
+	uint32_t depth = 0;
+	bool v311 = o->if_is_entry >= 0;
+	*leaf = 0;
+	while (f) {
+		if (depth++ >= py->opts.max_depth) {
+			*flags |= EMBER_PY_TRUNCATED;
+			break;
+		}
+		const uint8_t *b = rm_ptr_ok(f, 8) ? snap_get(py, f, py->fr_len) : NULL;
+		if (!b) {
+			*flags |= EMBER_PY_UNREADABLE;
+			break;
+		}
+		struct snap_ent *e = snap_find(py->snap, f);
+		if (e) {
+			if (e->visited) {
+				*flags |= EMBER_PY_TORN;
+				break;
+			}
+			e->visited = true;
+		}
+		uint8_t owner = b[o->if_owner];
+		uint64_t prev = rd64(b, o->if_previous);
+		if (!v311 && owner == OWNED_BY_CSTACK) {
+			if (n)
+				out[n - 1].activation_start = true;
+			f = prev;
+			continue;
+		}
+		if (owner > OWNED_BY_CSTACK) {
+			*flags |= EMBER_PY_UNREADABLE;
+			break;
+		}
+		uint64_t code = rd64(b, o->if_code);
+		uint32_t id = code_at(py, code);
+		if (!id) {
+			if (py->minor >= 13) {   /* f_executable may be None or non-code: skip */
+				f = prev;
+				continue;
+			}
+			*flags |= EMBER_PY_UNREADABLE;
+			break;
+		}
+		const struct py_code_entry *c = py->codes[id - 1];
+		int64_t ip = (int64_t)(rd64(b, o->if_instr) - (code + o->co_code_adaptive));
+		int64_t idx = ip >> 1;   /* code units; -1 = not started */
+		if (owner != OWNED_BY_GENERATOR && idx < c->firsttraceable) {
+			f = prev;        /* incomplete frame (3.13 _Py_InitCleanup, setup) */
+			continue;
+		}
+		if (n >= max) {
+			*flags |= EMBER_PY_TRUNCATED;
+			break;
+		}
+		int line;
+		if (idx < -1 || idx >= c->k_size) {
+			*flags |= EMBER_PY_TORN;
+			line = 0;
+		} else {
+			line = line_of(py, id, idx * 2);
+			if (line < 0)
+				line = 0;
+		}
+		if (!*leaf)
+			*leaf = f;
+		out[n++] = (struct ember_py_frame){
+			.code = id, .line = (uint32_t)line,
+			.activation_start = v311 && b[o->if_is_entry] != 0,
+		};
+		f = prev;
+	}
+	if (!f && n && !(*flags & (EMBER_PY_UNREADABLE | EMBER_PY_TORN)))
+		out[n - 1].activation_start = true;   /* the bottom frame starts an activation */
+	return n;
+}
+
+static uint64_t top_frame(struct ember_python *py, const uint8_t *ts, bool *ok)
+{
+	const struct py_offsets *o = &py->off;
+	*ok = true;
+	if (o->ts_frame >= 0)
+		return rd64(ts, o->ts_frame);
+	if (o->ts_current_frame >= 0)
+		return rd64(ts, o->ts_current_frame);
+	uint64_t cf = rd64(ts, o->ts_cframe);
+	if (!cf)
+		return 0;
+	const uint8_t *c = rm_ptr_ok(cf, 8) ? snap_get(py, cf, (uint32_t)o->cf_current_frame + 8) : NULL;
+	if (!c) {
+		*ok = false;
+		return 0;
+	}
+	return rd64(c, o->cf_current_frame);
+}
+
+int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,
+	    int max, uint32_t *flags)
+{
+	const struct py_offsets *o = &py->off;
+	bool ok;
+	uint64_t leaf = 0;
+	int n;
+
+	py->read_ns = py->opts.code_recheck_ms ? py_now_ns() : 0;
+	check_gil(py, t, ts, flags);
+	uint64_t top = top_frame(py, ts, &ok);
+	if (!ok) {
+		*flags |= EMBER_PY_UNREADABLE;
+		return 0;
+	}
+	if (max < 0)
+		max = 0;
+	if (o->ts_frame >= 0)
+		n = walk_frameobjects(py, top, out, max, flags, &leaf);
+	else
+		n = walk_interpframes(py, top, out, max, flags, &leaf);
+
+	if (py->opts.verify && top) {
+		/* Did a call or return happen while we read?  Re-read the top-frame
+		 * pointer (3.11/3.12: through the same _PyCFrame). */
+		uint64_t now = 0, cf = 0;
+		int err = 0;
+		bool rok;
+		if (o->ts_frame >= 0)
+			rok = rm_read(py->pid, t->tstate + o->ts_frame, &now, 8, &err, &py->st.syscalls);
+		else if (o->ts_current_frame >= 0)
+			rok = rm_read(py->pid, t->tstate + o->ts_current_frame, &now, 8, &err, &py->st.syscalls);
+		else {
+			uint64_t cf_now = 0;
+			struct rm_req r[2];
+			cf = rd64(ts, o->ts_cframe);
+			r[0] = (struct rm_req){ t->tstate + o->ts_cframe, &cf_now, 8, false };
+			r[1] = (struct rm_req){ cf + o->cf_current_frame, &now, 8, false };
+			rok = rm_readv(py->pid, r, 2, &err, &py->st.syscalls) == 2 && cf_now == cf;
+		}
+		if (!rok && err == ESRCH)
+			py->snap->gone = true;
+		if (!rok || now != top)
+			*flags |= EMBER_PY_TORN;
+	}
+	(void)leaf;
+	return n;
+}

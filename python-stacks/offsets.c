@@ -1,0 +1,76 @@
+/* Per-version struct offsets: the generated table (offsets_table.c, from
+ * each version's headers) plus the 3.13 run-time _Py_DebugOffsets. */
+#include <stdio.h>
+#include <string.h>
+
+#include "py_internal.h"
+
+const struct py_offsets *py_offsets_for(int major, int minor)
+{
+	for (size_t i = 0; i < py_offsets_table_len; i++)
+		if (py_offsets_table[i].major == major && py_offsets_table[i].minor == minor)
+			return &py_offsets_table[i];
+	return NULL;
+}
+
+/* Byte positions of the fields we use inside the 3.13 _Py_DebugOffsets
+ * struct (Include/internal/pycore_runtime.h; stable within 3.13.x). */
+enum {
+	D_VERSION = 8, D_FREE_THREADED = 16,
+	D_RT_INTERP_HEAD = 40,
+	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_CEVAL_GIL = 112,
+	D_TS_NEXT = 168, D_TS_INTERP = 176, D_TS_CURRENT_FRAME = 184, D_TS_THREAD_ID = 192,
+	D_TS_NATIVE_THREAD_ID = 200, D_TS_STATUS = 216,
+	D_IF_SIZE = 224, D_IF_PREVIOUS = 232, D_IF_EXECUTABLE = 240, D_IF_INSTR_PTR = 248, D_IF_OWNER = 264,
+	D_CO_SIZE = 272, D_CO_FILENAME = 280, D_CO_NAME = 288, D_CO_QUALNAME = 296, D_CO_LINETABLE = 304,
+	D_CO_FIRSTLINENO = 312, D_CO_CODE_ADAPTIVE = 344,
+	D_OB_TYPE = 360,
+	D_BYTES_OB_SIZE = 520, D_BYTES_OB_SVAL = 528,
+	D_UNICODE_STATE = 544, D_UNICODE_LENGTH = 552, D_UNICODE_ASCII_SIZE = 560,
+	D_END = 568,
+};
+
+static uint64_t u64(const uint8_t *p, size_t off)
+{
+	uint64_t v;
+	memcpy(&v, p + off, 8);
+	return v;
+}
+
+bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *d, size_t len, char *msg, size_t msglen)
+{
+	if (len < D_END || memcmp(d, "xdebugpy", 8) != 0) {
+		snprintf(msg, msglen, "no _Py_DebugOffsets cookie at _PyRuntime");
+		return false;
+	}
+	struct { size_t off; int32_t *dst; } map[] = {
+		{ D_RT_INTERP_HEAD, &o->rt_interp_head },
+		{ D_IS_NEXT, &o->is_next }, { D_IS_THREADS_HEAD, &o->is_tstate_head },
+		{ D_IS_CEVAL_GIL, &o->is_ceval_gil },
+		{ D_TS_NEXT, &o->ts_next }, { D_TS_INTERP, &o->ts_interp },
+		{ D_TS_CURRENT_FRAME, &o->ts_current_frame }, { D_TS_THREAD_ID, &o->ts_thread_id },
+		{ D_TS_NATIVE_THREAD_ID, &o->ts_native_thread_id }, { D_TS_STATUS, &o->ts_status },
+		{ D_IF_SIZE, &o->if_size }, { D_IF_PREVIOUS, &o->if_previous },
+		{ D_IF_EXECUTABLE, &o->if_code }, { D_IF_INSTR_PTR, &o->if_instr }, { D_IF_OWNER, &o->if_owner },
+		{ D_CO_SIZE, &o->co_size }, { D_CO_FILENAME, &o->co_filename }, { D_CO_NAME, &o->co_name },
+		{ D_CO_QUALNAME, &o->co_qualname }, { D_CO_LINETABLE, &o->co_linetable },
+		{ D_CO_FIRSTLINENO, &o->co_firstlineno }, { D_CO_CODE_ADAPTIVE, &o->co_code_adaptive },
+		{ D_OB_TYPE, &o->ob_type }, { D_BYTES_OB_SIZE, &o->ob_size }, { D_BYTES_OB_SVAL, &o->bytes_sval },
+		{ D_UNICODE_STATE, &o->str_state }, { D_UNICODE_LENGTH, &o->str_length },
+		{ D_UNICODE_ASCII_SIZE, &o->str_ascii_data },
+	};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+		uint64_t v = u64(d, map[i].off);
+		if (v > (1u << 20)) {
+			snprintf(msg, msglen, "implausible _Py_DebugOffsets value %llu at +%zu",
+				 (unsigned long long)v, map[i].off);
+			return false;
+		}
+		*map[i].dst = (int32_t)v;
+	}
+	/* PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (3.12+). */
+	o->str_utf8_length = o->str_ascii_data;
+	o->str_utf8 = o->str_ascii_data + 8;
+	o->str_compact_data = o->str_ascii_data + 16;
+	return true;
+}

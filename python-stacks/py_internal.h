@@ -1,0 +1,255 @@
+/* Internal interfaces of python-stacks/ (not for other modules). */
+#ifndef EMBER_PY_INTERNAL_H
+#define EMBER_PY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "python_stacks.h"
+
+/* ---- offsets (offsets.c, generated offsets_table.c) ---- */
+
+/* Byte offsets, -1 = no such field.  Field meanings: see
+ * scripts/gen_python_offsets.py (rt_ = _PyRuntimeState, is_ = interpreter,
+ * ts_ = thread state, cf_ = _PyCFrame, fo_ = PyFrameObject, if_ =
+ * _PyInterpreterFrame, co_ = code object, str_ = PEP 393 str, uni_ = Py2
+ * unicode, gil_ = struct _gil_runtime_state). */
+struct py_offsets {
+	uint8_t major, minor;
+	const char *headers_version;
+	int32_t rt_size, rt_interp_head, rt_interp_main, rt_main_thread, rt_tstate_current;
+	int32_t rt_gil_last_holder, rt_gil_locked;
+	int32_t is_next, is_tstate_head, is_ceval_gil, gil_last_holder, gil_locked;
+	int32_t ts_size, ts_next, ts_interp, ts_frame, ts_cframe, ts_current_frame;
+	int32_t ts_thread_id, ts_native_thread_id, ts_status;
+	int32_t cf_current_frame;
+	int32_t fo_back, fo_code, fo_lasti;
+	int32_t if_size, if_code, if_previous, if_instr, if_owner, if_is_entry;
+	int32_t co_size, co_firstlineno, co_code, co_filename, co_name, co_qualname;
+	int32_t co_linetable, co_firsttraceable, co_code_adaptive;
+	int32_t ob_type, ob_size, bytes_sval;
+	int32_t str_length, str_state, str_ascii_data, str_compact_data, str_utf8, str_utf8_length;
+	int32_t uni_length, uni_str, unicode_size;
+};
+extern const struct py_offsets py_offsets_table[];
+extern const size_t py_offsets_table_len;
+
+const struct py_offsets *py_offsets_for(int major, int minor);
+/* 3.13+: overwrite o with the values of the _Py_DebugOffsets struct read
+ * from &_PyRuntime (dbg = its bytes).  Returns false if implausible. */
+bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *dbg, size_t len, char *msg, size_t msglen);
+
+/* ---- remote memory (remote_mem.c) ---- */
+
+struct rm_req {
+	uint64_t addr;
+	void *buf;
+	uint32_t len;
+	bool ok;         /* out: fully read */
+};
+/* Read len bytes at addr; true only if all were read.  *err gets errno on failure. */
+bool rm_read(pid_t pid, uint64_t addr, void *buf, size_t len, int *err, uint64_t *syscalls);
+/* Read many; each req's ok tells.  Returns the number read fully.  Retries
+ * past a failed element so one bad address does not hide the others. */
+size_t rm_readv(pid_t pid, struct rm_req *reqs, size_t n, int *err, uint64_t *syscalls);
+
+static inline bool rm_ptr_ok(uint64_t p, uint64_t align)
+{
+	return p >= 4096 && p < 0x800000000000ull && (p & (align - 1)) == 0;
+}
+
+/* ---- ELF + runtime discovery (proc_maps.c, elf_syms.c, find_runtime.c) ---- */
+
+struct map_entry {
+	uint64_t start, end, offset, inode;
+	char perms[5];
+	char *path;       /* NULL for anonymous */
+};
+struct proc_maps {
+	struct map_entry *v;
+	size_t n;
+};
+int proc_maps_read(pid_t pid, struct proc_maps *m);
+void proc_maps_free(struct proc_maps *m);
+
+struct elf_file {
+	const uint8_t *data;
+	size_t size;
+	bool is_exec;            /* ET_EXEC (non-PIE) */
+	bool has_symtab;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	uint64_t build_id_vaddr; /* vaddr of the note descriptor, 0 if none */
+	uint64_t first_load_vaddr, first_load_offset; /* PT_LOAD containing file offset 0 */
+};
+int elf_open(struct elf_file *e, const char *path);
+void elf_close(struct elf_file *e);
+/* Symbol value (st_value) by exact name from .symtab then .dynsym; 0 if absent.
+ * *size gets st_size when non-NULL. */
+uint64_t elf_symbol(const struct elf_file *e, const char *name, uint64_t *size);
+/* Section address (sh_addr) by name, 0 if absent. */
+uint64_t elf_section(const struct elf_file *e, const char *name, uint64_t *size);
+/* File bytes at a virtual address (via PT_LOAD), NULL if outside the file. */
+const uint8_t *elf_at_vaddr(const struct elf_file *e, uint64_t vaddr, size_t len);
+
+/* ---- line tables (linetable.c) ---- */
+
+enum py_linetable_kind {
+	PY_LT_LNOTAB_UNSIGNED, /* 2.7 co_lnotab */
+	PY_LT_LNOTAB,          /* 3.6-3.9 co_lnotab (signed line deltas) */
+	PY_LT_310,             /* 3.10 co_linetable (PEP 626, -128 = no line) */
+	PY_LT_LOCATIONS,       /* 3.11+ location table */
+};
+/* Direct decoders: line for byte offset addr; -1 = no line. */
+int py_line_direct(enum py_linetable_kind k, const uint8_t *t, size_t n, int firstlineno, int addr);
+
+/* Pre-decoded table: sorted runs; line of addr = line of the last run with
+ * start <= addr (for lnotab), or of the run [start, next start) (others). */
+struct py_line_run {
+	uint32_t start;   /* byte offset */
+	int32_t line;     /* -1 = no line */
+};
+struct py_lines {
+	struct py_line_run *runs;
+	uint32_t n;
+	uint32_t end;        /* first byte offset past the table's coverage (unbounded for lnotab) */
+	bool open_ended;     /* lnotab: the last run extends forever */
+	int32_t firstlineno;
+};
+int py_lines_build(struct py_lines *out, enum py_linetable_kind k, const uint8_t *t, size_t n, int firstlineno);
+int py_lines_lookup(const struct py_lines *l, int addr);   /* -1 = no line */
+void py_lines_free(struct py_lines *l);
+
+/* ---- strings (strings.c) ---- */
+
+/* UTF-8 encode code points; returns bytes written (excl. NUL), always NUL-terminates when cap>0. */
+size_t py_utf8_from_ucs(const void *data, size_t n, int kind, char *out, size_t cap);
+
+
+/* ---- the reader's state (find_runtime.c, threads.c, frames.c, code_cache.c) ---- */
+
+struct py_code_entry {
+	struct ember_py_code pub;
+	uint64_t addr;
+	/* validation key: header words that must match on every reuse */
+	uint64_t k_name, k_filename, k_linetable, k_code;
+	int64_t k_size;             /* ob_size (3.11+: code units) */
+	int32_t k_firstlineno;
+	int64_t ninstr_bytes;       /* bytes of bytecode (bounds for the instruction offset); -1 unknown */
+	int32_t firsttraceable;     /* 3.11+ _co_firsttraceable (code units) */
+	uint64_t checked_ns;        /* last time the header was compared */
+	struct py_lines lines;
+};
+
+#define PY_PREF_MAX 512         /* remote objects prefetched per thread read */
+struct py_pref {
+	uint64_t addr;
+	uint32_t len;
+};
+struct py_thread {
+	uint32_t tid;
+	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
+	uint32_t npref;
+	struct py_pref *pref;              /* PY_PREF_MAX entries, allocated on first read */
+};
+
+/* Read-through snapshot of remote objects for one read_thread call. */
+#define SNAP_MAX 1024
+#define SNAP_SLOTS 2048
+struct snap_ent {
+	uint64_t addr;
+	uint32_t len, off;
+	bool ok, used, visited, fetched;
+};
+struct snap {
+	struct snap_ent e[SNAP_MAX];
+	uint16_t slot[SNAP_SLOTS];  /* entry index + 1; 0 = empty */
+	uint32_t n;
+	uint8_t *buf;
+	size_t cap, used;
+	uint8_t scratch[4][512];    /* overflow reads when e[] is full (rotating) */
+	struct py_pref sorted[PY_PREF_MAX];
+	unsigned flip;
+	bool gone;                  /* ESRCH seen */
+};
+
+struct str_intern {
+	char **v;                   /* open addressing, cap power of two */
+	char **shortv;              /* short filename per slot (filenames only) */
+	size_t cap, n;
+};
+
+struct ember_python {
+	pid_t pid;
+	struct ember_python_opts opts;
+	char version[40];
+	char describe[512];
+	int major, minor, micro;
+	struct py_offsets off;
+	enum py_linetable_kind lt_kind;
+	uint64_t runtime;            /* &_PyRuntime (3.7+) */
+	uint64_t interp_head_addr;   /* where the first interpreter pointer lives */
+	uint64_t gil_tstate_addr;    /* 2.7-3.11: where the GIL holder's tstate pointer lives */
+	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;
+	uint32_t ts_len, fr_len, co_len, str_hdr_len;
+	int32_t pthread_tid_off;     /* <=3.10: offset of the TID in glibc's struct pthread, -1 unknown */
+	bool tid_calibrated;
+	char root[64];               /* "/proc/PID/root" */
+
+	struct py_thread *threads;
+	size_t nthreads, threads_cap, last_hit;
+	uint64_t last_scan_ns;
+
+	struct py_code_entry **codes;  /* id = index + 1 */
+	size_t ncodes, codes_cap;
+	uint64_t *code_keys;           /* addr -> id hash (open addressing) */
+	uint32_t *code_ids;
+	size_t code_hash_cap, code_hash_n;
+	struct str_intern strs;
+
+	struct snap *snap;
+	uint64_t read_ns;              /* time of the current read (code_recheck_ms) */
+	struct ember_python_stats st;
+};
+
+/* threads.c */
+int py_scan_threads(struct ember_python *py);
+struct py_thread *py_thread_find(struct ember_python *py, uint32_t tid);
+uint64_t py_now_ns(void);
+/* snapshot (threads.c) */
+void snap_begin(struct ember_python *py, struct py_thread *t);
+const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
+struct snap_ent *snap_find(struct snap *s, uint64_t addr);
+void snap_end(struct ember_python *py, struct py_thread *t);
+
+/* frames.c */
+int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,
+            int max, uint32_t *flags);
+
+/* code_cache.c */
+/* Code id for the code object at addr whose header bytes (co_len) are hdr;
+ * 0 if it is not a code object or cannot be read. */
+uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *hdr);
+void py_code_free_all(struct ember_python *py);
+/* Id cached for addr if it was validated less than code_recheck_ms ago, else 0. */
+uint32_t py_code_recent(struct ember_python *py, uint64_t addr);
+/* Read a str/bytes object's text as UTF-8 ("?" if unreadable); cold path. */
+char *py_read_string(struct ember_python *py, uint64_t addr);
+const char *py_intern(struct ember_python *py, const char *s, bool filename, const char **short_out);
+
+static inline uint64_t rd64(const uint8_t *p, int32_t off)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p + off, 8);
+	return v;
+}
+static inline int32_t rd32(const uint8_t *p, int32_t off)
+{
+	int32_t v;
+	__builtin_memcpy(&v, p + off, 4);
+	return v;
+}
+
+#endif

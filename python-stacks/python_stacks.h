@@ -1,0 +1,139 @@
+/* ember python-stacks: read the Python frames of a thread of another process.
+ *
+ * For a target PID, ember_python_open() finds the CPython runtime (libpython
+ * or the executable, PIE or not, stripped or not), detects the exact version
+ * from the running process, checks the mapped file's build-id and loads the
+ * struct offsets of that version (generated tables for 2.7, 3.6-3.12; the
+ * runtime's own _Py_DebugOffsets for 3.13).  ember_python_read_thread() then
+ * reads one OS thread's current Python stack with process_vm_readv, meant to
+ * be called per sample, right after the kernel took the native sample.
+ *
+ * Hot-path design: every read of a thread remembers which remote addresses it
+ * touched (thread state, frames, code-object headers, ...) and the next read
+ * of that thread fetches all of them in ONE batched process_vm_readv before
+ * walking, falling back to single reads only for what changed.  Code objects
+ * are decoded once (names as UTF-8, line table pre-decoded into sorted runs),
+ * cached by remote address and re-validated on every use by comparing their
+ * header words (type, name/filename/line-table pointers, first line, size),
+ * so a freed and reused address gets a new code id.
+ *
+ * Not thread-safe: one struct ember_python per target, used by one thread.
+ * Supported: CPython 2.7, 3.6-3.13 on x86-64 Linux/glibc, release and
+ * Py_DEBUG builds of 3.8+ (same layouts).  Refused with a message:
+ * Py_TRACE_REFS builds (incl. every debug build of 2.7-3.7), free-threaded
+ * 3.13t, 3.14+, other major versions.  See python-stacks/README.md. */
+#ifndef EMBER_PYTHON_STACKS_H
+#define EMBER_PYTHON_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ember_python;  /* one target process */
+
+enum ember_py_status {
+	EMBER_PY_OK = 0,
+	EMBER_PY_NOT_PYTHON = 1,   /* no CPython runtime in the process */
+	EMBER_PY_UNSUPPORTED = 2,  /* CPython, but a version/build we refuse (message says which) */
+	EMBER_PY_NO_ACCESS = 3,    /* no such process, or not permitted to read its memory */
+	EMBER_PY_ERROR = 4,        /* other failure (message says what) */
+};
+
+struct ember_python_opts {
+	uint32_t max_depth;      /* frames walked per read before EMBER_PY_TRUNCATED; 0 = 2048 */
+	bool verify;             /* after each walk, re-read the top-frame pointer and the leaf
+	                          * instruction pointer (one extra small read) and flag
+	                          * EMBER_PY_TORN when they changed */
+	bool no_build_id_check;  /* skip comparing the file's build-id with the mapped one */
+	uint32_t code_recheck_ms; /* 0 (default): re-validate every cached code object on every
+	                          * read (its header words are part of the batched read);
+	                          * N: at most every N ms per code object, which drops those
+	                          * reads from most samples (a freed and reused code address is
+	                          * then noticed within N ms) */
+};
+#define EMBER_PYTHON_OPTS_DEFAULT { .max_depth = 2048, .verify = true, .no_build_id_check = false, \
+                                    .code_recheck_ms = 0 }
+
+/* Attach to process pid (it keeps running; nothing is stopped or ptraced).
+ * opts may be NULL (defaults).  On success returns EMBER_PY_OK and *out; on
+ * failure returns another status and writes a one-line reason to msg (e.g.
+ * "pid 42: /bin/sleep: no CPython runtime (no libpython mapped, no _PyRuntime
+ * or interp_head symbol)" or "CPython 3.13.0 free-threaded build: not
+ * supported").  A process whose interpreter is not initialised yet opens fine;
+ * its threads read as having no Python state until it is. */
+int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_python_opts *opts,
+                      char *msg, size_t msglen);
+
+/* "3.11.7", "2.7.18": the exact version of the target's runtime. */
+const char *ember_python_version(const struct ember_python *py);
+
+/* Description of where the runtime was found, e.g.
+ * "/usr/bin/python3.11 (static, non-PIE, .dynsym only, version from Py_Version)". */
+const char *ember_python_describe(const struct ember_python *py);
+
+/* Frees everything, including every code id handed out. */
+void ember_python_close(struct ember_python *py);
+
+/* One Python frame. */
+struct ember_py_frame {
+	uint32_t code;             /* code id: ember_python_code(); never 0 */
+	uint32_t line;             /* line number as CPython computes it; 0 = no line */
+	bool activation_start;     /* this frame is the first one a C-level eval-loop call
+	                            * (PyEval_EvalFrameEx / _PyEval_EvalFrameDefault) runs:
+	                            * the outermost frame of its run.  Innermost first, the
+	                            * frames of one native eval frame are a run ending with
+	                            * a frame that has this set.  <=3.10: every frame;
+	                            * 3.11: the is_entry frame; 3.12/3.13: the frame just
+	                            * above a C-stack shim frame (and the bottom frame). */
+};
+
+enum ember_py_read_flags {
+	EMBER_PY_TORN       = 1u << 0, /* frames changed under the read (verify mismatch, link cycle,
+	                                * instruction pointer outside its code): do not trust the stack */
+	EMBER_PY_TRUNCATED  = 1u << 1, /* more frames than max / max_depth: the outermost are missing */
+	EMBER_PY_HOLDS_GIL  = 1u << 2, /* this thread holds its interpreter's GIL (3.13: _status.holds_gil) */
+	EMBER_PY_UNREADABLE = 1u << 3, /* a pointer on the chain was invalid or unreadable: the stack
+	                                * stops there (outer frames missing) */
+	EMBER_PY_GIL_KNOWN  = 1u << 4, /* GIL ownership could be determined (HOLDS_GIL meaningful) */
+};
+
+/* Frames of OS thread tid, innermost first, at most max of them.
+ * Returns the count (>= 0; 0 when the thread has no Python state or no
+ * Python frames), or a negative errno: -ESRCH the process is gone, -EPERM
+ * no access.  *flags (may be NULL) gets enum ember_py_read_flags. */
+int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out,
+                             int max, uint32_t *flags);
+
+/* What a code id stands for.  Strings are UTF-8, owned by py, valid until
+ * ember_python_close().  qualname == name where the version has no
+ * co_qualname (< 3.11).  short_filename is the package-relative path like
+ * py-spy ("numpy/core/numeric.py", "script.py"); filename is co_filename as
+ * the compiler got it.  Unreadable strings are "?". */
+struct ember_py_code {
+	const char *name;
+	const char *qualname;
+	const char *filename;
+	const char *short_filename;
+	uint32_t first_line;
+};
+const struct ember_py_code *ember_python_code(const struct ember_python *py, uint32_t code);
+
+/* Counters for tests and the summary. */
+struct ember_python_stats {
+	uint64_t reads;          /* ember_python_read_thread calls */
+	uint64_t syscalls;       /* process_vm_readv calls, all paths */
+	uint64_t prefetch_hits;  /* remote objects served from the batched prefetch */
+	uint64_t single_reads;   /* remote objects read one by one */
+	uint64_t codes;          /* code ids created */
+	uint64_t code_revalidations_failed; /* cached address now holds another code object */
+	uint64_t thread_scans;   /* walks of the interpreter/thread lists */
+	uint64_t torn, unreadable;
+};
+void ember_python_stats(const struct ember_python *py, struct ember_python_stats *out);
+
+/* Which thread state list entries exist and their OS thread ids (for tests
+ * and --threads labels): fills up to max tids, returns the count (<0 errno). */
+int ember_python_threads(struct ember_python *py, uint32_t *tids, int max);
+
+#endif

@@ -1,0 +1,532 @@
+/* Thread states: walking interpreters -> thread states, mapping each to its
+ * OS thread id (3.11+: native_thread_id; before: the TID inside glibc's
+ * struct pthread at an offset calibrated against /proc/PID/task), the
+ * per-read snapshot with its batched prefetch, and ember_python_read_thread. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "py_internal.h"
+
+#define MAX_INTERPS 64
+#define MAX_TSTATES 4096
+#define SCAN_INTERVAL_NS 20000000ull   /* rescan at most every 20 ms on a miss */
+#define PTHREAD_SCAN 2048              /* bytes of struct pthread searched for the TID */
+#define GLIBC_TID_OFF 0x2d0            /* glibc 2.36 x86-64, preferred on ties */
+#define SNAP_BUF (2u << 20)             /* snapshot bytes per read */
+#define COALESCE_GAP 2048              /* merge prefetch objects closer than this */
+#define COALESCE_SPAN 32768            /* ... into ranges of at most this many bytes */
+
+uint64_t py_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- snapshot */
+
+static inline uint32_t slot_of(uint64_t addr)
+{
+	return (uint32_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (SNAP_SLOTS - 1);
+}
+
+struct snap_ent *snap_find(struct snap *s, uint64_t addr)
+{
+	for (uint32_t h = slot_of(addr), k = 0; k < SNAP_SLOTS; h = (h + 1) & (SNAP_SLOTS - 1), k++) {
+		uint16_t i = s->slot[h];
+		if (!i)
+			return NULL;
+		if (s->e[i - 1].addr == addr)
+			return &s->e[i - 1];
+	}
+	return NULL;
+}
+
+/* The buffer is allocated once and never moves, so pointers handed out by
+ * snap_get stay valid for the whole read. */
+static bool snap_alloc(struct snap *s)
+{
+	if (!s->buf) {
+		s->buf = malloc(SNAP_BUF);
+		s->cap = s->buf ? SNAP_BUF : 0;
+	}
+	return s->buf != NULL;
+}
+
+static struct snap_ent *snap_add(struct snap *s, uint64_t addr, uint32_t len)
+{
+	if (s->n >= SNAP_MAX || !snap_alloc(s) || s->used + len > s->cap)
+		return NULL;
+	struct snap_ent *e = &s->e[s->n];
+	e->addr = addr;
+	e->len = len;
+	e->off = (uint32_t)s->used;
+	e->ok = e->used = e->visited = e->fetched = false;
+	s->used += (len + 7) & ~7u;
+	uint32_t h = slot_of(addr);
+	while (s->slot[h])
+		h = (h + 1) & (SNAP_SLOTS - 1);
+	s->slot[h] = (uint16_t)++s->n;
+	return e;
+}
+
+static struct snap_ent *snap_add_at(struct snap *s, uint64_t addr, uint32_t len, uint32_t off)
+{
+	if (s->n >= SNAP_MAX)
+		return NULL;
+	struct snap_ent *e = &s->e[s->n];
+	e->addr = addr;
+	e->len = len;
+	e->off = off;
+	e->ok = e->used = e->visited = false;
+	e->fetched = false;
+	uint32_t h = slot_of(addr);
+	while (s->slot[h])
+		h = (h + 1) & (SNAP_SLOTS - 1);
+	s->slot[h] = (uint16_t)++s->n;
+	return e;
+}
+
+static int pref_cmp(const void *a, const void *b)
+{
+	const struct py_pref *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Prefetch what the previous read of this thread used, in ONE
+ * process_vm_readv.  The kernel's cost is mostly per remote iovec, so nearby
+ * objects (frames in one data-stack chunk, code objects of one module, the
+ * GIL struct inside the interpreter) are merged into one range when the gap
+ * between them is small. */
+void snap_begin(struct ember_python *py, struct py_thread *t)
+{
+	struct snap *s = py->snap;
+	struct rm_req req[PY_PREF_MAX];
+	uint64_t rstart[PY_PREF_MAX];
+	uint32_t rfirst[PY_PREF_MAX + 1];
+	size_t nr = 0;
+	int err = 0;
+
+	memset(s->slot, 0, sizeof s->slot);
+	s->n = 0;
+	s->used = 0;
+	s->gone = false;
+	if (!t || !t->pref || !t->npref)
+		return;
+	struct py_pref *p = s->sorted;
+	uint32_t np = t->npref;
+	memcpy(p, t->pref, np * sizeof *p);
+	qsort(p, np, sizeof *p, pref_cmp);
+
+	/* ranges: [rstart[i], rstart[i] + req[i].len) */
+	for (uint32_t i = 0; i < np; i++) {
+		uint64_t a = p[i].addr, end = a + p[i].len;
+		if (nr && a <= rstart[nr - 1] + req[nr - 1].len + COALESCE_GAP &&
+		    end - rstart[nr - 1] <= COALESCE_SPAN) {
+			uint64_t cur = rstart[nr - 1] + req[nr - 1].len;
+			if (end > cur)
+				req[nr - 1].len = (uint32_t)(end - rstart[nr - 1]);
+			continue;
+		}
+		rstart[nr] = a;
+		req[nr].addr = a;
+		req[nr].len = p[i].len;
+		rfirst[nr] = i;
+		nr++;
+	}
+	rfirst[nr] = np;
+	/* at most half the buffer for the prefetch; the walk gets the rest */
+	size_t total = 0;
+	if (!snap_alloc(s))
+		return;
+	for (size_t r = 0; r < nr; r++) {
+		total += (req[r].len + 7) & ~7u;
+		if (total > s->cap / 2) {
+			nr = r;
+			break;
+		}
+	}
+	for (size_t r = 0; r < nr; r++) {
+		req[r].buf = s->buf + s->used;
+		for (uint32_t i = rfirst[r]; i < rfirst[r + 1]; i++)
+			if (!snap_find(s, p[i].addr))
+				snap_add_at(s, p[i].addr, p[i].len, (uint32_t)(s->used + (p[i].addr - rstart[r])));
+		s->used += (req[r].len + 7) & ~7u;
+	}
+	rm_readv(py->pid, req, nr, &err, &py->st.syscalls);
+	if (err == ESRCH)
+		s->gone = true;
+	/* entries of ranges that failed stay unfetched: snap_get reads them alone */
+	for (uint32_t k = 0; k < s->n; k++) {
+		struct snap_ent *e = &s->e[k];
+		size_t lo = 0, hi = nr;
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+			if (rstart[mid] <= e->addr)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		e->fetched = e->ok = req[lo].ok;
+	}
+}
+
+const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
+{
+	struct snap *s = py->snap;
+	struct snap_ent *e = snap_find(s, addr);
+	int err = 0;
+
+	if (e && e->len >= len && e->fetched) {
+		if (!e->ok)
+			return NULL;
+		if (!e->used)
+			py->st.prefetch_hits++;
+		e->used = true;
+		return s->buf + e->off;
+	}
+	if (!rm_ptr_ok(addr, 1))
+		return NULL;
+	py->st.single_reads++;
+	if (e && e->len >= len) {
+		/* prefetched range failed: read this object alone into its slot */
+		e->used = e->fetched = true;
+		e->ok = rm_read(py->pid, addr, s->buf + e->off, e->len, &err, &py->st.syscalls);
+		if (err == ESRCH)
+			s->gone = true;
+		return e->ok ? s->buf + e->off : NULL;
+	}
+	if (!e)
+		e = snap_add(s, addr, len);
+	if (!e || e->len < len) {
+		/* table full (very deep stack) or a longer read of a known address */
+		uint8_t *b = s->scratch[s->flip++ & 3];
+		if (len > sizeof s->scratch[0] || !rm_read(py->pid, addr, b, len, &err, &py->st.syscalls)) {
+			if (err == ESRCH)
+				s->gone = true;
+			return NULL;
+		}
+		return b;
+	}
+	e->used = e->fetched = true;
+	e->ok = rm_read(py->pid, addr, s->buf + e->off, len, &err, &py->st.syscalls);
+	if (err == ESRCH)
+		s->gone = true;
+	return e->ok ? s->buf + e->off : NULL;
+}
+
+/* Next read of this thread prefetches what this one used. */
+void snap_end(struct ember_python *py, struct py_thread *t)
+{
+	struct snap *s = py->snap;
+	if (!t->pref) {
+		t->pref = malloc(PY_PREF_MAX * sizeof *t->pref);
+		if (!t->pref)
+			return;
+	}
+	t->npref = 0;
+	for (uint32_t i = 0; i < s->n && t->npref < PY_PREF_MAX; i++)
+		if (s->e[i].used && s->e[i].ok)
+			t->pref[t->npref++] = (struct py_pref){ s->e[i].addr, s->e[i].len };
+}
+
+/* ------------------------------------------------------------- thread map */
+
+struct found {
+	uint64_t tstate, interp, pthread;
+	uint32_t tid;
+};
+
+static int list_tasks(pid_t pid, uint32_t *tids, int max)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < max)
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
+			tids[n++] = (uint32_t)strtoul(de->d_name, NULL, 10);
+	closedir(d);
+	return n;
+}
+
+static bool in_set(const uint32_t *v, int n, uint32_t x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static void calibrate_with(struct ember_python *py, struct found *f, int nf, uint8_t (*bufs)[PTHREAD_SCAN],
+			   const uint32_t *tasks, int nt, int nb);
+
+/* Find the offset of the TID inside struct pthread: an int32 slot that holds
+ * a live TID of this process in every thread's struct, all distinct, and the
+ * PID in the main thread's. */
+static void calibrate_tid(struct ember_python *py, struct found *f, int nf)
+{
+	uint8_t (*bufs)[PTHREAD_SCAN] = malloc(16 * PTHREAD_SCAN);
+	uint32_t *tasks = malloc(4096 * sizeof *tasks);
+	int nt = bufs && tasks ? list_tasks(py->pid, tasks, 4096) : 0, nb = 0;
+	if (nt > 0)
+		calibrate_with(py, f, nf, bufs, tasks, nt, nb);
+	free(bufs);
+	free(tasks);
+}
+
+static void calibrate_with(struct ember_python *py, struct found *f, int nf, uint8_t (*bufs)[PTHREAD_SCAN],
+			   const uint32_t *tasks, int nt, int nb)
+{
+	for (int i = 0; i < nf && nb < 16; i++)
+		if (rm_ptr_ok(f[i].pthread, 8) &&
+		    rm_read(py->pid, f[i].pthread, bufs[nb], PTHREAD_SCAN, NULL, &py->st.syscalls))
+			nb++;
+	if (!nb)
+		return;
+	int best = -1, ncand = 0;
+	for (int off = 0; off + 4 <= PTHREAD_SCAN; off += 4) {
+		uint32_t seen[16];
+		bool ok = true, has_pid = false;
+		for (int k = 0; k < nb && ok; k++) {
+			uint32_t v;
+			memcpy(&v, bufs[k] + off, 4);
+			ok = v && in_set(tasks, nt, v) && !in_set(seen, k, v);
+			seen[k] = v;
+			has_pid |= v == (uint32_t)py->pid;
+		}
+		if (!ok || (nb == 1 && !has_pid))
+			continue;
+		ncand++;
+		if (best < 0 || off == GLIBC_TID_OFF)
+			best = off;
+	}
+	if (best >= 0) {
+		py->pthread_tid_off = best;
+		py->tid_calibrated = nb >= 2 || ncand == 1;
+	}
+}
+
+static struct py_thread *thread_slot(struct ember_python *py, uint32_t tid, bool create)
+{
+	for (size_t i = 0; i < py->nthreads; i++)
+		if (py->threads[i].tid == tid)
+			return &py->threads[i];
+	if (!create)
+		return NULL;
+	if (py->nthreads == py->threads_cap) {
+		size_t nc = py->threads_cap ? py->threads_cap * 2 : 32;
+		struct py_thread *v = realloc(py->threads, nc * sizeof *v);
+		if (!v)
+			return NULL;
+		py->threads = v;
+		py->threads_cap = nc;
+	}
+	struct py_thread *t = &py->threads[py->nthreads++];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	return t;
+}
+
+int py_scan_threads(struct ember_python *py)
+{
+	const struct py_offsets *o = &py->off;
+	uint8_t ts[1024];
+	int nf = 0, err = 0;
+	uint64_t interp = 0;
+	struct found *f = malloc(MAX_TSTATES * sizeof *f);
+
+	if (!f)
+		return -ENOMEM;
+
+	py->st.thread_scans++;
+	py->last_scan_ns = py_now_ns();
+	if (!rm_read(py->pid, py->interp_head_addr, &interp, 8, &err, &py->st.syscalls)) {
+		free(f);
+		return err == ESRCH ? -ESRCH : -EFAULT;
+	}
+	for (int ni = 0; interp && ni < MAX_INTERPS; ni++) {
+		if (!rm_ptr_ok(interp, 8))
+			break;
+		uint64_t tsa = 0, next = 0;
+		if (!rm_read(py->pid, interp + o->is_tstate_head, &tsa, 8, NULL, &py->st.syscalls) ||
+		    !rm_read(py->pid, interp + o->is_next, &next, 8, NULL, &py->st.syscalls))
+			break;
+		for (int k = 0; tsa && k < MAX_TSTATES && nf < MAX_TSTATES; k++) {
+			if (!rm_ptr_ok(tsa, 8) || py->ts_len > sizeof ts ||
+			    !rm_read(py->pid, tsa, ts, py->ts_len, NULL, &py->st.syscalls))
+				break;
+			if (rd64(ts, o->ts_interp) != interp)
+				break;   /* torn list */
+			f[nf].tstate = tsa;
+			f[nf].interp = interp;
+			f[nf].pthread = rd64(ts, o->ts_thread_id);
+			f[nf].tid = o->ts_native_thread_id >= 0 ? (uint32_t)rd64(ts, o->ts_native_thread_id) : 0;
+			nf++;
+			uint64_t nx = rd64(ts, o->ts_next);
+			if (nx == tsa)
+				break;
+			tsa = nx;
+		}
+		interp = next;
+	}
+	if (o->ts_native_thread_id < 0 && nf) {
+		if (!py->tid_calibrated)
+			calibrate_tid(py, f, nf);
+		if (py->pthread_tid_off >= 0) {
+			struct rm_req req[256];
+			uint32_t tids[256];
+			for (int base = 0; base < nf; base += 256) {
+				int m = nf - base < 256 ? nf - base : 256;
+				for (int i = 0; i < m; i++) {
+					tids[i] = 0;
+					req[i] = (struct rm_req){ f[base + i].pthread + py->pthread_tid_off, &tids[i], 4, false };
+				}
+				rm_readv(py->pid, req, m, NULL, &py->st.syscalls);
+				for (int i = 0; i < m; i++)
+					f[base + i].tid = req[i].ok ? tids[i] : 0;
+			}
+		}
+	}
+	/* Rebuild the thread table, keeping prefetch lists of unchanged threads. */
+	for (size_t i = 0; i < py->nthreads; i++)
+		py->threads[i].interp = 0;   /* mark */
+	for (int i = 0; i < nf; i++) {
+		if (!f[i].tid)
+			continue;
+		struct py_thread *t = thread_slot(py, f[i].tid, true);
+		if (!t)
+			break;
+		if (t->tstate != f[i].tstate)
+			t->npref = 0;
+		t->tstate = f[i].tstate;
+		t->interp = f[i].interp;
+		t->pthread = f[i].pthread;
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < py->nthreads; i++) {
+		if (py->threads[i].interp) {
+			py->threads[w++] = py->threads[i];
+		} else {
+			free(py->threads[i].pref);
+		}
+	}
+	py->nthreads = w;
+	py->last_hit = 0;
+	free(f);
+	return nf;
+}
+
+struct py_thread *py_thread_find(struct ember_python *py, uint32_t tid)
+{
+	if (py->last_hit < py->nthreads && py->threads[py->last_hit].tid == tid)
+		return &py->threads[py->last_hit];
+	for (size_t i = 0; i < py->nthreads; i++)
+		if (py->threads[i].tid == tid) {
+			py->last_hit = i;
+			return &py->threads[i];
+		}
+	return NULL;
+}
+
+int ember_python_threads(struct ember_python *py, uint32_t *tids, int max)
+{
+	int rc = py_scan_threads(py);
+	if (rc < 0)
+		return rc;
+	int n = 0;
+	for (size_t i = 0; i < py->nthreads && n < max; i++)
+		tids[n++] = py->threads[i].tid;
+	return n;
+}
+
+/* ------------------------------------------------------------ read a thread */
+
+static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid, struct ember_py_frame *out,
+		     int max, uint32_t *flags, bool *stale)
+{
+	const struct py_offsets *o = &py->off;
+	*stale = false;
+	snap_begin(py, t);
+	const uint8_t *ts = snap_get(py, t->tstate, py->ts_len);
+	if (!ts) {
+		*stale = !py->snap->gone;
+		return py->snap->gone ? -ESRCH : 0;
+	}
+	/* Is this still the same thread's state? */
+	if (rd64(ts, o->ts_interp) != t->interp || rd64(ts, o->ts_thread_id) != t->pthread) {
+		*stale = true;
+		return 0;
+	}
+	if (o->ts_native_thread_id >= 0) {
+		if ((uint32_t)rd64(ts, o->ts_native_thread_id) != tid) {
+			*stale = true;
+			return 0;
+		}
+	} else if (py->pthread_tid_off >= 0) {
+		const uint8_t *p = snap_get(py, t->pthread + py->pthread_tid_off, 4);
+		if (!p || (uint32_t)rd32(p, 0) != tid) {
+			*stale = true;
+			return 0;
+		}
+	}
+	int n = py_walk(py, t, ts, out, max, flags);
+	if (py->snap->gone)
+		return -ESRCH;
+	snap_end(py, t);
+	return n;
+}
+
+int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out, int max,
+			     uint32_t *flags)
+{
+	uint32_t fl = 0;
+	int n = 0;
+
+	py->st.reads++;
+	if (flags)
+		*flags = 0;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct py_thread *t = py_thread_find(py, tid);
+		if (!t) {
+			if (attempt == 0 && py_now_ns() - py->last_scan_ns < SCAN_INTERVAL_NS)
+				return 0;
+			if (attempt == 1)
+				return 0;
+			int rc = py_scan_threads(py);
+			if (rc == -ESRCH)
+				return rc;
+			t = py_thread_find(py, tid);
+			if (!t)
+				return 0;
+		}
+		bool stale;
+		fl = 0;
+		n = read_once(py, t, tid, out, max, &fl, &stale);
+		if (n < 0)
+			return n;
+		if (!stale)
+			break;
+		/* thread state freed/reused: rescan once, immediately */
+		t->tstate = 0;
+		int rc = py_scan_threads(py);
+		if (rc == -ESRCH)
+			return rc;
+		n = 0;
+	}
+	if (fl & EMBER_PY_TORN)
+		py->st.torn++;
+	if (fl & EMBER_PY_UNREADABLE)
+		py->st.unreadable++;
+	if (flags)
+		*flags = fl;
+	return n;
+}

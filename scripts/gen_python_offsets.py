@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Generate python-stacks/offsets_table.c: the x86-64 byte offsets of the
+CPython structs ember's Python-stack reader needs, one entry per minor version
+(2.7, 3.6-3.13), measured with offsetof()/sizeof() against each version's own
+installed headers (pyenv: $(pyenv root)/versions/X.Y.Z/include/pythonX.Y*).
+
+  gen_python_offsets.py                 write python-stacks/offsets_table.c
+  gen_python_offsets.py -o FILE         write FILE
+  gen_python_offsets.py --check FILE    regenerate the entries whose headers are
+                                        present and check each appears verbatim
+                                        in FILE (exit 0 ok, 1 differ, 77 none)
+
+3.13+ also publishes most offsets at run time (_Py_DebugOffsets at &_PyRuntime);
+the reader prefers those and uses this table only for what they lack.
+Field value -1 = the field does not exist in that version.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MINORS = [(2, 7), (3, 6), (3, 7), (3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13)]
+
+# (field name in struct py_offsets, C expression or None) -- expressions are
+# evaluated inside #if guards below; order = struct order.
+FIELDS = [
+    "rt_size", "rt_interp_head", "rt_interp_main", "rt_main_thread", "rt_tstate_current",
+    "rt_gil_last_holder", "rt_gil_locked",
+    "is_next", "is_tstate_head", "is_ceval_gil", "gil_last_holder", "gil_locked",
+    "ts_size", "ts_next", "ts_interp", "ts_frame", "ts_cframe", "ts_current_frame",
+    "ts_thread_id", "ts_native_thread_id", "ts_status",
+    "cf_current_frame",
+    "fo_back", "fo_code", "fo_lasti",
+    "if_size", "if_code", "if_previous", "if_instr", "if_owner", "if_is_entry",
+    "co_size", "co_firstlineno", "co_code", "co_filename", "co_name", "co_qualname",
+    "co_linetable", "co_firsttraceable", "co_code_adaptive",
+    "ob_type", "ob_size", "bytes_sval",
+    "str_length", "str_state", "str_ascii_data", "str_compact_data", "str_utf8", "str_utf8_length",
+    "uni_length", "uni_str", "unicode_size",
+]
+
+PROBE = r'''
+#include <Python.h>
+#include <stdio.h>
+#include <stddef.h>
+#if PY_MAJOR_VERSION == 2
+#  include <code.h>
+#  include <frameobject.h>
+#else
+#  if PY_MINOR_VERSION <= 10
+#    include <frameobject.h>
+#  endif
+#  if PY_MINOR_VERSION == 7
+#    include <internal/pystate.h>
+#  elif PY_MINOR_VERSION == 8
+#    include <internal/pycore_pystate.h>
+#  elif PY_MINOR_VERSION >= 9
+#    include <internal/pycore_interp.h>
+#    include <internal/pycore_runtime.h>
+#  endif
+#  if PY_MINOR_VERSION >= 11
+#    include <internal/pycore_frame.h>
+#    include <internal/pycore_code.h>
+#  endif
+#endif
+#define P(name, v) printf("%s %ld\n", name, (long)(v))
+#define O(name, T, F) P(name, offsetof(T, F))
+#define PYV(a,b) (PY_MAJOR_VERSION > (a) || (PY_MAJOR_VERSION == (a) && PY_MINOR_VERSION >= (b)))
+int main(void) {
+    printf("version %s\n", PY_VERSION);
+#if PYV(3,7)
+    P("rt_size", sizeof(_PyRuntimeState));
+    O("rt_interp_head", _PyRuntimeState, interpreters.head);
+    O("rt_interp_main", _PyRuntimeState, interpreters.main);
+# if PYV(3,8)
+    O("rt_main_thread", _PyRuntimeState, main_thread);
+# endif
+# if !PYV(3,12)
+    O("rt_tstate_current", _PyRuntimeState, gilstate.tstate_current);
+    O("rt_gil_last_holder", _PyRuntimeState, ceval.gil.last_holder);
+    O("rt_gil_locked", _PyRuntimeState, ceval.gil.locked);
+# endif
+#endif
+    O("is_next", PyInterpreterState, next);
+#if PYV(3,11)
+    O("is_tstate_head", PyInterpreterState, threads.head);
+#else
+    O("is_tstate_head", PyInterpreterState, tstate_head);
+#endif
+#if PYV(3,12)
+    O("is_ceval_gil", PyInterpreterState, ceval.gil);
+#endif
+#if PYV(3,7)
+    O("gil_last_holder", struct _gil_runtime_state, last_holder);
+    O("gil_locked", struct _gil_runtime_state, locked);
+#endif
+    P("ts_size", sizeof(PyThreadState));
+    O("ts_next", PyThreadState, next);
+    O("ts_interp", PyThreadState, interp);
+#if !PYV(3,11)
+    O("ts_frame", PyThreadState, frame);
+#elif !PYV(3,13)
+    O("ts_cframe", PyThreadState, cframe);
+    O("cf_current_frame", _PyCFrame, current_frame);
+#else
+    O("ts_current_frame", PyThreadState, current_frame);
+#endif
+    O("ts_thread_id", PyThreadState, thread_id);
+#if PYV(3,11)
+    O("ts_native_thread_id", PyThreadState, native_thread_id);
+#endif
+#if PYV(3,12)
+    O("ts_status", PyThreadState, _status);
+#endif
+#if !PYV(3,11)
+    O("fo_back", PyFrameObject, f_back);
+    O("fo_code", PyFrameObject, f_code);
+    O("fo_lasti", PyFrameObject, f_lasti);
+#else
+    P("if_size", sizeof(_PyInterpreterFrame));
+# if PYV(3,13)
+    O("if_code", _PyInterpreterFrame, f_executable);
+    O("if_instr", _PyInterpreterFrame, instr_ptr);
+# else
+    O("if_code", _PyInterpreterFrame, f_code);
+    O("if_instr", _PyInterpreterFrame, prev_instr);
+# endif
+    O("if_previous", _PyInterpreterFrame, previous);
+    O("if_owner", _PyInterpreterFrame, owner);
+# if !PYV(3,12)
+    O("if_is_entry", _PyInterpreterFrame, is_entry);
+# endif
+#endif
+    P("co_size", sizeof(PyCodeObject));
+    O("co_firstlineno", PyCodeObject, co_firstlineno);
+    O("co_filename", PyCodeObject, co_filename);
+    O("co_name", PyCodeObject, co_name);
+#if PYV(3,11)
+    O("co_qualname", PyCodeObject, co_qualname);
+    O("co_linetable", PyCodeObject, co_linetable);
+    O("co_firsttraceable", PyCodeObject, _co_firsttraceable);
+    O("co_code_adaptive", PyCodeObject, co_code_adaptive);
+#elif PYV(3,10)
+    O("co_code", PyCodeObject, co_code);
+    O("co_linetable", PyCodeObject, co_linetable);
+#else
+    O("co_code", PyCodeObject, co_code);
+    O("co_linetable", PyCodeObject, co_lnotab);
+#endif
+    O("ob_type", PyObject, ob_type);
+    O("ob_size", PyVarObject, ob_size);
+#if PY_MAJOR_VERSION == 2
+    O("bytes_sval", PyStringObject, ob_sval);
+    O("uni_length", PyUnicodeObject, length);
+    O("uni_str", PyUnicodeObject, str);
+    P("unicode_size", Py_UNICODE_SIZE);
+#else
+    O("bytes_sval", PyBytesObject, ob_sval);
+    O("str_length", PyASCIIObject, length);
+    O("str_state", PyASCIIObject, state);
+    P("str_ascii_data", sizeof(PyASCIIObject));
+    P("str_compact_data", sizeof(PyCompactUnicodeObject));
+    O("str_utf8", PyCompactUnicodeObject, utf8);
+    O("str_utf8_length", PyCompactUnicodeObject, utf8_length);
+#endif
+    return 0;
+}
+'''
+
+
+def pyenv_root():
+    r = os.environ.get("PYENV_ROOT")
+    if r:
+        return r
+    try:
+        return subprocess.run(["pyenv", "root"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.path.expanduser("~/.pyenv")
+
+
+def find_include(root, major, minor):
+    """Newest installed X.Y.Z with headers: (full version, include dir)."""
+    best = None
+    for d in glob.glob(os.path.join(root, "versions", "%d.%d.*" % (major, minor))):
+        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", os.path.basename(d))
+        if not m:
+            continue  # skip 3.13.0t, dev builds, envs
+        inc = glob.glob(os.path.join(d, "include", "python%d.%d*" % (major, minor)))
+        inc = [i for i in inc if re.fullmatch(r"python\d\.\d+m?", os.path.basename(i))]
+        if not inc:
+            continue
+        key = tuple(int(x) for x in m.groups())
+        if best is None or key > best[0]:
+            best = (key, os.path.basename(d), inc[0])
+    return (best[1], best[2]) if best else None
+
+
+def measure(inc):
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        exe = os.path.join(tmp, "probe")
+        with open(src, "w") as f:
+            f.write(PROBE)
+        subprocess.run(["cc", "-std=gnu11", "-w", "-DPy_BUILD_CORE", "-I" + inc,
+                        "-I" + os.path.join(inc, "internal"), "-o", exe, src], check=True)
+        out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+    vals = {}
+    version = None
+    for line in out.splitlines():
+        k, v = line.split()
+        if k == "version":
+            version = v
+        else:
+            vals[k] = int(v)
+    return version, vals
+
+
+def entry(major, minor, version, vals):
+    lines = ["\t/* BEGIN %s (measured from its headers) */" % version,
+             "\t{ .major = %d, .minor = %d, .headers_version = \"%s\"," % (major, minor, version)]
+    for name in FIELDS:
+        lines.append("\t  .%s = %d," % (name, vals.get(name, -1)))
+    lines.append("\t},")
+    lines.append("\t/* END %s */" % version)
+    return "\n".join(lines) + "\n"
+
+
+HEAD = """/* GENERATED by scripts/gen_python_offsets.py -- do not edit.
+ * x86-64 offsets of the CPython structs the reader follows, measured with
+ * offsetof()/sizeof() against each version's installed headers (release,
+ * GIL builds).  -1 = no such field in that version. */
+#include "py_internal.h"
+
+const struct py_offsets py_offsets_table[] = {
+"""
+TAIL = """};
+const size_t py_offsets_table_len = sizeof py_offsets_table / sizeof py_offsets_table[0];
+"""
+
+
+def generate(root):
+    blocks = []
+    for major, minor in MINORS:
+        found = find_include(root, major, minor)
+        if not found:
+            print("gen_python_offsets: no headers for %d.%d" % (major, minor), file=sys.stderr)
+            continue
+        version, vals = measure(found[1])
+        blocks.append(entry(major, minor, version, vals))
+    return blocks
+
+
+def main(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = os.path.join(here, "..", "python-stacks", "offsets_table.c")
+    check = None
+    i = 1
+    while i < len(argv):
+        if argv[i] == "-o":
+            out = argv[i + 1]; i += 2
+        elif argv[i] == "--check":
+            check = argv[i + 1]; i += 2
+        else:
+            print(__doc__, file=sys.stderr)
+            return 64
+    blocks = generate(pyenv_root())
+    if check:
+        if not blocks:
+            print("SKIP: no CPython headers found under %s" % pyenv_root())
+            return 77
+        with open(check) as f:
+            committed = f.read()
+        bad = 0
+        for b in blocks:
+            name = b.split("\n")[0]
+            if b in committed:
+                print("same: %s" % name.strip())
+            else:
+                print("DIFFERS: %s\n%s" % (name.strip(), b))
+                bad += 1
+        print("%d entries compared, %d differ" % (len(blocks), bad))
+        return 1 if bad else 0
+    with open(out, "w") as f:
+        f.write(HEAD + "".join(blocks) + TAIL)
+    print("wrote %s (%d versions)" % (out, len(blocks)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,34 @@
+# -*- coding: utf-8 -*-
+"""The Python 3 only phases: a coroutine, and non-ASCII names."""
+import asyncio
+import importlib.util
+import os
+import time
+
+
+async def coro_leaf(seconds):
+    deadline = time.time() + seconds
+    x = 0
+    while time.time() < deadline:
+        for i in range(2000):
+            x += i  # LEAF-CORO
+        await asyncio.sleep(0)
+    return x
+
+
+async def coro_main(seconds):
+    return await coro_leaf(seconds)
+
+
+def run(phase):
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(coro_main(phase))
+    finally:
+        loop.close()
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "ünïcode_😀.py")
+    spec = importlib.util.spec_from_file_location("unicode_mod", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.naïve_函数(phase)

@@ -1,0 +1,51 @@
+# python-stacks/: line-table decoders against every installed CPython's own
+# answers, the frame reader against live interpreters (every pyenv version
+# found at configure time, plus the system /usr/bin/python3), a churn
+# robustness run, a non-Python target, and the generated offset table
+# against the installed headers.  Tests whose interpreter is missing exit 77.
+add_executable(test_python_linetable ${PROJECT_SOURCE_DIR}/tests/unit/test_python_linetable.c)
+target_link_libraries(test_python_linetable PRIVATE ember_python)
+target_include_directories(test_python_linetable PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+add_executable(test_python_stacks ${PROJECT_SOURCE_DIR}/tests/unit/test_python_stacks.c)
+target_link_libraries(test_python_stacks PRIVATE ember_python)
+target_include_directories(test_python_stacks PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+
+set(EMBER_PYDIR ${PROJECT_SOURCE_DIR}/tests/python)
+if(DEFINED ENV{PYENV_ROOT})
+  set(EMBER_PYENV_ROOT $ENV{PYENV_ROOT})
+else()
+  set(EMBER_PYENV_ROOT $ENV{HOME}/.pyenv)
+endif()
+file(GLOB EMBER_PYENV_VERSIONS LIST_DIRECTORIES true ${EMBER_PYENV_ROOT}/versions/*)
+set(EMBER_PYTHONS "system=/usr/bin/python3")
+foreach(dir ${EMBER_PYENV_VERSIONS})
+  get_filename_component(ver ${dir} NAME)
+  if(ver MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+$" AND EXISTS ${dir}/bin/python)
+    list(APPEND EMBER_PYTHONS "${ver}=${dir}/bin/python")
+  endif()
+endforeach()
+
+set(EMBER_PY_TESTS python_notpython)
+add_test(NAME python_notpython COMMAND test_python_stacks notpython)
+foreach(entry ${EMBER_PYTHONS})
+  string(REPLACE "=" ";" pair ${entry})
+  list(GET pair 0 ver)
+  list(GET pair 1 exe)
+  add_test(NAME python_linetable_${ver}
+           COMMAND test_python_linetable ${exe} ${EMBER_PYDIR}/dump_linetables.py
+                   ${CMAKE_CURRENT_BINARY_DIR}/linetables-${ver}.bin)
+  add_test(NAME python_stacks_${ver} COMMAND test_python_stacks stacks ${exe} ${EMBER_PYDIR})
+  add_test(NAME python_churn_${ver} COMMAND test_python_stacks churn ${exe} ${EMBER_PYDIR})
+  list(APPEND EMBER_PY_TESTS python_linetable_${ver} python_stacks_${ver} python_churn_${ver})
+endforeach()
+
+find_program(EMBER_PY_GEN_PYTHON NAMES python3)
+if(EMBER_PY_GEN_PYTHON)
+  add_test(NAME python_offsets_table
+           COMMAND ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py
+                   --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c)
+  list(APPEND EMBER_PY_TESTS python_offsets_table)
+endif()
+
+set_tests_properties(${EMBER_PY_TESTS} PROPERTIES LABELS "unit;python" SKIP_RETURN_CODE 77
+                     TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;PYENV_ROOT=${EMBER_PYENV_ROOT}")

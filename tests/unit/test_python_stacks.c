@@ -1,0 +1,462 @@
+/* python-stacks against live interpreters.
+ *
+ *   test_python_stacks stacks PYTHON TESTS_PYTHON_DIR
+ *       runs tests/python/target.py under PYTHON and checks every thread's
+ *       frames (names, qualnames, lines, files, activation marks, GIL, TID
+ *       mapping) over a few hundred reads; prints the warm read cost.
+ *   test_python_stacks churn PYTHON TESTS_PYTHON_DIR
+ *       runs tests/python/churn.py (threads and recursion changing all the
+ *       time) and reads every thread a few thousand times: no crash, no hang,
+ *       every returned frame resolvable.
+ *   test_python_stacks notpython
+ *       /bin/sleep -> EMBER_PY_NOT_PYTHON; a dead pid -> EMBER_PY_NO_ACCESS.
+ * Exit 77 (skip) when PYTHON is not installed. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "python_stacks.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static pid_t child;
+static char ready_path[256];
+
+static void cleanup(void)
+{
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		child = 0;
+	}
+	if (ready_path[0])
+		unlink(ready_path);
+}
+
+static pid_t launch(const char *python, const char *script, double timeout)
+{
+	snprintf(ready_path, sizeof ready_path, "/tmp/ember-pytest-%d.ready", (int)getpid());
+	unlink(ready_path);
+	child = fork();
+	if (child == 0) {
+		execl(python, python, script, ready_path, (char *)NULL);
+		_exit(127);
+	}
+	for (double end = now_s() + timeout; now_s() < end; usleep(20000)) {
+		if (access(ready_path, R_OK) == 0)
+			return child;
+		if (waitpid(child, NULL, WNOHANG) == child) {
+			child = 0;
+			return -1;
+		}
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------- ready file */
+
+struct ready {
+	char version[32];
+	int nthreads, nmarks;
+	char tname[16][64];
+	uint32_t tid[16];
+	char mname[64][64];
+	int mline[64];
+};
+
+static int read_ready(struct ready *r)
+{
+	char line[256];
+	FILE *f = fopen(ready_path, "r");
+	memset(r, 0, sizeof *r);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		char a[64];
+		unsigned v;
+		if (sscanf(line, "version %31s", r->version) == 1)
+			continue;
+		if (sscanf(line, "thread %31s %u", a, &v) == 2 && r->nthreads < 16) {
+			snprintf(r->tname[r->nthreads], 64, "%s", a);
+			r->tid[r->nthreads++] = v;
+		} else if (sscanf(line, "mark %31s %u", a, &v) == 2 && r->nmarks < 64) {
+			snprintf(r->mname[r->nmarks], 64, "%s", a);
+			r->mline[r->nmarks++] = (int)v;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int mark(const struct ready *r, const char *name)
+{
+	for (int i = 0; i < r->nmarks; i++)
+		if (strcmp(r->mname[i], name) == 0)
+			return r->mline[i];
+	fprintf(stderr, "no mark %s\n", name);
+	return -1;
+}
+
+static uint32_t tid_of(const struct ready *r, const char *name)
+{
+	for (int i = 0; i < r->nthreads; i++)
+		if (strcmp(r->tname[i], name) == 0)
+			return r->tid[i];
+	return 0;
+}
+
+/* ------------------------------------------------------------ expectations */
+
+struct xf {
+	const char *name;      /* co_name */
+	const char *qual;      /* co_qualname on 3.11+ (NULL: = name) */
+	const char *mark;      /* expected line (NULL: any) */
+	int act;               /* 1: activation_start must be set; 0: must not (3.11+ only); -1 any */
+};
+struct xthread {
+	const char *thread;
+	const char *file;      /* short filename of the first frames */
+	struct xf f[24];
+	int n;
+};
+
+static int major, minor;
+
+static bool frame_ok(struct ember_python *py, const struct ready *r, const struct ember_py_frame *fr,
+		     const struct xf *x, char *why, size_t wl)
+{
+	const struct ember_py_code *c = ember_python_code(py, fr->code);
+	if (!c) {
+		snprintf(why, wl, "code id %u unknown", fr->code);
+		return false;
+	}
+	const char *q = (major == 3 && minor >= 11 && x->qual) ? x->qual : x->name;
+	if (strcmp(c->name, x->name) != 0 || strcmp(c->qualname, q) != 0) {
+		snprintf(why, wl, "name %s/%s, want %s/%s", c->name, c->qualname, x->name, q);
+		return false;
+	}
+	if (x->mark && (int)fr->line != mark(r, x->mark)) {
+		snprintf(why, wl, "%s line %u, want %d (%s)", x->name, fr->line, mark(r, x->mark), x->mark);
+		return false;
+	}
+	if (x->act == 1 && !fr->activation_start) {
+		snprintf(why, wl, "%s: activation_start not set", x->name);
+		return false;
+	}
+	if (x->act == 0 && !fr->activation_start != !(major == 2 || minor <= 10)) {
+		snprintf(why, wl, "%s: activation_start %d", x->name, fr->activation_start);
+		return false;
+	}
+	return true;
+}
+
+static bool chain_ok(struct ember_python *py, const struct ready *r, const struct xthread *x,
+		     const struct ember_py_frame *fr, int n, char *why, size_t wl)
+{
+	if (n < x->n) {
+		snprintf(why, wl, "%d frames, want >= %d", n, x->n);
+		return false;
+	}
+	for (int i = 0; i < x->n; i++)
+		if (!frame_ok(py, r, &fr[i], &x->f[i], why, wl))
+			return false;
+	return true;
+}
+
+#define SLEEP { "sleep_forever", NULL, "sleep_forever", -1 }
+#define REC { "rec", NULL, "rec_call", -1 }
+
+static const struct xthread expect[] = {
+	{ "main", "target.py", { { "c", NULL, "busy", 0 }, { "b", NULL, "b_call", 0 }, { "a", NULL, "a_call", 0 },
+			      { "<module>", NULL, "module_call", 1 } }, 4 },
+	{ "method", "target.py", { SLEEP, { "rec", NULL, "rec_leaf_call", -1 }, REC, REC, REC, REC,
+				{ "forward", "Model.forward", "forward_call", -1 },
+				{ "run_method", NULL, "run_method_call", -1 } }, 8 },
+	{ "gen", "target.py", { SLEEP, { "gen", NULL, "gen_call", -1 }, { "run_gen", NULL, "run_gen_call", -1 } }, 3 },
+	{ "sorted", "target.py", { SLEEP, { "keyfn", NULL, "keyfn_call", 1 }, { "run_sorted", NULL, "sorted_call", -1 } }, 3 },
+	{ "map", "target.py", { SLEEP, { "mapfn", NULL, "mapfn_call", 1 }, { "run_map", NULL, "map_call", -1 } }, 3 },
+	{ "coro", "target.py", { SLEEP, { "coro_inner", NULL, "coro_inner_call", -1 },
+			      { "coro_outer", NULL, "coro_outer_call", -1 }, { "run", NULL, "run_coro_call", -1 },
+			      { "run_coro", NULL, NULL, -1 } }, 5 },
+	{ "unicode", "target.py", { SLEEP, { "\xf0\xa0\x80\x80_astral", NULL, "astral_call", -1 },
+				 { "na\xc3\xafve_\xe5\x87\xbd\xe6\x95\xb0", NULL, "cjk_call", -1 },
+				 { "na\xc3\xafve_\xc3\xa9t\xc3\xa9", NULL, "latin_call", -1 },
+				 { "run", NULL, "unicode_run_call", -1 }, { "run_unicode", NULL, NULL, -1 } }, 6 },
+};
+#define NEXPECT (int)(sizeof expect / sizeof expect[0])
+
+static int test_stacks(const char *python, const char *dir)
+{
+	char script[512];
+	struct ready r;
+	snprintf(script, sizeof script, "%s/target.py", dir);
+	pid_t pid = launch(python, script, 30);
+	CHECK(pid > 0);
+	if (pid <= 0 || read_ready(&r) < 0)
+		return check_report();
+	sscanf(r.version, "%d.%d", &major, &minor);
+
+	struct ember_python *py = NULL;
+	char msg[512];
+	struct ember_python_opts opts = EMBER_PYTHON_OPTS_DEFAULT;
+	int rc = ember_python_open(&py, pid, &opts, msg, sizeof msg);
+	CHECK(rc == EMBER_PY_OK);
+	if (rc != EMBER_PY_OK) {
+		fprintf(stderr, "open: %s\n", msg);
+		return check_report();
+	}
+	printf("%s\n", ember_python_describe(py));
+	CHECK_STR(ember_python_version(py), r.version);
+
+	/* every thread of the script is a Python thread with the right TID */
+	uint32_t tids[64];
+	int nt = ember_python_threads(py, tids, 64);
+	CHECK(nt == r.nthreads);
+	for (int i = 0; i < r.nthreads; i++) {
+		bool found = false;
+		for (int k = 0; k < nt; k++)
+			found |= tids[k] == r.tid[i];
+		if (!found)
+			fprintf(stderr, "thread %s (tid %u) not mapped\n", r.tname[i], r.tid[i]);
+		CHECK(found);
+	}
+
+	struct ember_py_frame fr[256];
+	uint32_t fl;
+	char why[256];
+	/* settle: the sleeping threads reach their final stacks */
+	for (double end = now_s() + 5; now_s() < end; usleep(10000)) {
+		bool all = true;
+		for (int e = 1; e < NEXPECT; e++) {
+			uint32_t tid = tid_of(&r, expect[e].thread);
+			if (!tid)
+				continue;
+			int n = ember_python_read_thread(py, tid, fr, 256, &fl);
+			all &= chain_ok(py, &r, &expect[e], fr, n, why, sizeof why);
+		}
+		if (all)
+			break;
+	}
+
+	const int rounds = 300;
+	int good[NEXPECT] = { 0 }, reads[NEXPECT] = { 0 }, gil[NEXPECT] = { 0 }, gil_known = 0;
+	for (int round = 0; round < rounds; round++) {
+		for (int e = 0; e < NEXPECT; e++) {
+			uint32_t tid = tid_of(&r, expect[e].thread);
+			if (!tid)
+				continue;
+			int n = ember_python_read_thread(py, tid, fr, 256, &fl);
+			reads[e]++;
+			bool ok = chain_ok(py, &r, &expect[e], fr, n, why, sizeof why);
+			good[e] += ok;
+			gil[e] += !!(fl & EMBER_PY_HOLDS_GIL);
+			gil_known += !!(fl & EMBER_PY_GIL_KNOWN);
+			if (!ok && reads[e] - good[e] <= 3)
+				fprintf(stderr, "thread %s read %d: %s (flags %#x)\n", expect[e].thread, round, why, fl);
+			if (round == 0 && n > 0) {
+				const struct ember_py_code *c = ember_python_code(py, fr[0].code);
+				const struct ember_py_code *b = ember_python_code(py, fr[n - 1].code);
+				if (e == 6) {   /* non-ASCII file name, short and absolute */
+					const struct ember_py_code *u = ember_python_code(py, fr[1].code);
+					CHECK_STR(u->short_filename, "\xc3\xbc" "n\xc3\xaf" "code_\xf0\x9f\x98\x80.py");
+					CHECK(strstr(u->filename, "/tests/python/\xc3\xbc" "n\xc3\xaf" "code_") != NULL);
+				}
+				CHECK_STR(c->short_filename, expect[e].file);
+				CHECK(c->filename[0] == '/');
+				if (e > 0)
+					CHECK_STR(b->short_filename, "threading.py");
+				if (e > 0 && (n < 2 || !fr[n - 1].activation_start))
+					fprintf(stderr, "thread %s: bottom frame without activation_start\n", expect[e].thread);
+				if (e > 0)
+					CHECK(fr[n - 1].activation_start);
+			}
+		}
+		usleep(1000);
+	}
+	for (int e = 0; e < NEXPECT; e++) {
+		if (!reads[e])
+			continue;
+		double pct = 100.0 * good[e] / reads[e];
+		printf("thread %-8s %3d/%3d reads exact (%.0f%%), holds GIL in %d\n", expect[e].thread, good[e],
+		       reads[e], pct, gil[e]);
+		CHECK(pct >= (e == 0 ? 90.0 : 99.0));
+		if (gil_known) {
+			if (e == 0)
+				CHECK(gil[e] * 2 >= reads[e]);
+			else
+				CHECK(gil[e] * 20 <= reads[e]);
+		}
+	}
+	CHECK(gil_known > 0);
+
+	/* warm read cost of the 21-frame "deep" thread (and the busy one) */
+	uint32_t deep = tid_of(&r, "deep");
+	for (int v = 2; v >= 0; v--) {
+		struct ember_python *q = NULL;
+		struct ember_python_opts o = EMBER_PYTHON_OPTS_DEFAULT;
+		o.verify = v >= 1;
+		o.code_recheck_ms = v == 0 ? 100 : 0;
+		if (ember_python_open(&q, pid, &o, msg, sizeof msg) != EMBER_PY_OK)
+			continue;
+		int n = 0;
+		for (int i = 0; i < 100; i++)
+			n = ember_python_read_thread(q, deep, fr, 256, &fl);
+		/* this machine may be shared and noisy: report the best and the
+		 * median of 25 batches of 400 reads (no timing assertion) */
+		struct ember_python_stats s0, s1;
+		double batch[25];
+		ember_python_stats(q, &s0);
+		for (int b = 0; b < 25; b++) {
+			double t0 = now_s();
+			for (int i = 0; i < 400; i++)
+				ember_python_read_thread(q, deep, fr, 256, &fl);
+			batch[b] = (now_s() - t0) / 400 * 1e6;
+		}
+		ember_python_stats(q, &s1);
+		for (int i = 0; i < 25; i++)   /* sort */
+			for (int k = i + 1; k < 25; k++)
+				if (batch[k] < batch[i]) {
+					double x = batch[i];
+					batch[i] = batch[k];
+					batch[k] = x;
+				}
+		printf("read cost (%s): %d-frame stack, warm: best %.2f us/read, median %.2f us/read, "
+		       "%.2f syscalls/read, verify=%d code_recheck_ms=%u\n", r.version, n, batch[0], batch[12],
+		       (double)(s1.syscalls - s0.syscalls) / 10000, o.verify, o.code_recheck_ms);
+		CHECK(n >= 20);
+		ember_python_close(q);
+	}
+	struct ember_python_stats st;
+	ember_python_stats(py, &st);
+	printf("stats: %llu reads, %llu syscalls, %llu prefetch hits, %llu single reads, %llu codes, %llu torn\n",
+	       (unsigned long long)st.reads, (unsigned long long)st.syscalls, (unsigned long long)st.prefetch_hits,
+	       (unsigned long long)st.single_reads, (unsigned long long)st.codes, (unsigned long long)st.torn);
+	ember_python_close(py);
+	cleanup();
+	return check_report();
+}
+
+static int list_tasks(pid_t pid, uint32_t *t, int max)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(p);
+	int n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d)) && n < max)
+		if (de->d_name[0] != '.')
+			t[n++] = (uint32_t)atoi(de->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int test_churn(const char *python, const char *dir)
+{
+	char script[512], msg[512];
+	snprintf(script, sizeof script, "%s/churn.py", dir);
+	pid_t pid = launch(python, script, 30);
+	CHECK(pid > 0);
+	if (pid <= 0)
+		return check_report();
+	struct ember_python *py = NULL;
+	int rc = ember_python_open(&py, pid, NULL, msg, sizeof msg);
+	CHECK(rc == EMBER_PY_OK);
+	if (rc) {
+		fprintf(stderr, "open: %s\n", msg);
+		return check_report();
+	}
+	static struct ember_py_frame fr[4096];
+	long reads = 0, frames = 0, nonempty = 0, torn = 0, unreadable = 0, trunc = 0, bad = 0;
+	int maxn = 0;
+	double t0 = now_s();
+	while (reads < 6000 && now_s() - t0 < 20) {
+		uint32_t tids[256];
+		int nt = list_tasks(pid, tids, 256);
+		for (int i = 0; i < nt; i++) {
+			uint32_t fl;
+			int n = ember_python_read_thread(py, tids[i], fr, reads & 1 ? 4096 : 64, &fl);
+			reads++;
+			if (n < 0)
+				continue;
+			frames += n;
+			nonempty += n > 0;
+			maxn = n > maxn ? n : maxn;
+			torn += !!(fl & EMBER_PY_TORN);
+			unreadable += !!(fl & EMBER_PY_UNREADABLE);
+			trunc += !!(fl & EMBER_PY_TRUNCATED);
+			for (int k = 0; k < n; k++) {
+				const struct ember_py_code *c = ember_python_code(py, fr[k].code);
+				if (!c || !c->name || !c->filename || !c->short_filename)
+					bad++;
+			}
+		}
+	}
+	printf("churn (%s): %ld reads in %.1f s, %ld with frames (deepest %d), %ld frames; torn %ld, unreadable %ld, "
+	       "truncated %ld\n", ember_python_version(py), reads, now_s() - t0, nonempty, maxn, frames, torn,
+	       unreadable, trunc);
+	CHECK(reads >= 1000);
+	CHECK(nonempty > reads / 10);
+	CHECK(bad == 0);
+	ember_python_close(py);
+	cleanup();
+	return check_report();
+}
+
+static int test_notpython(void)
+{
+	char msg[512];
+	struct ember_python *py = NULL;
+	child = fork();
+	if (child == 0) {
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	usleep(100000);
+	int rc = ember_python_open(&py, child, NULL, msg, sizeof msg);
+	printf("/bin/sleep: %d: %s\n", rc, msg);
+	CHECK(rc == EMBER_PY_NOT_PYTHON);
+	CHECK(py == NULL);
+	CHECK(strstr(msg, "no CPython") != NULL);
+	cleanup();
+	rc = ember_python_open(&py, 0x3ffffff0, NULL, msg, sizeof msg);
+	printf("dead pid: %d: %s\n", rc, msg);
+	CHECK(rc == EMBER_PY_NO_ACCESS);
+	return check_report();
+}
+
+int main(int argc, char **argv)
+{
+	atexit(cleanup);
+	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 2 && strcmp(argv[1], "notpython") == 0)
+		return test_notpython();
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s stacks|churn PYTHON TESTS_PYTHON_DIR | notpython\n", argv[0]);
+		return 2;
+	}
+	if (access(argv[2], X_OK) != 0) {
+		printf("SKIP: %s not installed\n", argv[2]);
+		return 77;
+	}
+	alarm(120);   /* a hang is a failure */
+	if (strcmp(argv[1], "stacks") == 0)
+		return test_stacks(argv[2], argv[3]);
+	if (strcmp(argv[1], "churn") == 0)
+		return test_churn(argv[2], argv[3]);
+	return 2;
+}
