@@ -1,0 +1,31 @@
+"""Two threads: main burns pure Python (holds the GIL); "compressor" spends
+its time in zlib.compress, which releases the GIL.
+usage: gil.py SECONDS"""
+import sys
+import threading
+import time
+import zlib
+
+
+def compressor(stop, data):
+    while not stop.is_set():
+        zlib.compress(data, 9)
+
+
+def python_burn(seconds):
+    deadline = time.time() + seconds
+    x = 0
+    while time.time() < deadline:
+        for i in range(2000):
+            x += i
+    return x
+
+
+secs = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+stop = threading.Event()
+data = bytes(bytearray((i * 7919) % 251 for i in range(1 << 20)))
+t = threading.Thread(target=compressor, args=(stop, data), name="compressor")
+t.start()
+python_burn(secs)
+stop.set()
+t.join()

@@ -1,0 +1,45 @@
+"""Known truth for merged stacks: each Python function calls its own native
+hot function (OpenCV, NumPy/OpenBLAS, zlib), each ~10 ms a call, so each
+gets about a quarter of the samples; ~SECONDS in total.
+usage: native_calls.py SECONDS"""
+import sys
+import time
+import zlib
+
+import cv2
+import numpy as np
+
+cv2.setNumThreads(0)        # keep OpenCV's work on this thread
+
+
+def blur_step(img):
+    return cv2.GaussianBlur(img, (61, 61), 0)
+
+
+def edges_step(img):
+    return cv2.Canny(img, 50, 150)
+
+
+def matmul_step(a):
+    return a.dot(a)
+
+
+def compress_step(data):
+    return zlib.compress(data, 6)
+
+
+def main():
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+    rng = np.random.default_rng(1)
+    img = (rng.random((480, 640)) * 255).astype(np.uint8)
+    a = rng.random((600, 600))
+    data = rng.integers(0, 4, 1 << 16, dtype=np.uint8).tobytes()
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        blur_step(img)
+        edges_step(img)
+        matmul_step(a)
+        compress_step(data)
+
+
+main()

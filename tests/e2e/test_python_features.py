@@ -1,0 +1,143 @@
+"""python_features: merged stacks with real native libraries and the Python
+options, under Debian's /usr/bin/python3 (numpy, OpenCV from the install step).
+
+- native_calls.py: cv::GaussianBlur only under blur_step, cv::Canny only under
+  edges_step, the BLAS GEMM under matmul_step, zlib's deflate under
+  compress_step (>= 95% each), the interpreter's own frames hidden;
+  --native-unfiltered shows them; --python-only shows Python frames only;
+- --subprocesses with multiprocessing: a root "process PID: cmdline" per
+  process, child_work in the two workers;
+- --gil: the thread in zlib.compress (GIL released) drops out, the Python
+  thread stays;
+- attach to a running script (-p), Python frames present, then detach and
+  the script keeps running.
+"""
+import os
+import re
+import subprocess
+import time
+import emberlib as E
+
+PY = "/usr/bin/python3"
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.join(HERE, "py")
+PYFRAME = re.compile(r"^(.*) \((.+):(\d+)\)$")
+
+r = E.run([PY, "-c", "import numpy, cv2"], quiet=True)
+if r.rc != 0:
+    E.skip("numpy or OpenCV is not importable by %s: %s" % (PY, r.stderr.strip()[-200:]))
+
+chk = E.Checker("e2e.python_features")
+d = E.tmpdir()
+env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+
+
+def nearest_python(frames, idx):
+    for j in range(idx - 1, -1, -1):
+        m = PYFRAME.match(frames[j])
+        if m:
+            return m.group(1)
+    return None
+
+
+def attribution(prof, native_pred, want):
+    good = tot = 0
+    for fr, c in prof.stacks:
+        idx = [i for i, f in enumerate(fr) if native_pred(f)]
+        if not idx:
+            continue
+        tot += c
+        good += c if nearest_python(fr, idx[0]) == want else 0
+    return good, tot
+
+
+out = os.path.join(d, "native.folded")
+res = E.record(["-o", out], [PY, os.path.join(PYDIR, "native_calls.py"), "2.5"], env=env, timeout=90)
+chk.check(res.rc == 0, "native_calls: ember exits 0", res.describe())
+prof = E.load_profile(chk, out, res)
+cases = [
+    (lambda f: f.startswith("cv::GaussianBlur"), "blur_step"),
+    (lambda f: f.startswith("cv::Canny"), "edges_step"),
+    (lambda f: "gemm" in f.lower() or f.startswith("[libopenblas"), "matmul_step"),
+    (lambda f: f.startswith("deflate") or f.startswith("[libz.so"), "compress_step"),
+]
+for pred, want in cases:
+    good, tot = attribution(prof, pred, want)
+    chk.check(tot >= 20 and good >= 0.95 * tot, "native code of %s sits under it: %d of %d" % (want, good, tot),
+              prof.top(20))
+# (start-up and shutdown samples have no Python frames: they keep their native stacks)
+interp = prof.count(lambda fr: any(PYFRAME.match(f) for f in fr) and
+                    any(f.startswith("_PyEval_EvalFrameDefault") or f.startswith("_PyObject_")
+                        or f == "Py_BytesMain" for f in fr))
+chk.check(interp == 0, "interpreter internals hidden next to Python frames (%d samples show them)" % interp)
+
+out2 = os.path.join(d, "unfiltered.folded")
+res = E.record(["--native-unfiltered", "-o", out2], [PY, os.path.join(PYDIR, "native_calls.py"), "1"], env=env)
+prof2 = E.load_profile(chk, out2, res)
+chk.check(prof2.count(lambda fr: any(f.startswith("_PyEval_EvalFrameDefault") for f in fr)) >= 0.5 * prof2.total,
+          "--native-unfiltered keeps the eval loop frames next to the Python ones", prof2.top())
+
+out3 = os.path.join(d, "pyonly.folded")
+res = E.record(["--python-only", "-o", out3], [PY, os.path.join(PYDIR, "native_calls.py"), "1"], env=env)
+prof3 = E.load_profile(chk, out3, res)
+non_py = prof3.count(lambda fr: any(not PYFRAME.match(f) and not f.startswith("[") for f in fr))
+chk.check(prof3.total > 0 and non_py == 0, "--python-only: only Python frames (%d samples with others)" % non_py,
+          prof3.top())
+chk.check(prof3.count(lambda fr: fr[-1].startswith("blur_step")) > 0, "--python-only: blur_step is a leaf")
+
+# multiprocessing
+out4 = os.path.join(d, "mp.folded")
+res = E.record(["--subprocesses", "-o", out4], [PY, os.path.join(PYDIR, "multiproc.py"), "1.5"], timeout=90)
+chk.check(res.rc == 0, "--subprocesses run exits 0", res.describe())
+prof4 = E.load_profile(chk, out4, res)
+roots = {}
+for fr, c in prof4.stacks:
+    m = re.match(r"process (\d+): (.*)", fr[0])
+    if m:
+        roots.setdefault(m.group(1), [0, 0])
+        roots[m.group(1)][0] += c
+        if any(f.startswith("child_work") for f in fr):
+            roots[m.group(1)][1] += c
+chk.check(prof4.count(lambda fr: fr[0].startswith("process ")) == prof4.total,
+          "every stack has a 'process PID: cmdline' root", prof4.top())
+workers = [p for p, (tot, cw) in roots.items() if tot >= 10 and cw >= 0.8 * tot]
+chk.check(len(workers) >= 2, "two worker processes burning child_work (%s)" % roots, prof4.top())
+chk.check(any("multiproc.py" in fr[0] for fr, _ in prof4.stacks), "the roots carry the command line")
+
+# --gil
+out5 = os.path.join(d, "nogil.folded")
+out6 = os.path.join(d, "gil.folded")
+res = E.record(["--threads", "-o", out5], [PY, os.path.join(PYDIR, "gil.py"), "2"])
+prof5 = E.load_profile(chk, out5, res)
+zl = prof5.count(lambda fr: any(f.startswith("deflate") or f.startswith("[libz") for f in fr))
+chk.check(zl >= 10, "without --gil the compressor thread is sampled in zlib (%d)" % zl, prof5.top())
+res = E.record(["--gil", "--threads", "-o", out6], [PY, os.path.join(PYDIR, "gil.py"), "2"])
+prof6 = E.load_profile(chk, out6, res)
+zl6 = prof6.count(lambda fr: any(f.startswith("deflate") or f.startswith("[libz") for f in fr))
+burn = prof6.count(lambda fr: any(f.startswith("python_burn") for f in fr))
+chk.check(burn >= 20 and zl6 <= 0.05 * prof6.total,
+          "--gil: python_burn kept (%d), zlib without the GIL dropped (%d of %d)" % (burn, zl6, prof6.total),
+          prof6.top())
+chk.check("GIL left out" in res.stderr, "--gil says how many samples it left out", res.stderr)
+
+# attach and detach
+beat = os.path.join(d, "beat")
+p = subprocess.Popen([PY, os.path.join(PYDIR, "attach_target.py"), beat])
+try:
+    deadline = time.time() + 10
+    while not os.path.exists(beat) and time.time() < deadline:
+        time.sleep(0.05)
+    out7 = os.path.join(d, "attach.folded")
+    res = E.record(["-p", str(p.pid), "-d", "1", "-o", out7])
+    chk.check(res.rc == 0, "attach exits 0", res.describe())
+    prof7 = E.load_profile(chk, out7, res)
+    good = prof7.count(lambda fr: fr[-2:] and any(f.startswith("busy_function (attach_target.py:") for f in fr))
+    chk.check(good >= 0.8 * prof7.total, "attached: busy_function in %d of %d samples" % (good, prof7.total),
+              prof7.top())
+    before = open(beat).read()
+    time.sleep(1.0)
+    chk.check(p.poll() is None and open(beat).read() != before, "the script runs on after ember detached")
+finally:
+    p.kill()
+    p.wait()
+chk.finish()
