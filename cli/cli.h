@@ -108,8 +108,10 @@ int options_format_from_path(const char *path);
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* ---- python_capture.c: Python frames read per sample ---- */
+
 struct ember_py_frame;
 struct ember_python;
 struct python_capture;
@@ -195,6 +197,7 @@ struct run_summary {
 	bool python_samples;            /* some process was Python */
 	uint64_t mismatched;            /* samples whose Python frames disagreed with the native stack */
 	uint64_t gil_dropped;           /* --gil: samples left out */
+	double py_read_us;              /* mean elapsed time of a Python stack read */
 };
 void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p);
 

@@ -37,6 +37,7 @@ struct record_run {
 	struct raw_stacks *raw;
 	struct python_capture *python;
 	uint64_t gil_dropped;         /* --gil: samples of threads not holding it */
+	uint64_t py_read_ns, py_reads;/* time reading Python frames, and reads that found some */
 	bool gil_unknown;             /* --gil asked, but the version records no holder */
 	struct ember_profile profile;
 	bool profile_ready;
@@ -72,8 +73,17 @@ static void on_sample(void *arg, const struct ember_sample *s)
 	struct ember_py_frame py[MAX_PY_FRAMES];
 	uint32_t pyflags = 0;
 	int npy = 0;
-	if (run->python)
+	if (run->python) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		npy = python_capture_read(run->python, s, py, MAX_PY_FRAMES, &pyflags);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (npy > 0) {
+			run->py_reads++;
+			run->py_read_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
+					   (uint64_t)(t1.tv_nsec - t0.tv_nsec);
+		}
+	}
 	if (run->opts.gil_only) {
 		if (!(pyflags & EMBER_PY_GIL_KNOWN) && npy > 0) {
 			run->gil_unknown = true;
@@ -309,6 +319,7 @@ int cmd_record(int argc, char **argv)
 	sum.mismatched = mismatched;
 	sum.python_samples = run.python && python_capture_any(run.python);
 	sum.gil_dropped = run.gil_dropped;
+	sum.py_read_us = run.py_reads ? (double)run.py_read_ns / 1e3 / (double)run.py_reads : 0;
 	int wrc = outputs_write(&run.opts.out, &run.profile, run.opts.quiet);
 	if (rc == 0)
 		rc = wrc;

@@ -28,8 +28,9 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 			100.0 * (double)st->truncated / (double)st->samples);
 	if (sum->python_samples && st->samples)
 		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "
-			"and are marked [python frames uncertain]\n", (unsigned long long)sum->mismatched,
-			(unsigned long long)st->samples, 100.0 * (double)sum->mismatched / (double)st->samples);
+			"and are marked [python frames uncertain]; reading them took %.1f us/sample\n",
+			(unsigned long long)sum->mismatched, (unsigned long long)st->samples,
+			100.0 * (double)sum->mismatched / (double)st->samples, sum->py_read_us);
 	if (sum->gil_dropped)
 		fprintf(out, "ember: --gil: %llu samples of threads not holding the GIL left out\n",
 			(unsigned long long)sum->gil_dropped);
