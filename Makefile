@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps build build-asan demo test test-plain test-asan bench clean
+.PHONY: all deps build build-asan demo compare-demo test test-plain test-asan bench clean
 
 all: build
 
@@ -24,6 +24,11 @@ build-asan: deps
 demo: build
 	sh examples/demo.sh $(BUILD)
 
+# FP32 against dynamically quantized INT8 inference (examples/python), as a
+# differential flame graph and a delta table in out/.
+compare-demo: build
+	sh examples/compare.sh $(BUILD)
+
 test-plain: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
@@ -34,6 +39,8 @@ test: test-plain test-asan
 
 bench: build
 	sh bench/run.sh $(BUILD)
+	sh bench/convert_bench.sh $(BUILD)
+	/usr/bin/python3 bench/python_bench.py $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) out

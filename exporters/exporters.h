@@ -52,4 +52,47 @@ int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct emb
  * (or, without one, a synthetic timeline laid out from the counts). */
 int ember_write_chrome_trace(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
 
+/* ---- Differential outputs (`ember diff`, docs/formats.md §7) ----
+ *
+ * Two runs, BASE and NEW, compared as given: frames are the same frame when
+ * their folded text is equal (the caller renames frames and drops line
+ * numbers first; see diff/diff.h) and threads are ignored.  Samples of run
+ * k times scale[k] are the compared values: percent of the run's samples
+ * (share) or seconds.  Writers that carry counts (folded, pprof) put BASE
+ * on NEW's scale: BASE counts x scale[0] / scale[1], rounded. */
+struct ember_diff_export_opts {
+	const char *base_name, *new_name;  /* what the runs are called (file names); NULL: "BASE", "NEW" */
+	const char *normalization;         /* one line saying how the runs are compared; written in every output */
+	double scale[2];                   /* BASE, NEW: samples -> compared value */
+	bool share;                        /* values are percentages (deltas in pp); else seconds */
+	const char *per;                   /* seconds per what, e.g. "iteration"; NULL */
+	double noise_sigmas;               /* SVG tooltips flag self changes within this many binomial SEs; 0: 2 */
+
+	/* SVG */
+	bool reverse;                      /* widths from BASE (shows what vanished) instead of NEW */
+	bool icicle;
+	const char *title;                 /* NULL: "ember diff: BASE -> NEW" */
+	unsigned width_px;                 /* 0: 1200 */
+	double min_width_px;               /* 0: 0.1 */
+};
+
+/* Differential flame graph: widths from NEW (BASE with reverse), colour
+ * by the change in self time (red grew, blue shrank, full colour = the
+ * largest change, stated in the subtitle), tooltips with self and
+ * inclusive values in both runs and their deltas; zoom, search and legend
+ * as ember_write_svg. */
+int ember_write_svg_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
+			 const struct ember_diff_export_opts *o);
+
+/* Two-column folded stacks "stack BASE NEW" (difffolded.pl's output, read
+ * by flamegraph.pl and inferno-flamegraph), BASE on NEW's scale. */
+int ember_write_folded_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
+			    const struct ember_diff_export_opts *o);
+
+/* pprof with NEW's samples as they are and BASE's negated, on NEW's scale,
+ * labelled pprof::base=true: what `pprof -diff_base=BASE NEW` loads, so
+ * pprof viewers show the difference. */
+int ember_write_pprof_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
+			   const struct ember_diff_export_opts *o);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diff_union.h"
 #include "exporters.h"
 #include "profile_internal.h"
 
@@ -494,5 +495,97 @@ out:
 	free(c.frames);
 	free(c.threads);
 	ember_strtab_free(strings);
+	return ret;
+}
+
+/* ---- ember_write_folded_diff: "stack BASE NEW" ----
+ *
+ * Both runs in one profile (diff_union.c), a row's thread being its run;
+ * stacks are ranked as above, so a stack of both runs is one line and the
+ * lines come out in bytewise order.  BASE counts are put on NEW's scale and
+ * rounded (not truncated, as difffolded.pl -n does: a stack of 1 sample
+ * scaled by 0.6 is still there).  A line that rounds to "0 0" is left out. */
+static void print_stack(FILE *out, const struct folded_ctx *c, uint32_t stack)
+{
+	uint32_t nf = stack_frames(c, stack);
+
+	for (uint32_t k = 0; k < nf; k++) {
+		const struct folded_text *t = stack_frame(c, stack, k);
+		if (k)
+			putc_unlocked(';', out);
+		fwrite_unlocked(t->s, 1, t->len, out);
+	}
+}
+
+static int print_diff_lines(FILE *out, const struct folded_ctx *c, const uint32_t *stack_rank, double base_factor)
+{
+	const struct ember_profile *p = c->p;
+	struct folded_line *lines = malloc(((size_t)p->nrows + 1) * sizeof(*lines));
+	char num[64];
+	size_t n = 0;
+
+	if (!lines)
+		return -1;
+	for (uint32_t r = 0; r < p->nrows; r++) {
+		const struct ember_sample_row *row = &p->rows[r];
+		if (row->count)
+			lines[n++] = (struct folded_line){ .stack_rank = stack_rank[row->stack], .thread = row->thread,
+							   .stack = row->stack, .count = row->count };
+	}
+	qsort(lines, n, sizeof(*lines), cmp_lines);
+	for (size_t i = 0; i < n && !ferror(out);) {
+		uint64_t count[2] = { 0, 0 };
+		size_t j = i;
+
+		for (; j < n && lines[j].stack_rank == lines[i].stack_rank; j++)
+			count[lines[j].thread == DIFF_THREAD_BASE ? 0 : 1] += lines[j].count;
+		double scaled = (double)count[0] * base_factor + 0.5;
+		uint64_t b = scaled >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)scaled;
+		if (b || count[1]) {
+			print_stack(out, c, lines[i].stack);
+			int len = snprintf(num, sizeof(num), " %" PRIu64 " %" PRIu64 "\n", b, count[1]);
+			fwrite_unlocked(num, 1, (size_t)len, out);
+		}
+		i = j;
+	}
+	free(lines);
+	return 0;
+}
+
+int ember_write_folded_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
+			    const struct ember_diff_export_opts *o)
+{
+	struct ember_profile u;
+	struct folded_ctx c = { .p = &u };
+	struct ember_strtab *strings = NULL;
+	uint32_t *stack_rank = NULL;
+	double factor = o->scale[1] > 0 ? o->scale[0] / o->scale[1] : 1;
+	int ret = -1, rc;
+
+	if (ember_profile_init(&u) != 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (diff_union(&u, base, new_) < 0 || !(strings = ember_strtab_new()) || build_texts(&c, strings, 0) < 0 ||
+	    !(stack_rank = rank_stacks(&c))) {
+		errno = ENOMEM;
+		goto out;
+	}
+	flockfile(out);
+	errno = 0;
+	rc = print_diff_lines(out, &c, stack_rank, factor);
+	funlockfile(out);
+	if (rc < 0)
+		errno = ENOMEM;
+	else if (fflush(out) == 0 && !ferror(out))
+		ret = 0;
+	else if (!errno)
+		errno = EIO;
+out:
+	free(stack_rank);
+	free(c.frames);
+	free(c.threads);
+	ember_strtab_free(strings);
+	ember_profile_free(&u);
 	return ret;
 }

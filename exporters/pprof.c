@@ -22,11 +22,17 @@
  * and "pid" (numbers), e.g. pprof -tagfocus=tid=4250.  Comments (pprof
  * -comments): the exporter, the command, the sample counters.
  *
+ * A differential profile (ember_write_pprof_diff, `ember diff -o X.pb.gz`)
+ * holds both runs: NEW's samples as they are, BASE's negated (on NEW's
+ * scale) with the label pprof::base=true and no thread labels -- what
+ * `pprof -diff_base` builds in memory -- plus comments naming the runs and
+ * the normalisation.
+ *
  * Strings are made valid UTF-8 (U+FFFD for ill-formed bytes) and control
  * characters become spaces, so text reports stay one line per entry.
  *
  * The top-level fields are streamed through deflate one at a time: memory is
- * the tables, not the encoded file. */
+ * the tables, not the encoded file.  The wire encoding is pprof_wire.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -34,167 +40,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "diff_union.h"
 #include "exporters.h"
 #include "json_out.h"
+#include "pprof_wire.h"
 #include "profile_internal.h"
-
-/* ---- protobuf encoding ---- */
-
-enum { WT_VARINT = 0, WT_LEN = 2 };
-
-struct pb {
-	unsigned char *b;
-	size_t len, cap;
-	bool oom;
-};
-
-static bool pb_reserve(struct pb *m, size_t n)
-{
-	if (m->oom || ember_grow((void **)&m->b, &m->cap, 1, m->len + n) < 0)
-		return !(m->oom = true);
-	return true;
-}
-
-static void pb_raw(struct pb *m, const void *s, size_t n)
-{
-	if (n && pb_reserve(m, n)) {
-		memcpy(m->b + m->len, s, n);
-		m->len += n;
-	}
-}
-
-static size_t varint_to(unsigned char *buf, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		buf[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	buf[n++] = (unsigned char)v;
-	return n;
-}
-
-static void pb_varint(struct pb *m, uint64_t v)
-{
-	if (pb_reserve(m, 10))
-		m->len += varint_to(m->b + m->len, v);
-}
-
-static void pb_key(struct pb *m, uint32_t field, uint32_t wire)
-{
-	pb_varint(m, (uint64_t)field << 3 | wire);
-}
-
-/* A scalar field; proto3 leaves zero values out. */
-static void pb_uint(struct pb *m, uint32_t field, uint64_t v)
-{
-	if (v) {
-		pb_key(m, field, WT_VARINT);
-		pb_varint(m, v);
-	}
-}
-
-static void pb_bytes(struct pb *m, uint32_t field, const void *s, size_t n)
-{
-	pb_key(m, field, WT_LEN);
-	pb_varint(m, n);
-	pb_raw(m, s, n);
-}
-
-static void pb_msg(struct pb *m, uint32_t field, const struct pb *sub)
-{
-	if (sub->oom)
-		m->oom = true;
-	pb_bytes(m, field, sub->b, sub->len);
-}
-
-/* A packed repeated varint field; nothing when n is 0. */
-static void pb_packed(struct pb *m, uint32_t field, const uint64_t *v, size_t n)
-{
-	unsigned char tmp[10];
-	size_t len = 0;
-
-	if (!n)
-		return;
-	for (size_t i = 0; i < n; i++)
-		len += varint_to(tmp, v[i]);
-	pb_key(m, field, WT_LEN);
-	pb_varint(m, len);
-	if (pb_reserve(m, len))
-		for (size_t i = 0; i < n; i++)
-			m->len += varint_to(m->b + m->len, v[i]);
-}
-
-/* ---- gzip stream ---- */
-
-struct gz {
-	z_stream zs;
-	FILE *out;
-	unsigned char buf[1 << 16];
-	int err;               /* errno of the first failure, 0 */
-};
-
-static void gz_run(struct gz *g, int flush)
-{
-	int rc;
-
-	do {
-		g->zs.next_out = g->buf;
-		g->zs.avail_out = sizeof(g->buf);
-		rc = deflate(&g->zs, flush);
-		if (rc == Z_STREAM_ERROR) {
-			g->err = EIO;
-			return;
-		}
-		size_t n = sizeof(g->buf) - g->zs.avail_out;
-		errno = 0;
-		if (n && fwrite(g->buf, 1, n, g->out) != n && !g->err)
-			g->err = errno ? errno : EIO;
-	} while (g->zs.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
-}
-
-static void gz_write(struct gz *g, const void *s, size_t n)
-{
-	const unsigned char *p = s;
-
-	while (n && !g->err) {
-		uInt chunk = n > (1u << 30) ? 1u << 30 : (uInt)n;
-		g->zs.next_in = (Bytef *)p;
-		g->zs.avail_in = chunk;
-		gz_run(g, Z_NO_FLUSH);
-		p += chunk;
-		n -= chunk;
-	}
-}
-
-/* One top-level field of the Profile: tag, length, the submessage. */
-static void gz_field(struct gz *g, uint32_t field, const struct pb *sub)
-{
-	unsigned char head[20];
-	size_t n = varint_to(head, (uint64_t)field << 3 | WT_LEN);
-
-	if (sub->oom) {
-		if (!g->err)
-			g->err = ENOMEM;
-		return;
-	}
-	n += varint_to(head + n, sub->len);
-	gz_write(g, head, n);
-	gz_write(g, sub->b, sub->len);
-}
-
-static void gz_scalar(struct gz *g, uint32_t field, uint64_t v)
-{
-	unsigned char head[20];
-	size_t n;
-
-	if (!v)
-		return;
-	n = varint_to(head, (uint64_t)field << 3 | WT_VARINT);
-	n += varint_to(head + n, v);
-	gz_write(g, head, n);
-}
 
 /* ---- tables ---- */
 
@@ -510,9 +360,38 @@ static void write_value_type(struct gz *g, struct pb *m, uint32_t field, uint32_
 struct pp_labels {
 	uint32_t thread, tid, pid;   /* key string indices */
 	uint32_t *thread_name;       /* by thread index; 0: no label */
+	uint32_t base_key, base_true;   /* diff: "pprof::base", "true" */
 };
 
-static void write_samples(struct pp_ctx *c, struct gz *g, const struct pp_labels *lk, uint64_t period)
+/* A differential profile (ember_write_pprof_diff): the profile is the
+ * union of both runs, thread DIFF_THREAD_BASE holding BASE's rows. */
+struct pp_diff {
+	const struct ember_diff_export_opts *o;
+	double base_factor;          /* BASE counts -> NEW's scale */
+};
+
+/* Values of one row: counts, and cpu = counts x period.  A diff negates
+ * BASE on NEW's scale (rounded) and drops thread labels (the runs' threads
+ * are unrelated); pprof -diff_base does the same with its base profile. */
+static bool row_values(const struct ember_sample_row *row, const struct pp_diff *diff, uint64_t period,
+		       uint64_t values[2], bool *base)
+{
+	uint64_t n = row->count;
+
+	*base = diff && row->thread == DIFF_THREAD_BASE;
+	if (*base) {
+		double scaled = (double)n * diff->base_factor + 0.5;
+		n = scaled >= 9.2e18 ? (uint64_t)INT64_MAX : (uint64_t)scaled;
+	}
+	if (!n)
+		return false;
+	values[0] = *base ? (uint64_t)-(int64_t)n : n;   /* int64 on the wire: 10-byte varint */
+	values[1] = values[0] * period;
+	return true;
+}
+
+static void write_samples(struct pp_ctx *c, struct gz *g, const struct pp_labels *lk, uint64_t period,
+			  const struct pp_diff *diff)
 {
 	const struct ember_profile *p = c->p;
 	struct pb m = { 0 }, label = { 0 };
@@ -520,13 +399,24 @@ static void write_samples(struct pp_ctx *c, struct gz *g, const struct pp_labels
 	for (uint32_t r = 0; r < p->nrows && !g->err; r++) {
 		const struct ember_sample_row *row = &p->rows[r];
 		const struct ember_thread *t = &p->threads[row->thread];
-		uint64_t values[2] = { row->count, row->count * period };
+		uint64_t values[2];
+		bool base;
 
-		if (!row->count)
+		if (!row->count || !row_values(row, diff, period, values, &base))
 			continue;
 		m.len = 0;
 		pb_packed(&m, 1, c->stack_locs + c->stack_off[row->stack], c->stack_n[row->stack]);
 		pb_packed(&m, 2, values, 2);
+		if (diff) {
+			if (base) {
+				label.len = 0;
+				pb_uint(&label, 1, lk->base_key);
+				pb_uint(&label, 2, lk->base_true);
+				pb_msg(&m, 3, &label);
+			}
+			gz_field(g, 2, &m);
+			continue;
+		}
 		if (lk->thread_name[row->thread]) {
 			label.len = 0;
 			pb_uint(&label, 1, lk->thread);
@@ -632,15 +522,36 @@ static void ctx_free(struct pp_ctx *c)
 	free(c->stack_locs);
 }
 
-int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
+/* The diff's own comments: which run is which, and the normalisation. */
+static void diff_comments(struct pp_ctx *c, const struct pp_diff *diff, uint32_t *out)
 {
-	(void)o;   /* threads are labels, always */
+	const struct ember_diff_export_opts *o = diff->o;
+	char *s = NULL;
+
+	if (asprintf(&s, "diff: NEW = %s; BASE = %s, negated and labelled pprof::base=true (as pprof -diff_base)",
+		     o->new_name ? o->new_name : "NEW", o->base_name ? o->base_name : "BASE") >= 0) {
+		out[0] = str_idx(c, s);
+		free(s);
+	} else {
+		c->oom = true;
+	}
+	if (asprintf(&s, "normalization: %s; BASE counts x %.6g onto NEW's scale", o->normalization ? o->normalization : "-",
+		     diff->base_factor) >= 0) {
+		out[1] = str_idx(c, s);
+		free(s);
+	} else {
+		c->oom = true;
+	}
+}
+
+static int write_pprof(FILE *out, const struct ember_profile *p, const struct pp_diff *diff)
+{
 	const struct ember_run_meta *meta = &p->meta;
 	struct pp_ctx c = { .p = p };
 	struct pp_labels lk = { 0 };
 	struct gz *g = NULL;
 	uint64_t period = ember_export_interval_ns(p);
-	uint32_t comments[3], samples, count, cpu, ns;
+	uint32_t comments[5] = { 0 }, samples, count, cpu, ns;
 	char text[256];
 	int ret = -1;
 
@@ -667,6 +578,10 @@ int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct emb
 	lk.thread = str_idx(&c, "thread");
 	lk.tid = str_idx(&c, "tid");
 	lk.pid = str_idx(&c, "pid");
+	if (diff) {
+		lk.base_key = str_idx(&c, "pprof::base");
+		lk.base_true = str_idx(&c, "true");
+	}
 	for (uint32_t r = 0; r < p->nrows && !c.oom; r++) {
 		const struct ember_sample_row *row = &p->rows[r];
 		if (!row->count)
@@ -675,7 +590,7 @@ int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct emb
 		if (!c.oom && c.stack_root[row->stack])
 			c.maps[c.stack_root[row->stack] - 1].root_samples += row->count;
 		const char *name = p->threads[row->thread].name;
-		if (!lk.thread_name[row->thread] && name && *name)
+		if (!diff && !lk.thread_name[row->thread] && name && *name)
 			lk.thread_name[row->thread] = str_idx(&c, name);
 	}
 	comments[0] = str_idx(&c, "exporter: ember@" EMBER_VERSION);
@@ -695,7 +610,10 @@ int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct emb
 	snprintf(text, sizeof(text), "samples: %" PRIu64 " taken, %" PRIu64 " lost, %" PRIu64 " truncated, "
 		 "%" PRIu64 " unwind errors; %" PRIu32 " Hz", meta->samples, meta->lost, meta->truncated,
 		 meta->unwind_errors, meta->freq_hz);
-	comments[2] = str_idx(&c, text);
+	if (diff)   /* the counters are NEW's alone: not the diff's */
+		diff_comments(&c, diff, comments + 3);
+	else
+		comments[2] = str_idx(&c, text);
 	if (c.oom)
 		goto out;
 	number_mappings(&c);
@@ -714,14 +632,14 @@ int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct emb
 	struct pb m = { 0 };
 	write_value_type(g, &m, 1, samples, count);
 	write_value_type(g, &m, 1, cpu, ns);
-	write_samples(&c, g, &lk, period);
+	write_samples(&c, g, &lk, period, diff);
 	write_tables(&c, g);
 	gz_scalar(g, 9, meta->start_unix_ns);
 	gz_scalar(g, 10, meta->duration_ns);
 	write_value_type(g, &m, 11, cpu, ns);
 	gz_scalar(g, 12, period);
 	m.len = 0;
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(comments) / sizeof(comments[0]); i++)
 		if (comments[i])
 			pb_uint(&m, 13, comments[i]);   /* unpacked: the field's content is its items */
 	if (m.oom)
@@ -748,5 +666,32 @@ out:
 	free(g);
 	free(lk.thread_name);
 	ctx_free(&c);
+	return ret;
+}
+
+int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
+{
+	(void)o;   /* threads are labels, always */
+	return write_pprof(out, p, NULL);
+}
+
+int ember_write_pprof_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
+			   const struct ember_diff_export_opts *o)
+{
+	struct ember_profile u;
+	struct pp_diff diff = { .o = o, .base_factor = o->scale[1] > 0 ? o->scale[0] / o->scale[1] : 1 };
+	int ret;
+
+	if (ember_profile_init(&u) != 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (diff_union(&u, base, new_) < 0) {
+		errno = ENOMEM;
+		ret = -1;
+	} else {
+		ret = write_pprof(out, &u, &diff);
+	}
+	ember_profile_free(&u);
 	return ret;
 }

@@ -8,6 +8,8 @@
  *   2. the visible tree (flame_tree.c), from entries with value vectors;
  *   3. rendering, with the fill colour and the tooltip numbers of a node
  *      supplied by a style (callbacks), the only mode-specific part.
+ * svg_diff.c draws the differential graph of `ember diff` with stages 1 and
+ * 3 from here (svg_internal.h) and its own style.
  *
  * Every frame is written as
  *   <g class="kK" s="START" n="WIDTH"><title>NAME (N samples, P%)</title>
@@ -24,96 +26,8 @@
 #include "exporters.h"
 #include "flame_tree.h"
 #include "profile_internal.h"
+#include "svg_internal.h"
 #include "svg_script.h"
-
-#define FONT_SIZE 12
-#define CHAR_W (FONT_SIZE * 0.59)   /* average glyph width, as flamegraph.pl */
-#define FRAME_H 16
-#define FRAME_PAD 1
-#define XPAD 10
-#define YPAD_TOP (FONT_SIZE * 7)     /* title, subtitle, legend rows */
-#define YPAD_BOTTOM (FONT_SIZE * 2 + 10)
-#define TITLE_SIZE 17
-#define SEARCH_COLOUR "rgb(230,0,230)"
-
-/* ---- buffered output ---- */
-
-struct w {
-	FILE *f;
-	size_t n;
-	size_t written;        /* bytes put so far */
-	bool err;
-	char buf[1 << 16];
-};
-
-static void w_flush(struct w *w)
-{
-	if (w->n && fwrite_unlocked(w->buf, 1, w->n, w->f) != w->n)
-		w->err = true;
-	w->n = 0;
-}
-
-static void w_put(struct w *w, const void *s, size_t n)
-{
-	w->written += n;
-	if (n > sizeof(w->buf) - w->n) {
-		w_flush(w);
-		if (n > sizeof(w->buf)) {
-			if (fwrite_unlocked(s, 1, n, w->f) != n)
-				w->err = true;
-			return;
-		}
-	}
-	memcpy(w->buf + w->n, s, n);
-	w->n += n;
-}
-
-#define w_puts(w, s) w_put((w), (s), strlen(s))
-#define W_LIT(w, lit) w_put((w), lit, sizeof(lit) - 1)
-
-static void w_u64(struct w *w, uint64_t v)
-{
-	char t[24];
-	int i = sizeof(t);
-
-	do
-		t[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	w_put(w, t + i, sizeof(t) - (size_t)i);
-}
-
-/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts), at the end of
- * buf[32]; returns its start. */
-static char *commas(char *buf, uint64_t v)
-{
-	char *p = buf + 31;
-	int digits = 0;
-
-	*p = '\0';
-	do {
-		if (digits++ && digits % 3 == 1)
-			*--p = ',';
-		*--p = (char)('0' + v % 10);
-	} while (v /= 10);
-	return p;
-}
-
-static void w_commas(struct w *w, uint64_t v)
-{
-	char buf[32];
-	w_puts(w, commas(buf, v));
-}
-
-/* v >= 0 with 1 or 2 decimals */
-static void w_fixed(struct w *w, double v, unsigned decimals)
-{
-	uint64_t scale = decimals == 2 ? 100 : 10;
-	uint64_t x = (uint64_t)((v > 0 ? v : 0) * (double)scale + 0.5);
-	char frac[3] = { '.', (char)('0' + x % scale / (scale / 10)), (char)('0' + x % 10) };
-
-	w_u64(w, x / scale);
-	w_put(w, frac, decimals + 1);
-}
 
 /* Display width of a character, in average glyphs: CJK and emoji are wide. */
 static inline unsigned cp_units(uint32_t cp)
@@ -167,24 +81,6 @@ static size_t text_units(const char *s, size_t n)
 }
 
 /* ---- labels ---- */
-
-struct svg_label {
-	const char *text;      /* frame text as folded prints it (interned) */
-	uint32_t len, units;
-	size_t esc_off;        /* escaped text in svg_labels.esc */
-	uint32_t esc_len;
-	enum ember_frame_kind kind;
-	char colour[8];        /* "#rrggbb" */
-};
-
-struct svg_labels {
-	struct svg_label *l;
-	uint32_t n;
-	char *esc;
-	uint32_t *map;         /* frame id -> label; [nframes]: the [unknown] label */
-	uint32_t *thread;      /* thread index -> root label (threads only) */
-	struct ember_strtab *strings;
-};
 
 struct label_src {
 	const char *text;
@@ -271,7 +167,7 @@ static int escape_labels(struct svg_labels *L)
 	return err ? -1 : 0;
 }
 
-static void labels_free(struct svg_labels *L)
+void svg_labels_free(struct svg_labels *L)
 {
 	free(L->l);
 	free(L->esc);
@@ -281,9 +177,7 @@ static void labels_free(struct svg_labels *L)
 	memset(L, 0, sizeof(*L));
 }
 
-/* Labels for every frame of p, [unknown] (empty stacks) and, with threads,
- * one "name (tid)" root per thread. */
-static int labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads)
+int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads)
 {
 	uint32_t nf = p->nframes, nt = threads ? p->nthreads : 0;
 	size_t nsrc = (size_t)nf + 1 + nt, cap = 4096;
@@ -339,31 +233,11 @@ out:
 	free(src);
 	free(buf);
 	if (ret < 0)
-		labels_free(L);
+		svg_labels_free(L);
 	return ret;
 }
 
 /* ---- rendering ---- */
-
-struct svg_graph;
-
-/* What differs between graph kinds: the fill of a node and the numbers of
- * its tooltip.  A differential graph supplies its own. */
-struct svg_style {
-	void (*colour)(const struct svg_graph *g, size_t node, char out[8]);
-	void (*tooltip)(const struct svg_graph *g, size_t node, struct w *w);
-	void *ctx;
-};
-
-struct svg_graph {
-	const struct svg_labels *labels;
-	const struct fg_tree *tree;
-	const struct svg_style *style;
-	const char *title, *subtitle;  /* raw text, escaped on output */
-	const char *unit;              /* "samples" */
-	unsigned width;
-	bool icicle;
-};
 
 static void plain_colour(const struct svg_graph *g, size_t node, char out[8])
 {
@@ -393,13 +267,6 @@ static const char *const kind_names[EMBER_FRAME_KIND_COUNT] = {
 	[EMBER_FRAME_NATIVE] = "native", [EMBER_FRAME_PYTHON] = "Python", [EMBER_FRAME_KERNEL] = "kernel",
 	[EMBER_FRAME_INTERP] = "interpreter", [EMBER_FRAME_SPECIAL] = "special",
 };
-
-static void w_attr_num(struct w *w, const char *name, double v)
-{
-	w_puts(w, name);
-	w_fixed(w, v, 1);
-	W_LIT(w, "\"");
-}
 
 static void write_frame(struct w *w, const struct svg_graph *g, size_t i, double scale, unsigned height)
 {
@@ -494,6 +361,29 @@ static void write_text(struct w *w, const char *id, const char *cls, double x, d
 	W_LIT(w, "</text>\n");
 }
 
+/* One line, or two when the text has a '\n' (a diff's subtitle says how
+ * runs are compared and what the colours mean): both fit above the legend. */
+static void write_subtitle(struct w *w, const char *s, unsigned width)
+{
+	const char *nl = strchr(s, '\n');
+
+	if (!nl) {
+		write_text(w, "subtitle", NULL, width / 2.0, FONT_SIZE * 4, s);
+		return;
+	}
+	W_LIT(w, "<text id=\"subtitle\"");
+	w_attr_num(w, " x=\"", width / 2.0);
+	w_attr_num(w, " y=\"", FONT_SIZE * 4 - 7);
+	W_LIT(w, ">");
+	w_xml(w, s, (size_t)(nl - s), SIZE_MAX);
+	W_LIT(w, "</text>\n<text id=\"subtitle2\" style=\"text-anchor:middle;fill:#444\"");
+	w_attr_num(w, " x=\"", width / 2.0);
+	w_attr_num(w, " y=\"", FONT_SIZE * 4 + 7);
+	W_LIT(w, ">");
+	w_xml(w, nl + 1, strlen(nl + 1), SIZE_MAX);
+	W_LIT(w, "</text>\n");
+}
+
 static void render(struct w *w, const struct svg_graph *g)
 {
 	const struct fg_tree *t = g->tree;
@@ -532,8 +422,10 @@ static void render(struct w *w, const struct svg_graph *g)
 		w_xml(w, g->title, strlen(g->title), SIZE_MAX);
 	}
 	W_LIT(w, "</text>\n");
-	write_text(w, "subtitle", NULL, width / 2.0, FONT_SIZE * 4, g->subtitle);
+	write_subtitle(w, g->subtitle, width);
 	write_legend(w);
+	if (g->style->legend)
+		g->style->legend(g, w);
 	write_text(w, "unzoom", "btn hide", XPAD, FONT_SIZE * 2, "Reset Zoom");
 	write_text(w, "search", "btn", width - XPAD, FONT_SIZE * 2, "Search");
 	write_text(w, "details", NULL, XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
@@ -598,6 +490,28 @@ static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 	return s;
 }
 
+int svg_write_graph(FILE *out, const struct svg_graph *g)
+{
+	struct w *w = malloc(sizeof(*w));
+
+	if (!w) {
+		errno = ENOMEM;
+		return -1;
+	}
+	*w = (struct w){ .f = out };
+	flockfile(out);
+	render(w, g);
+	w_flush(w);
+	funlockfile(out);
+	int ret = -1;
+	if (!w->err && fflush(out) == 0 && !ferror(out))
+		ret = 0;
+	else if (!errno)
+		errno = EIO;
+	free(w);
+	return ret;
+}
+
 int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
 {
 	struct ember_export_opts defaults = { 0 };
@@ -606,20 +520,18 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	struct fg_entry *entries = NULL;
 	uint64_t *values = NULL;
 	char *title = NULL, *subtitle = NULL;
-	struct w *w = NULL;
 	size_t n = 0;
 	int ret = -1;
 
 	if (!o)
 		o = &defaults;
-	if (labels_build(&L, p, o->threads) < 0) {
+	if (svg_labels_build(&L, p, o->threads) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
 	entries = malloc(((size_t)p->nrows + 1) * sizeof(*entries));
 	values = malloc(((size_t)p->nrows + 1) * sizeof(*values));
-	w = malloc(sizeof(*w));
-	if (!entries || !values || !w)
+	if (!entries || !values)
 		goto oom;
 
 	uint32_t unknown = p->nframes;  /* maps to the [unknown] label */
@@ -658,25 +570,16 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	struct svg_style style = { .colour = plain_colour, .tooltip = plain_tooltip };
 	struct svg_graph g = { .labels = &L, .tree = &tree, .style = &style, .title = title,
 			       .subtitle = subtitle, .unit = "samples", .width = width, .icicle = o->icicle };
-	*w = (struct w){ .f = out };
-	flockfile(out);
-	render(w, &g);
-	w_flush(w);
-	funlockfile(out);
-	if (!w->err && fflush(out) == 0 && !ferror(out))
-		ret = 0;
-	else if (!errno)
-		errno = EIO;
+	ret = svg_write_graph(out, &g);
 	goto out;
 oom:
 	errno = ENOMEM;
 out:
-	free(w);
 	free(title);
 	free(subtitle);
 	free(entries);
 	free(values);
 	fg_tree_free(&tree);
-	labels_free(&L);
+	svg_labels_free(&L);
 	return ret;
 }

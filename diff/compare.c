@@ -1,0 +1,513 @@
+/* The comparison behind `ember diff`: canonical copies of both runs, one
+ * key table over both, self and inclusive samples per key and run, the
+ * normalised values, the binomial noise estimate, and sorting. */
+#define _GNU_SOURCE /* qsort_r */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "profile_internal.h"
+
+/* ---- canonical copies ---- */
+
+static const char *intern_or_empty(struct ember_profile *p, const char *s)
+{
+	return ember_profile_cstr(p, s ? s : "");
+}
+
+static int copy_meta(struct ember_profile *dst, const struct ember_profile *src)
+{
+	dst->meta = src->meta;
+	dst->meta.command = intern_or_empty(dst, src->meta.command);
+	dst->meta.source = intern_or_empty(dst, src->meta.source);
+	return dst->meta.command && dst->meta.source ? 0 : -1;
+}
+
+/* "[libtorch_cpu.so+0x2112a45]", an address with no symbol, as "[libtorch_cpu.so]":
+ * one row per stripped library instead of one per address.  len of the
+ * module part, or 0 when name is not such a frame. */
+static size_t unsymbolized_module(const char *name)
+{
+	size_t n = strlen(name);
+	const char *plus = strstr(name, "+0x");
+	if (n < 6 || name[0] != '[' || name[n - 1] != ']' || !plus)
+		return 0;
+	for (const char *c = plus + 3; c < name + n - 1; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
+			return 0;
+	return (size_t)(plus - name);
+}
+
+/* dst (empty) = src with renamed frame names, line numbers dropped unless
+ * matching by line, and no build ids (a rebuilt library is still the same
+ * library to a comparison).  Unless matching by line, addresses without
+ * a symbol collapse into their module, and runs of them into one frame.
+ * Frames that become equal merge, and so do their stacks.  0, or -1 on OOM. */
+static int canon_run(struct ember_profile *dst, const struct ember_profile *src, const struct ember_diff_opts *o)
+{
+	uint32_t *fmap = malloc(((size_t)src->nframes + 1) * sizeof(*fmap));
+	bool *blob = calloc((size_t)src->nframes + 1, sizeof(*blob));
+	uint32_t *tmap = malloc(((size_t)src->nthreads + 1) * sizeof(*tmap));
+	uint32_t *ids = NULL;
+	size_t ids_cap = 0;
+	char *buf = NULL;
+	size_t cap = 0;
+	int ret = -1;
+
+	if (!fmap || !tmap || !blob || copy_meta(dst, src) < 0)
+		goto out;
+	for (uint32_t i = 0; i < src->nframes; i++) {
+		struct ember_frame f = src->frames[i];
+		f.name = ember_diff_renames_apply(o->renames, f.name ? f.name : "", &buf, &cap);
+		if (!f.name)
+			goto out;
+		if (o->by != EMBER_REPORT_BY_LINE)
+			f.line = f.first_line = 0;
+		size_t mlen = o->by != EMBER_REPORT_BY_LINE ? unsymbolized_module(f.name) : 0;
+		char mod[300];
+		if (mlen && mlen < sizeof mod - 1) {
+			snprintf(mod, sizeof mod, "%.*s]", (int)mlen, f.name);
+			f.name = mod;
+			blob[i] = true;
+		}
+		f.build_id = "";
+		if ((fmap[i] = ember_profile_frame(dst, &f)) == UINT32_MAX)
+			goto out;
+	}
+	for (uint32_t t = 0; t < src->nthreads; t++) {
+		const struct ember_thread *th = &src->threads[t];
+		if ((tmap[t] = ember_profile_thread(dst, th->pid, th->tid, th->name)) == UINT32_MAX)
+			goto out;
+	}
+	for (uint32_t r = 0; r < src->nrows; r++) {
+		const struct ember_sample_row *row = &src->rows[r];
+		uint32_t n;
+		const uint32_t *sf = ember_profile_stack_frames(src, row->stack, &n);
+		if (!row->count)
+			continue;
+		if (ember_grow((void **)&ids, &ids_cap, sizeof(*ids), (size_t)n + 1) < 0)
+			goto out;
+		uint32_t m = 0;
+		for (uint32_t k = 0; k < n; k++)
+			if (!(m && blob[sf[k]] && ids[m - 1] == fmap[sf[k]]))
+				ids[m++] = fmap[sf[k]];
+		uint32_t st = ember_profile_stack(dst, ids, m);
+		if (st == UINT32_MAX || ember_profile_add(dst, st, tmap[row->thread], row->count) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(blob);
+	free(fmap);
+	free(tmap);
+	free(ids);
+	free(buf);
+	return ret;
+}
+
+/* ---- keys ---- */
+
+struct dkey {
+	const char *ident;     /* interned identity: equal keys, equal pointer */
+	const char *label;
+	uint64_t self[2], incl[2];
+	uint32_t stamp[2];     /* 1 + the last stack of run k that counted incl */
+};
+
+struct keys {
+	struct ember_strtab *strings;
+	struct ember_idtab index;
+	struct dkey *k;
+	size_t n, cap;
+	char *buf;
+	size_t len, bcap;
+	bool oom;
+};
+
+static void kb_put(struct keys *K, const char *s, size_t n)
+{
+	if (K->oom || ember_grow((void **)&K->buf, &K->bcap, 1, K->len + n + 1) < 0) {
+		K->oom = true;
+		return;
+	}
+	memcpy(K->buf + K->len, s, n);
+	K->len += n;
+}
+
+static void kb_puts(struct keys *K, const char *s)
+{
+	kb_put(K, s, strlen(s));
+}
+
+static void kb_putu(struct keys *K, uint32_t v)
+{
+	char num[16];
+	kb_put(K, num, (size_t)snprintf(num, sizeof(num), "%u", v));
+}
+
+static const char *kb_intern(struct keys *K)
+{
+	const char *s = K->oom ? NULL : ember_strtab_intern(K->strings, K->buf ? K->buf : "", K->len);
+	if (!s)
+		K->oom = true;
+	return s;
+}
+
+/* Identity of f's key.  By function: a native name alone (demangled C++
+ * names are qualified, and folded input has no file to compare), a Python
+ * name with its file ("run" means little alone).  Fields are separated by
+ * NUL so "a"+"bc" never equals "ab"+"c".  Kinds are left out: a frame read
+ * from folded text and the same frame from an .ember file may disagree on
+ * native vs interpreter. */
+static void build_ident(struct keys *K, const struct ember_frame *f, enum ember_report_key by)
+{
+	const char *name = f->name && *f->name ? f->name : "[unknown]";
+	const char *file = f->file ? f->file : "";
+
+	K->len = 0;
+	if (by == EMBER_REPORT_BY_MODULE) {
+		const char *m = f->kind == EMBER_FRAME_PYTHON ? file : f->module ? f->module : "";
+		kb_puts(K, *m ? m : "[unknown]");
+		return;
+	}
+	kb_puts(K, name);
+	if (by == EMBER_REPORT_BY_LINE || f->kind == EMBER_FRAME_PYTHON) {
+		kb_put(K, "", 1);
+		kb_puts(K, file);
+	}
+	if (by == EMBER_REPORT_BY_LINE) {
+		kb_put(K, "", 1);
+		kb_putu(K, f->line);
+	}
+}
+
+/* The label as the table shows it, like `ember report`: "name",
+ * "name (file.py)", "name (file:line)", or the module. */
+static void build_label(struct keys *K, const struct ember_frame *f, enum ember_report_key by)
+{
+	const char *name = f->name && *f->name ? f->name : "[unknown]";
+	const char *file = f->file ? f->file : "";
+
+	K->len = 0;
+	if (by == EMBER_REPORT_BY_MODULE) {
+		const char *m = f->kind == EMBER_FRAME_PYTHON ? file : f->module ? f->module : "";
+		kb_puts(K, *m ? m : "[unknown]");
+		return;
+	}
+	kb_puts(K, name);
+	if (by == EMBER_REPORT_BY_LINE && (*file || f->line)) {
+		kb_puts(K, " (");
+		kb_puts(K, file);
+		if (f->line) {
+			kb_puts(K, ":");
+			kb_putu(K, f->line);
+		}
+		kb_puts(K, ")");
+	} else if (f->kind == EMBER_FRAME_PYTHON && *file) {
+		kb_puts(K, " (");
+		kb_puts(K, file);
+		kb_puts(K, ")");
+	}
+}
+
+static bool key_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct keys *)ctx)->k[id].ident == key;
+}
+
+static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_report_key by)
+{
+	build_ident(K, f, by);
+	const char *ident = kb_intern(K);
+	if (!ident)
+		return UINT32_MAX;
+	uint64_t h = ember_hash_ptr(ident);
+	uint32_t id = ember_idtab_find(&K->index, h, key_eq, K, ident);
+	if (id != UINT32_MAX)
+		return id;
+	build_label(K, f, by);
+	const char *label = kb_intern(K);
+	if (!label || K->n >= UINT32_MAX - 1 || ember_grow((void **)&K->k, &K->cap, sizeof(*K->k), K->n + 1) < 0 ||
+	    ember_idtab_insert(&K->index, h, (uint32_t)K->n) < 0) {
+		K->oom = true;
+		return UINT32_MAX;
+	}
+	K->k[K->n] = (struct dkey){ .ident = ident, .label = label };
+	return (uint32_t)K->n++;
+}
+
+/* Self and inclusive samples of every key in run k; inclusive counts a
+ * sample once even when its key is on the stack several times (recursion,
+ * or two frames that a rename made equal).  Also the share of samples with
+ * a Python frame.  0, or -1 on OOM. */
+static int count_run(struct keys *K, const struct ember_profile *p, int k, enum ember_report_key by,
+		     double *python_share)
+{
+	uint32_t *fkey = malloc(((size_t)p->nframes + 1) * sizeof(*fkey));
+	uint64_t *scount = calloc((size_t)p->nstacks + 1, sizeof(*scount));
+	uint64_t py = 0, all = 0;
+	int ret = -1;
+
+	if (!fkey || !scount)
+		goto out;
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		fkey[i] = UINT32_MAX;
+		/* [truncated], [unknown] and thread roots are no function */
+		if (p->frames[i].kind != EMBER_FRAME_SPECIAL &&
+		    (fkey[i] = key_of(K, &p->frames[i], by)) == UINT32_MAX)
+			goto out;
+	}
+	for (uint32_t r = 0; r < p->nrows; r++)
+		scount[p->rows[r].stack] += p->rows[r].count;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint32_t n;
+		const uint32_t *ids = ember_profile_stack_frames(p, s, &n);
+		uint64_t c = scount[s];
+		bool has_py = false;
+		if (!c)
+			continue;
+		all += c;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t id = fkey[ids[i]];
+			has_py |= p->frames[ids[i]].kind == EMBER_FRAME_PYTHON;
+			if (id == UINT32_MAX || K->k[id].stamp[k] == s + 1)
+				continue;
+			K->k[id].stamp[k] = s + 1;
+			K->k[id].incl[k] += c;
+		}
+		if (n && fkey[ids[n - 1]] != UINT32_MAX)
+			K->k[fkey[ids[n - 1]]].self[k] += c;
+		if (has_py)
+			py += c;
+	}
+	*python_share = all ? (double)py / (double)all : 0;
+	ret = 0;
+out:
+	free(fkey);
+	free(scount);
+	return ret;
+}
+
+/* ---- numbers ---- */
+
+static double share(uint64_t part, uint64_t total)
+{
+	return total ? (double)part / (double)total : 0;
+}
+
+/* Standard error of p_new - p_base: each share a binomial proportion of
+ * its run's samples, the runs independent. */
+static double share_se(double pb, uint64_t nb, double pn, uint64_t nn)
+{
+	double v = 0;
+
+	if (nb)
+		v += pb * (1 - pb) / (double)nb;
+	if (nn)
+		v += pn * (1 - pn) / (double)nn;
+	return sqrt(v);
+}
+
+static void fill_row(struct ember_diff_row *row, const struct ember_diff *d)
+{
+	for (int k = 0; k < 2; k++) {
+		row->self_v[k] = (double)row->self[k] * d->scale[k];
+		row->incl_v[k] = (double)row->incl[k] * d->scale[k];
+		row->share_self[k] = share(row->self[k], d->total[k]);
+		row->share_incl[k] = share(row->incl[k], d->total[k]);
+	}
+	row->self_delta = row->self_v[1] - row->self_v[0];
+	row->incl_delta = row->incl_v[1] - row->incl_v[0];
+	row->se_self = share_se(row->share_self[0], d->total[0], row->share_self[1], d->total[1]);
+	row->se_incl = share_se(row->share_incl[0], d->total[0], row->share_incl[1], d->total[1]);
+	/* <= : a change of exactly 0 with a standard error of 0 is no change */
+	bool self_noise = fabs(row->share_self[1] - row->share_self[0]) <= d->noise_sigmas * row->se_self;
+	bool incl_noise = fabs(row->share_incl[1] - row->share_incl[0]) <= d->noise_sigmas * row->se_incl;
+	row->noise = self_noise && incl_noise;
+	if (!row->incl[0]) {
+		row->status = EMBER_DIFF_ADDED;
+		row->ratio = INFINITY;
+	} else {
+		row->status = row->incl[1] ? EMBER_DIFF_CHANGED : EMBER_DIFF_REMOVED;
+		row->ratio = row->incl_v[1] / row->incl_v[0];
+	}
+}
+
+static void set_scales(struct ember_diff *d, const struct ember_diff_opts *o)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct ember_run_meta *m = &d->run[k].meta;
+		d->total[k] = ember_profile_total(&d->run[k]);
+		d->interval_s[k] = ember_profile_interval_s(&d->run[k]);
+		d->rate_known[k] = m->interval_ns || m->freq_hz;
+		d->iterations[k] = o->iterations[k] > 0 ? o->iterations[k] : 1;
+		if (o->norm == EMBER_DIFF_SHARE)
+			d->scale[k] = d->total[k] ? 100.0 / (double)d->total[k] : 0;
+		else
+			d->scale[k] = d->interval_s[k] / d->iterations[k];
+	}
+	/* Intervals are whole nanoseconds or 1/Hz: equal rates agree far
+	 * closer than this. */
+	d->rates_differ = fabs(d->interval_s[0] - d->interval_s[1]) > 1e-6 * fmax(d->interval_s[0], d->interval_s[1]);
+	d->per_iteration = o->norm == EMBER_DIFF_ABSOLUTE && (o->iterations[0] > 0 || o->iterations[1] > 0);
+}
+
+int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, const struct ember_profile *new_,
+		     const struct ember_diff_opts *o)
+{
+	const struct ember_profile *src[2] = { base, new_ };
+	struct keys K = { 0 };
+	int ret = -1;
+
+	memset(d, 0, sizeof(*d));
+	d->norm = o->norm;
+	d->by = o->by;
+	d->noise_sigmas = o->noise_sigmas > 0 ? o->noise_sigmas : 2;
+	d->nrenames = ember_diff_renames_count(o->renames);
+	if (ember_profile_init(&d->run[0]) != 0)
+		return -1;
+	if (ember_profile_init(&d->run[1]) != 0) {
+		ember_profile_free(&d->run[0]);
+		return -1;
+	}
+	K.strings = ember_strtab_new();
+	if (!K.strings || ember_idtab_init(&K.index) < 0)
+		goto out;
+	for (int k = 0; k < 2; k++)
+		if (canon_run(&d->run[k], src[k], o) < 0 ||
+		    count_run(&K, &d->run[k], k, o->by, &d->python_share[k]) < 0)
+			goto out;
+	set_scales(d, o);
+
+	d->rows = calloc(K.n + 1, sizeof(*d->rows));
+	if (!d->rows)
+		goto out;
+	for (size_t i = 0; i < K.n; i++) {
+		const struct dkey *key = &K.k[i];
+		if (!key->incl[0] && !key->incl[1])
+			continue;   /* frames of stacks without samples */
+		struct ember_diff_row *row = &d->rows[d->nrows++];
+		row->key = key->label;
+		memcpy(row->self, key->self, sizeof(row->self));
+		memcpy(row->incl, key->incl, sizeof(row->incl));
+		fill_row(row, d);
+		if (row->status == EMBER_DIFF_CHANGED)
+			d->matched++;
+		else if (row->status == EMBER_DIFF_ADDED)
+			d->only_new++;
+		else
+			d->only_base++;
+	}
+	d->kinds_differ = (d->python_share[0] > 0) != (d->python_share[1] > 0);
+	d->few_matched = d->nrows && d->matched * 5 < d->nrows;
+	d->strings = K.strings;
+	K.strings = NULL;
+	ember_diff_sort(d, EMBER_DIFF_SORT_INCLUSIVE);
+	ret = 0;
+out:
+	free(K.k);
+	free(K.buf);
+	ember_idtab_free(&K.index);
+	ember_strtab_free(K.strings);
+	if (ret < 0)
+		ember_diff_free(d);
+	return ret;
+}
+
+void ember_diff_free(struct ember_diff *d)
+{
+	ember_profile_free(&d->run[0]);
+	ember_profile_free(&d->run[1]);
+	free(d->rows);
+	ember_strtab_free(d->strings);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ---- sorting ---- */
+
+/* |log ratio|: how far from "unchanged" a ratio is, either way; added and
+ * removed keys are infinitely far. */
+static double ratio_distance(const struct ember_diff_row *r)
+{
+	return r->status == EMBER_DIFF_CHANGED ? fabs(log(r->ratio)) : INFINITY;
+}
+
+static int cmp_desc(double a, double b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_rows(const void *x, const void *y, void *arg)
+{
+	const struct ember_diff_row *a = x, *b = y;
+	enum ember_diff_sort by = *(const enum ember_diff_sort *)arg;
+	int c = 0;
+
+	switch (by) {
+	case EMBER_DIFF_SORT_SELF:
+		if (!(c = cmp_desc(fabs(a->self_delta), fabs(b->self_delta))))
+			c = cmp_desc(fabs(a->incl_delta), fabs(b->incl_delta));
+		break;
+	case EMBER_DIFF_SORT_RATIO:
+		if (!(c = cmp_desc(ratio_distance(a), ratio_distance(b))))
+			c = cmp_desc(fabs(a->incl_delta), fabs(b->incl_delta));
+		break;
+	case EMBER_DIFF_SORT_NAME:
+		break;
+	default:
+		if (!(c = cmp_desc(fabs(a->incl_delta), fabs(b->incl_delta))))
+			c = cmp_desc(fabs(a->self_delta), fabs(b->self_delta));
+		break;
+	}
+	return c ? c : strcmp(a->key, b->key);
+}
+
+void ember_diff_sort(struct ember_diff *d, enum ember_diff_sort by)
+{
+	qsort_r(d->rows, d->nrows, sizeof(*d->rows), cmp_rows, &by);
+	d->sorted_by = by;
+}
+
+/* ---- describing the comparison ---- */
+
+const char *ember_diff_unit(const struct ember_diff *d)
+{
+	if (d->norm == EMBER_DIFF_SHARE)
+		return "%";
+	return d->per_iteration ? "s/iteration" : "s";
+}
+
+/* 1234567 -> "1,234,567" */
+static void commas(char *buf, size_t size, uint64_t v)
+{
+	char t[32];
+	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v), o = 0;
+
+	for (int i = 0; i < n && (size_t)o + 2 < size; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = t[i];
+	}
+	buf[o] = '\0';
+}
+
+void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size)
+{
+	char b[32], n[32];
+	int len;
+
+	commas(b, sizeof(b), d->total[0]);
+	commas(n, sizeof(n), d->total[1]);
+	if (d->norm == EMBER_DIFF_SHARE)
+		len = snprintf(buf, size, "share of each run's samples (BASE %s, NEW %s = 100%%)", b, n);
+	else if (d->per_iteration)
+		len = snprintf(buf, size, "seconds per iteration (BASE %.3f s / %g, NEW %.3f s / %g)",
+			       (double)d->total[0] * d->interval_s[0], d->iterations[0],
+			       (double)d->total[1] * d->interval_s[1], d->iterations[1]);
+	else
+		len = snprintf(buf, size, "seconds (BASE %s samples = %.3f s, NEW %s = %.3f s)", b,
+			       (double)d->total[0] * d->interval_s[0], n, (double)d->total[1] * d->interval_s[1]);
+	if (d->rates_differ && len >= 0 && (size_t)len < size)
+		snprintf(buf + len, size - (size_t)len, "; sampling rates differ: compared by time");
+}

@@ -1,0 +1,395 @@
+/* The delta table of `ember diff`: on the terminal, and as .txt, .csv and
+ * .md files.  Every format starts with the same header, because a delta
+ * means nothing without what was compared: both runs with their totals,
+ * the normalisation, how keys were matched, and the noise rule. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "profile_internal.h"
+
+#define TERMINAL_KEY_CHARS 70   /* longer keys keep their start and end around an ellipsis */
+
+/* ---- text helpers ---- */
+
+/* key with control characters as '?' (a newline would break every format's
+ * rows) and, when max > 0, at most max characters: the first two thirds
+ * and the end, around U+2026.  Returns a malloc'd string or NULL. */
+static char *clean_key(const char *key, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)key;
+	size_t n = strlen(key), chars = 0, head, tail, idx = 0;
+	char *out = malloc(3 * n + 4), *o = out;   /* an invalid byte becomes 3 */
+	uint32_t cp;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
+		chars++;
+	head = !max || chars <= max ? chars : (max - 1) * 2 / 3;
+	tail = !max || chars <= max ? 0 : max - 1 - head;
+	for (size_t i = 0; i < n; idx++) {
+		size_t len = ember_utf8_next(s + i, n - i, &cp);
+		if (idx < head || idx >= chars - tail) {
+			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+				*o++ = '?';
+			else if (cp == 0xfffd)
+				memcpy(o, "\xef\xbf\xbd", 3), o += 3;
+			else
+				memcpy(o, s + i, len), o += len;
+		} else if (idx == head) {
+			memcpy(o, "\xe2\x80\xa6", 3);
+			o += 3;
+		}
+		i += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Columns on a terminal: UTF-8 continuation bytes take none. */
+static size_t display_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void pad(FILE *out, size_t n)
+{
+	while (n--)
+		putc(' ', out);
+}
+
+static void commas(char *buf, size_t size, uint64_t v)
+{
+	char t[32];
+	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v), o = 0;
+
+	for (int i = 0; i < n && (size_t)o + 2 < size; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = t[i];
+	}
+	buf[o] = '\0';
+}
+
+/* ---- the header ---- */
+
+static const char *const by_names[] = { "function", "line", "module" };
+static const char *const sort_names[] = { "|delta inclusive|", "|delta self|", "|log ratio|", "name" };
+
+static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, int k)
+{
+	const struct ember_run_meta *m = &d->run[k].meta;
+	char n[32];
+
+	/* a file name is the user's text: no control character may break a line */
+	char *name = clean_key(d->name[k] ? d->name[k] : "-", 0);
+
+	commas(n, sizeof(n), d->total[k]);
+	fprintf(out, "%s%s %s: %s samples", prefix, k ? "NEW: " : "BASE:", name ? name : "-", n);
+	free(name);
+	if (m->freq_hz)
+		fprintf(out, " at %u Hz", m->freq_hz);
+	else if (m->interval_ns)
+		fprintf(out, ", one per %.3g ms", (double)m->interval_ns / 1e6);
+	else
+		fprintf(out, ", rate unknown (10 ms per sample assumed)");
+	fprintf(out, " = %.3f s", (double)d->total[k] * d->interval_s[k]);
+	if (m->duration_ns)
+		fprintf(out, "; wall %.2f s", (double)m->duration_ns / 1e9);
+	if (d->per_iteration)
+		fprintf(out, "; %g iterations", d->iterations[k]);
+	fputc('\n', out);
+}
+
+static void write_header(FILE *out, const struct ember_diff *d, const char *prefix)
+{
+	run_line(out, prefix, d, 0);
+	run_line(out, prefix, d, 1);
+	if (d->norm == EMBER_DIFF_SHARE)
+		fprintf(out, "%snormalization: share: each key as a percentage of its own run's samples, "
+			"deltas in percentage points (pp); an overall speed-up does not show (use --normalize absolute)\n",
+			prefix);
+	else
+		fprintf(out, "%snormalization: absolute: seconds of samples (samples x interval)%s\n", prefix,
+			d->per_iteration ? " per iteration" : "");
+	if (d->rates_differ)
+		fprintf(out, "%ssampling rates differ: compared by time (one sample = %.3g ms in BASE, %.3g ms in NEW)\n",
+			prefix, d->interval_s[0] * 1e3, d->interval_s[1] * 1e3);
+	fprintf(out, "%smatching: by %s", prefix, by_names[d->by < 3 ? d->by : 0]);
+	if (d->by == EMBER_REPORT_BY_FUNCTION)
+		fprintf(out, " (native: name; Python: name and file), line numbers ignored");
+	if (d->nrenames)
+		fprintf(out, ", after %zu rename rule(s)", d->nrenames);
+	fprintf(out, ": %zu in both runs, %zu only in BASE (removed), %zu only in NEW (new)\n", d->matched,
+		d->only_base, d->only_new);
+	fprintf(out, "%snoise: a change within %g standard errors of the share difference "
+		"(binomial: sqrt(p(1-p)/n) per run, combined in quadrature) is marked noise\n", prefix,
+		d->noise_sigmas);
+	if (d->kinds_differ)
+		fprintf(out, "%swarning: %s has Python frames (%.0f%% of its samples) and %s has none: few functions "
+			"can match\n", prefix, d->python_share[0] > 0 ? "BASE" : "NEW",
+			100 * fmax(d->python_share[0], d->python_share[1]), d->python_share[0] > 0 ? "NEW" : "BASE");
+	else if (d->few_matched)
+		fprintf(out, "%swarning: only %zu of %zu keys are in both runs: are these runs of the same program? "
+			"(see --by and --rename)\n", prefix, d->matched, d->nrows);
+	fprintf(out, "%ssorted by %s\n", prefix, sort_names[d->sorted_by < 4 ? d->sorted_by : 0]);
+}
+
+/* ---- cells ---- */
+
+/* How absolute values print: the largest one picks s, ms or us. */
+struct tunit {
+	const char *suffix;
+	double mult;
+};
+
+static struct tunit pick_unit(const struct ember_diff *d, size_t n)
+{
+	double max = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++)
+			max = fmax(max, d->rows[i].incl_v[k]);
+	if (max >= 1 || max == 0)
+		return (struct tunit){ "s", 1 };
+	if (max >= 1e-3)
+		return (struct tunit){ "ms", 1e3 };
+	return (struct tunit){ "us", 1e6 };
+}
+
+static void fmt_value(char *buf, size_t size, const struct ember_diff *d, struct tunit u, double v, bool delta)
+{
+	if (d->norm == EMBER_DIFF_SHARE)
+		snprintf(buf, size, delta ? "%+.2fpp" : "%.2f%%", v);
+	else
+		snprintf(buf, size, delta ? "%+.3f%s" : "%.3f%s", v * u.mult, u.suffix);
+}
+
+static const char *status_name(enum ember_diff_status s)
+{
+	return s == EMBER_DIFF_ADDED ? "new" : s == EMBER_DIFF_REMOVED ? "removed" : "changed";
+}
+
+static void fmt_ratio(char *buf, size_t size, const struct ember_diff_row *r)
+{
+	if (r->status != EMBER_DIFF_CHANGED)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.2fx", r->ratio);
+}
+
+enum { C_SELF_B, C_SELF_N, C_SELF_D, C_INCL_B, C_INCL_N, C_INCL_D, C_SHARE_D, C_RATIO, C_STATUS, C_NOISE, NCOLS };
+
+static const char *const col_names[NCOLS] = {
+	"self BASE", "self NEW", "\xce\x94self", "incl BASE", "incl NEW", "\xce\x94incl", "\xce\x94share", "ratio",
+	"status", "noise",
+};
+
+struct cells {
+	char c[NCOLS][32];
+};
+
+static void row_cells(struct cells *out, const struct ember_diff *d, const struct ember_diff_row *r, struct tunit u)
+{
+	fmt_value(out->c[C_SELF_B], 32, d, u, r->self_v[0], false);
+	fmt_value(out->c[C_SELF_N], 32, d, u, r->self_v[1], false);
+	fmt_value(out->c[C_SELF_D], 32, d, u, r->self_delta, true);
+	fmt_value(out->c[C_INCL_B], 32, d, u, r->incl_v[0], false);
+	fmt_value(out->c[C_INCL_N], 32, d, u, r->incl_v[1], false);
+	fmt_value(out->c[C_INCL_D], 32, d, u, r->incl_delta, true);
+	snprintf(out->c[C_SHARE_D], 32, "%+.2fpp", 100 * (r->share_incl[1] - r->share_incl[0]));
+	fmt_ratio(out->c[C_RATIO], 32, r);
+	snprintf(out->c[C_STATUS], 32, "%s", status_name(r->status));
+	snprintf(out->c[C_NOISE], 32, "%s", r->noise ? "noise" : "");
+}
+
+/* In share mode the share delta is the inclusive delta: not shown twice. */
+static bool col_shown(const struct ember_diff *d, int c)
+{
+	return c != C_SHARE_D || d->norm != EMBER_DIFF_SHARE;
+}
+
+/* ---- formats ---- */
+
+static int write_text(FILE *out, const struct ember_diff *d, size_t n, bool terminal)
+{
+	struct tunit u = pick_unit(d, d->nrows);
+	struct cells *cells = malloc((n + 1) * sizeof(*cells));
+	size_t width[NCOLS];
+
+	if (!cells)
+		return -1;
+	for (int c = 0; c < NCOLS; c++)
+		width[c] = display_width(col_names[c]);
+	for (size_t i = 0; i < n; i++) {
+		row_cells(&cells[i], d, &d->rows[i], u);
+		for (int c = 0; c < NCOLS; c++)
+			if (strlen(cells[i].c[c]) > width[c])
+				width[c] = strlen(cells[i].c[c]);
+	}
+	write_header(out, d, terminal ? "ember: " : "");
+	if (n < d->nrows)
+		fprintf(out, "%stop %zu of %zu keys (--top)\n", terminal ? "ember: " : "", n, d->nrows);
+	for (int c = 0; c < NCOLS; c++) {
+		if (!col_shown(d, c))
+			continue;
+		/* numbers right-aligned, words left */
+		size_t w = display_width(col_names[c]);
+		if (c < C_STATUS)
+			pad(out, width[c] - w);
+		fprintf(out, "%s  ", col_names[c]);
+		if (c >= C_STATUS)
+			pad(out, width[c] - w);
+	}
+	fprintf(out, "%s\n", by_names[d->by < 3 ? d->by : 0]);
+	for (size_t i = 0; i < n; i++) {
+		char *key = clean_key(d->rows[i].key, terminal ? TERMINAL_KEY_CHARS : 0);
+		if (!key) {
+			free(cells);
+			return -1;
+		}
+		for (int c = 0; c < NCOLS; c++) {
+			if (!col_shown(d, c))
+				continue;
+			const char *s = cells[i].c[c];
+			if (c < C_STATUS)
+				pad(out, width[c] - strlen(s));
+			fprintf(out, "%s  ", s);
+			if (c >= C_STATUS)
+				pad(out, width[c] - strlen(s));
+		}
+		fprintf(out, "%s\n", key);
+		free(key);
+	}
+	free(cells);
+	return 0;
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	putc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			putc('"', out);
+		putc(*s, out);
+	}
+	putc('"', out);
+}
+
+static int write_csv(FILE *out, const struct ember_diff *d, size_t n)
+{
+	const char *unit = d->norm == EMBER_DIFF_SHARE ? "percent" : d->per_iteration ? "s/iteration" : "s";
+
+	write_header(out, d, "# ");
+	fprintf(out, "# self_* and incl_* are in the unit column (%s); *_samples are raw sample counts\n", unit);
+	fputs("key,status,noise,unit,self_base,self_new,self_delta,incl_base,incl_new,incl_delta,ratio,"
+	      "self_share_base_pct,self_share_new_pct,incl_share_base_pct,incl_share_new_pct,incl_share_delta_pp,"
+	      "incl_share_se_pp,self_base_samples,self_new_samples,incl_base_samples,incl_new_samples\n", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct ember_diff_row *r = &d->rows[i];
+		char *key = clean_key(r->key, 0);
+		if (!key)
+			return -1;
+		csv_field(out, key);
+		free(key);
+		fprintf(out, ",%s,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", status_name(r->status), r->noise ? "yes" : "no",
+			unit, r->self_v[0], r->self_v[1], r->self_delta, r->incl_v[0], r->incl_v[1], r->incl_delta);
+		if (r->status == EMBER_DIFF_CHANGED)
+			fprintf(out, "%.9g", r->ratio);
+		else
+			fputs(r->status == EMBER_DIFF_ADDED ? "inf" : "0", out);
+		fprintf(out, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%llu,%llu,%llu\n", 100 * r->share_self[0],
+			100 * r->share_self[1], 100 * r->share_incl[0], 100 * r->share_incl[1],
+			100 * (r->share_incl[1] - r->share_incl[0]), 100 * r->se_incl, (unsigned long long)r->self[0],
+			(unsigned long long)r->self[1], (unsigned long long)r->incl[0], (unsigned long long)r->incl[1]);
+	}
+	return 0;
+}
+
+/* A key as a Markdown code span, so that <templates> and *args stay text;
+ * '|' is escaped even there (GFM splits cells first). */
+static void md_key(FILE *out, const char *key)
+{
+	int ticks = strstr(key, "`") ? 2 : 1;
+
+	fputs(ticks == 2 ? "`` " : "`", out);
+	for (const char *s = key; *s; s++) {
+		if (*s == '|')
+			putc('\\', out);
+		putc(*s, out);
+	}
+	fputs(ticks == 2 ? " ``" : "`", out);
+}
+
+static int write_md(FILE *out, const struct ember_diff *d, size_t n)
+{
+	struct tunit u = pick_unit(d, d->nrows);
+	struct cells cells;
+
+	char *bn = clean_key(d->name[0] ? d->name[0] : "BASE", 0), *nn = clean_key(d->name[1] ? d->name[1] : "NEW", 0);
+
+	fprintf(out, "## ember diff: %s \xe2\x86\x92 %s\n\n", bn ? bn : "BASE", nn ? nn : "NEW");
+	free(bn);
+	free(nn);
+	write_header(out, d, "- ");
+	fprintf(out, "\n| %s |", by_names[d->by < 3 ? d->by : 0]);
+	for (int c = 0; c < NCOLS; c++)
+		if (col_shown(d, c))
+			fprintf(out, " %s |", col_names[c]);
+	fputs("\n|---|", out);
+	for (int c = 0; c < NCOLS; c++)
+		if (col_shown(d, c))
+			fputs(c < C_STATUS ? "--:|" : "---|", out);
+	putc('\n', out);
+	for (size_t i = 0; i < n; i++) {
+		char *key = clean_key(d->rows[i].key, 0);
+		if (!key)
+			return -1;
+		row_cells(&cells, d, &d->rows[i], u);
+		fputs("| ", out);
+		md_key(out, key);
+		free(key);
+		fputs(" |", out);
+		for (int c = 0; c < NCOLS; c++)
+			if (col_shown(d, c))
+				fprintf(out, " %s |", cells.c[c]);
+		putc('\n', out);
+	}
+	return 0;
+}
+
+int ember_diff_write_table(FILE *out, const struct ember_diff *d, enum ember_diff_table fmt, size_t top)
+{
+	size_t n = top && top < d->nrows ? top : d->nrows;
+	int rc;
+
+	errno = 0;
+	switch (fmt) {
+	case EMBER_DIFF_TABLE_CSV:
+		rc = write_csv(out, d, n);
+		break;
+	case EMBER_DIFF_TABLE_MD:
+		rc = write_md(out, d, n);
+		break;
+	default:
+		rc = write_text(out, d, n, fmt == EMBER_DIFF_TABLE_TERMINAL);
+		break;
+	}
+	if (rc < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (fflush(out) != 0 || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}

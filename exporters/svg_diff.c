@@ -1,0 +1,280 @@
+/* The differential flame graph of `ember diff` (docs/formats.md §2.7, §7):
+ * flamegraph.pl's difffolded view, with the fixes §7 asks for.
+ *
+ * Both runs go into one profile (diff_union.c), so the label table covers
+ * both and one flame tree carries two values per node: BASE and NEW
+ * samples.  Widths come from NEW (from BASE with reverse: the only way to
+ * see what vanished, Gregg's "negated" graph).  The colour is the change
+ * in self time of the node, NEW - BASE in the compared unit (share or
+ * seconds, so runs of different length or rate compare fairly), on a scale
+ * where the largest change on the graph is full red or blue; the subtitle
+ * says what full colour is.  A change within the binomial noise of the
+ * node's self share is drawn white like no change: flamegraph.pl paints
+ * every 1-sample wobble pink or blue, the commonest false regression.
+ * Tooltips give self and inclusive values in both runs with their deltas,
+ * and say when a self change is noise.  Zoom, search and the kind legend
+ * are svg.c's. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff_union.h"
+#include "exporters.h"
+#include "flame_tree.h"
+#include "svg_internal.h"
+
+struct diff_style {
+	const struct ember_diff_export_opts *o;
+	uint64_t total[2];
+	double max;            /* largest |self delta| of a visible node beyond noise, in the unit */
+	double sigmas;
+};
+
+static double self_delta(const struct svg_graph *g, const struct diff_style *ds, size_t node)
+{
+	const uint64_t *self = g->tree->self + node * 2;
+
+	return (double)self[1] * ds->o->scale[1] - (double)self[0] * ds->o->scale[0];
+}
+
+/* Is the change of self share from b/total[0] to n/total[1] within
+ * sigmas binomial standard errors (sqrt(p(1-p)/N) per run, in quadrature)? */
+static bool within_noise(const struct diff_style *ds, uint64_t b, uint64_t n)
+{
+	double pb = ds->total[0] ? (double)b / (double)ds->total[0] : 0;
+	double pn = ds->total[1] ? (double)n / (double)ds->total[1] : 0;
+	double var = (ds->total[0] ? pb * (1 - pb) / (double)ds->total[0] : 0) +
+		     (ds->total[1] ? pn * (1 - pn) / (double)ds->total[1] : 0);
+
+	return fabs(pn - pb) <= ds->sigmas * sqrt(var);
+}
+
+/* flamegraph.pl's color_scale: white at no change, towards (255,0,0) for
+ * growth and (0,0,255) for shrinking, 210 levels; but linear in the
+ * compared unit, not in raw counts. */
+static void diff_colour_of(double d, double max, char out[8])
+{
+	if (!(max > 0) || d == 0) {
+		memcpy(out, "#ffffff", 8);
+		return;
+	}
+	double t = fabs(d) / max;
+	int v = (int)(210 * (1 - (t < 1 ? t : 1)));
+	if (d > 0)
+		snprintf(out, 8, "#ff%02x%02x", v, v);
+	else
+		snprintf(out, 8, "#%02x%02xff", v, v);
+}
+
+static void diff_colour(const struct svg_graph *g, size_t node, char out[8])
+{
+	const struct diff_style *ds = g->style->ctx;
+	const uint64_t *self = g->tree->self + node * 2;
+
+	diff_colour_of(within_noise(ds, self[0], self[1]) ? 0 : self_delta(g, ds, node), ds->max, out);
+}
+
+/* A value (or a signed delta) in the unit: "12.34%", "+1.20 pp",
+ * "3.21 s", "+45.6 ms". */
+static void fmt_value(char *buf, size_t size, const struct ember_diff_export_opts *o, double v, bool delta)
+{
+	if (o->share) {
+		snprintf(buf, size, delta ? "%+.2f pp" : "%.2f%%", v);
+		return;
+	}
+	double a = fabs(v);
+	if (a >= 1 || a == 0)
+		snprintf(buf, size, delta ? "%+.3f s" : "%.3f s", v);
+	else if (a >= 1e-3)
+		snprintf(buf, size, delta ? "%+.2f ms" : "%.2f ms", v * 1e3);
+	else
+		snprintf(buf, size, delta ? "%+.1f \xc2\xb5s" : "%.1f \xc2\xb5s", v * 1e6);
+}
+
+/* " (self A -> B, delta D[, within noise]; incl A -> B, delta D; N samples in NEW)"
+ * -- no " (" after the first: the script cuts the name at the last one. */
+static void diff_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+{
+	const struct diff_style *ds = g->style->ctx;
+	const struct ember_diff_export_opts *o = ds->o;
+	const uint64_t *self = g->tree->self + node * 2, *incl = g->tree->values + node * 2;
+	char a[48], b[48], d[48], num[32];
+
+	W_LIT(w, " (");
+	for (int part = 0; part < 2; part++) {
+		const uint64_t *v = part ? incl : self;
+		fmt_value(a, sizeof(a), o, (double)v[0] * o->scale[0], false);
+		fmt_value(b, sizeof(b), o, (double)v[1] * o->scale[1], false);
+		fmt_value(d, sizeof(d), o, (double)v[1] * o->scale[1] - (double)v[0] * o->scale[0], true);
+		w_puts(w, part ? "; incl " : "self ");
+		w_puts(w, a);
+		W_LIT(w, " \xe2\x86\x92 ");
+		w_puts(w, b);
+		W_LIT(w, ", \xce\x94 ");
+		w_puts(w, d);
+		if (!part && (v[0] || v[1]) && within_noise(ds, v[0], v[1]))
+			W_LIT(w, ", within noise");
+	}
+	W_LIT(w, "; ");
+	w_puts(w, commas(num, g->tree->nodes[node].width));
+	W_LIT(w, " samples in ");
+	w_puts(w, o->reverse ? "BASE" : "NEW");
+	if (o->per) {
+		W_LIT(w, "; per ");
+		w_puts(w, o->per);
+	}
+	W_LIT(w, ")");
+}
+
+/* Right-aligned on the legend row: "self time: shrank -X [5 swatches] +X grew". */
+static void diff_legend(const struct svg_graph *g, struct w *w)
+{
+	const struct diff_style *ds = g->style->ctx;
+	char lo[48], hi[48], txt[96], fill[8];
+	double x_end = g->width - XPAD, y = FONT_SIZE * 6;
+
+	fmt_value(lo, sizeof(lo), ds->o, -ds->max, true);
+	fmt_value(hi, sizeof(hi), ds->o, ds->max, true);
+	W_LIT(w, "<g id=\"difflegend\">");
+	snprintf(txt, sizeof(txt), "%s grew", hi);
+	w_attr_num(w, "<text text-anchor=\"end\" x=\"", x_end);
+	w_attr_num(w, " y=\"", y);
+	W_LIT(w, ">");
+	w_puts(w, txt);
+	W_LIT(w, "</text>");
+	double x = x_end - (double)strlen(txt) * CHAR_W - 6 - 5 * 16;
+	for (int i = -2; i <= 2; i++, x += 16) {
+		double d = ds->max * i / 2.0;
+		diff_colour_of(d, ds->max, fill);
+		fmt_value(txt, sizeof(txt), ds->o, d, true);
+		W_LIT(w, "<rect");
+		w_attr_num(w, " x=\"", x);
+		w_attr_num(w, " y=\"", y - 10);
+		W_LIT(w, " width=\"14\" height=\"10\" stroke=\"#999\" stroke-width=\"0.5\" fill=\"");
+		w_put(w, fill, 7);
+		W_LIT(w, "\"><title>");
+		if (i)
+			W_LIT(w, "self change "), w_puts(w, txt);
+		else
+			W_LIT(w, "no change, or a change within noise");
+		W_LIT(w, "</title></rect>");
+	}
+	snprintf(txt, sizeof(txt), "self time: shrank %s", lo);
+	w_attr_num(w, "<text text-anchor=\"end\" x=\"", x_end - (double)strlen(hi) * CHAR_W - 5 * CHAR_W - 10 - 5 * 16);
+	w_attr_num(w, " y=\"", y);
+	W_LIT(w, ">");
+	w_puts(w, txt);
+	W_LIT(w, "</text></g>\n");
+}
+
+static const char *name_or(const char *s, const char *dflt)
+{
+	return s && *s ? s : dflt;
+}
+
+/* Title, and the two-line subtitle: how the runs are compared and what sets
+ * the widths; then what the colours mean, with the scale. */
+static int make_texts(const struct ember_diff_export_opts *o, const struct diff_style *ds, uint64_t width_total,
+		      char **title, char **subtitle)
+{
+	char max[48], num[32];
+	const char *b = name_or(o->base_name, "BASE"), *n = name_or(o->new_name, "NEW");
+	int rc;
+
+	*title = *subtitle = NULL;
+	if (o->title)
+		*title = strdup(o->title);
+	else if (asprintf(title, "ember diff%s: %s \xe2\x86\x92 %s", o->reverse ? " (reverse view)" : "", b, n) < 0)
+		*title = NULL;
+	fmt_value(max, sizeof(max), o, ds->max, true);   /* "+1.23 pp": a delta */
+	const char *norm = name_or(o->normalization, o->share ? "share of each run's samples" : "seconds");
+	const char *run = o->reverse ? "BASE" : "NEW";
+	if (ds->max > 0)
+		rc = asprintf(subtitle, "%s \xc2\xb7 widths: %s, %s samples\nself time: red grew, blue shrank, "
+			      "full colour \xc2\xb1%s (largest change), white: no change beyond noise", norm, run,
+			      commas(num, width_total), max + (max[0] == '+'));
+	else
+		rc = asprintf(subtitle, "%s \xc2\xb7 widths: %s, %s samples\nno change in self time beyond noise", norm,
+			      run, commas(num, width_total));
+	if (rc < 0)
+		*subtitle = NULL;
+	return *title && *subtitle ? 0 : -1;
+}
+
+int ember_write_svg_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
+			 const struct ember_diff_export_opts *o)
+{
+	struct ember_profile u;
+	struct svg_labels L = { 0 };
+	struct fg_tree tree = { 0 };
+	struct fg_entry *entries = NULL;
+	uint64_t *values = NULL;
+	char *title = NULL, *subtitle = NULL;
+	size_t n = 0;
+	int ret = -1;
+
+	if (ember_profile_init(&u) != 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (diff_union(&u, base, new_) < 0 || svg_labels_build(&L, &u, false) < 0)
+		goto oom;
+	entries = malloc(((size_t)u.nrows + 1) * sizeof(*entries));
+	values = calloc(((size_t)u.nrows + 1) * 2, sizeof(*values));
+	if (!entries || !values)
+		goto oom;
+
+	struct diff_style ds = { .o = o, .sigmas = o->noise_sigmas > 0 ? o->noise_sigmas : 2 };
+	uint32_t unknown = u.nframes;   /* maps to the [unknown] label */
+	for (uint32_t r = 0; r < u.nrows; r++) {
+		const struct ember_sample_row *row = &u.rows[r];
+		if (!row->count)
+			continue;
+		entries[n].ids = ember_profile_stack_frames(&u, row->stack, &entries[n].n);
+		if (!entries[n].n)
+			entries[n].ids = &unknown, entries[n].n = 1;
+		entries[n].head = FG_NONE;
+		int run = row->thread == DIFF_THREAD_BASE ? 0 : 1;
+		values[n * 2 + (size_t)run] = row->count;
+		ds.total[run] += row->count;
+		n++;
+	}
+
+	int wv = o->reverse ? 0 : 1;
+	unsigned width = o->width_px ? o->width_px : 1200;
+	if (width < 2 * XPAD + 100)
+		width = 2 * XPAD + 100;
+	double min_px = o->min_width_px > 0 ? o->min_width_px : 0.1;
+	struct fg_input in = { .entries = entries, .nentries = n, .values = values, .nvalues = 2,
+			       .width_value = (uint32_t)wv, .map = L.map, .nlabels = L.n,
+			       .min_width = min_px * (double)ds.total[wv] / (width - 2.0 * XPAD) };
+	if (fg_tree_build(&tree, &in) < 0)
+		goto oom;
+
+	struct svg_style style = { .colour = diff_colour, .tooltip = diff_tooltip, .legend = diff_legend, .ctx = &ds };
+	struct svg_graph g = { .labels = &L, .tree = &tree, .style = &style, .unit = "samples", .width = width,
+			       .icicle = o->icicle };
+	/* the scale: the largest change that is not noise */
+	for (size_t i = 0; i < tree.nnodes; i++)
+		if (!within_noise(&ds, tree.self[i * 2], tree.self[i * 2 + 1]))
+			ds.max = fmax(ds.max, fabs(self_delta(&g, &ds, i)));
+	if (make_texts(o, &ds, ds.total[wv], &title, &subtitle) < 0)
+		goto oom;
+	g.title = title;
+	g.subtitle = subtitle;
+	ret = svg_write_graph(out, &g);
+	goto out;
+oom:
+	errno = ENOMEM;
+out:
+	free(title);
+	free(subtitle);
+	free(entries);
+	free(values);
+	fg_tree_free(&tree);
+	svg_labels_free(&L);
+	ember_profile_free(&u);
+	return ret;
+}

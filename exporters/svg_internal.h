@@ -1,0 +1,166 @@
+/* What the SVG flame-graph writers share (svg.c: the plain graph and the
+ * renderer; svg_diff.c: the differential graph): layout constants, the
+ * buffered writer, the label table and the render entry point with its
+ * per-mode style callbacks.  Private to exporters/. */
+#ifndef EMBER_SVG_INTERNAL_H
+#define EMBER_SVG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "flame_tree.h"
+#include "profile.h"
+
+#define FONT_SIZE 12
+#define CHAR_W (FONT_SIZE * 0.59)   /* average glyph width, as flamegraph.pl */
+#define FRAME_H 16
+#define FRAME_PAD 1
+#define XPAD 10
+#define YPAD_TOP (FONT_SIZE * 7)     /* title, subtitle, legend rows */
+#define YPAD_BOTTOM (FONT_SIZE * 2 + 10)
+#define TITLE_SIZE 17
+#define SEARCH_COLOUR "rgb(230,0,230)"
+
+/* ---- buffered output ---- */
+
+struct w {
+	FILE *f;
+	size_t n;
+	size_t written;        /* bytes put so far */
+	bool err;
+	char buf[1 << 16];
+};
+
+static inline void w_flush(struct w *w)
+{
+	if (w->n && fwrite_unlocked(w->buf, 1, w->n, w->f) != w->n)
+		w->err = true;
+	w->n = 0;
+}
+
+static inline void w_put(struct w *w, const void *s, size_t n)
+{
+	w->written += n;
+	if (n > sizeof(w->buf) - w->n) {
+		w_flush(w);
+		if (n > sizeof(w->buf)) {
+			if (fwrite_unlocked(s, 1, n, w->f) != n)
+				w->err = true;
+			return;
+		}
+	}
+	memcpy(w->buf + w->n, s, n);
+	w->n += n;
+}
+
+#define w_puts(w, s) w_put((w), (s), strlen(s))
+#define W_LIT(w, lit) w_put((w), lit, sizeof(lit) - 1)
+
+static inline void w_u64(struct w *w, uint64_t v)
+{
+	char t[24];
+	int i = sizeof(t);
+
+	do
+		t[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	w_put(w, t + i, sizeof(t) - (size_t)i);
+}
+
+/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts), at the end of
+ * buf[32]; returns its start. */
+static inline char *commas(char *buf, uint64_t v)
+{
+	char *p = buf + 31;
+	int digits = 0;
+
+	*p = '\0';
+	do {
+		if (digits++ && digits % 3 == 1)
+			*--p = ',';
+		*--p = (char)('0' + v % 10);
+	} while (v /= 10);
+	return p;
+}
+
+static inline void w_commas(struct w *w, uint64_t v)
+{
+	char buf[32];
+	w_puts(w, commas(buf, v));
+}
+
+/* v >= 0 with 1 or 2 decimals */
+static inline void w_fixed(struct w *w, double v, unsigned decimals)
+{
+	uint64_t scale = decimals == 2 ? 100 : 10;
+	uint64_t x = (uint64_t)((v > 0 ? v : 0) * (double)scale + 0.5);
+	char frac[3] = { '.', (char)('0' + x % scale / (scale / 10)), (char)('0' + x % 10) };
+
+	w_u64(w, x / scale);
+	w_put(w, frac, decimals + 1);
+}
+
+/* name="v" with one decimal (name includes the leading space and ="). */
+static inline void w_attr_num(struct w *w, const char *name, double v)
+{
+	w_puts(w, name);
+	w_fixed(w, v, 1);
+	W_LIT(w, "\"");
+}
+
+/* ---- labels: every distinct frame text, in bytewise order ---- */
+
+struct svg_label {
+	const char *text;      /* frame text as folded prints it (interned) */
+	uint32_t len, units;
+	size_t esc_off;        /* escaped text in svg_labels.esc */
+	uint32_t esc_len;
+	enum ember_frame_kind kind;
+	char colour[8];        /* "#rrggbb" */
+};
+
+struct svg_labels {
+	struct svg_label *l;
+	uint32_t n;
+	char *esc;
+	uint32_t *map;         /* frame id -> label; [nframes]: the [unknown] label */
+	uint32_t *thread;      /* thread index -> root label (threads only) */
+	struct ember_strtab *strings;
+};
+
+/* Labels for every frame of p, [unknown] (empty stacks) and, with threads,
+ * one "name (tid)" root per thread.  0, or -1 on OOM (L is then empty). */
+int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads);
+void svg_labels_free(struct svg_labels *L);
+
+/* ---- rendering ---- */
+
+struct svg_graph;
+
+/* What differs between graph kinds: the fill of a node, the numbers of its
+ * tooltip (after the name; the script cuts the name at the last " ("), and
+ * an optional extra legend drawn right-aligned on the legend row.  A
+ * differential graph supplies its own. */
+struct svg_style {
+	void (*colour)(const struct svg_graph *g, size_t node, char out[8]);
+	void (*tooltip)(const struct svg_graph *g, size_t node, struct w *w);
+	void (*legend)(const struct svg_graph *g, struct w *w);   /* NULL: none */
+	const void *ctx;
+};
+
+struct svg_graph {
+	const struct svg_labels *labels;
+	const struct fg_tree *tree;
+	const struct svg_style *style;
+	const char *title, *subtitle;  /* raw text, escaped on output */
+	const char *unit;              /* "samples" */
+	unsigned width;
+	bool icicle;
+};
+
+/* Render g to out (buffered, under one stdio lock).  0, or -1 with errno. */
+int svg_write_graph(FILE *out, const struct svg_graph *g);
+
+#endif
