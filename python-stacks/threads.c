@@ -303,7 +303,11 @@ static void calibrate_with(struct ember_python *py, struct found *f, int nf, uin
 			seen[k] = v;
 			has_pid |= v == (uint32_t)py->pid;
 		}
-		if (!ok || (nb == 1 && !has_pid))
+		/* The main thread's struct must hold the PID: with threads coming
+		 * and going, a stale struct can make the real slot fail the
+		 * "every one a live TID" test while some other slot passes by
+		 * chance, and a wrong offset would match no thread ever after. */
+		if (!ok || !has_pid)
 			continue;
 		ncand++;
 		if (best < 0 || off == GLIBC_TID_OFF)
