@@ -286,7 +286,10 @@ static void calibrate_tid(struct ember_python *py, struct found *f, int nf)
 static void calibrate_with(struct ember_python *py, struct found *f, int nf, uint8_t (*bufs)[PTHREAD_SCAN],
 			   const uint32_t *tasks, int nt, int nb)
 {
-	for (int i = 0; i < nf && nb < 16; i++)
+	/* From the tail: new thread states go to the head of the list, so the
+	 * main thread's (whose struct must hold the PID) is last, and with more
+	 * than 16 threads it would otherwise never be looked at. */
+	for (int i = nf - 1; i >= 0 && nb < 16; i--)
 		if (rm_ptr_ok(f[i].pthread, 8) &&
 		    rm_read(py->pid, f[i].pthread, bufs[nb], PTHREAD_SCAN, NULL, &py->st.syscalls))
 			nb++;
@@ -295,19 +298,22 @@ static void calibrate_with(struct ember_python *py, struct found *f, int nf, uin
 	int best = -1, ncand = 0;
 	for (int off = 0; off + 4 <= PTHREAD_SCAN; off += 4) {
 		uint32_t seen[16];
-		bool ok = true, has_pid = false;
-		for (int k = 0; k < nb && ok; k++) {
+		int live = 0;
+		bool has_pid = false, dup = false;
+		for (int k = 0; k < nb; k++) {
 			uint32_t v;
 			memcpy(&v, bufs[k] + off, 4);
-			ok = v && in_set(tasks, nt, v) && !in_set(seen, k, v);
 			seen[k] = v;
+			dup |= v && in_set(seen, k, v);
+			if (v && in_set(tasks, nt, v))
+				live++;
 			has_pid |= v == (uint32_t)py->pid;
 		}
-		/* The main thread's struct must hold the PID: with threads coming
-		 * and going, a stale struct can make the real slot fail the
-		 * "every one a live TID" test while some other slot passes by
-		 * chance, and a wrong offset would match no thread ever after. */
-		if (!ok || !has_pid)
+		/* The main thread's struct must hold the PID, and most of the
+		 * others live TIDs: with threads coming and going, some structs
+		 * in the list belong to threads that just exited (or are reused),
+		 * so "every one" would reject the real slot under churn. */
+		if (!has_pid || dup || live * 2 < nb)
 			continue;
 		ncand++;
 		if (best < 0 || off == GLIBC_TID_OFF)

@@ -50,7 +50,7 @@ LINES.update(marker_lines(os.path.join(PY_DIR, "ünïcode_😀.py")))
 
 chk = E.Checker("e2e.python_merge[%s]" % PY)
 out = os.path.join(E.tmpdir(), "py.folded")
-res = E.record(["--threads", "-o", out], [PY, os.path.join(PY_DIR, "workload.py"), "0.6"], timeout=90)
+res = E.record(["--threads", "-o", out], [PY, os.path.join(PY_DIR, "workload.py"), "0.8"], timeout=90)
 chk.check(res.rc == 0, "ember exits 0 (got %s)" % res.rc, res.describe())
 chk.check(re.search(r"Python %d\.%d" % VER, res.stderr) is not None, "the summary names Python %d.%d" % VER,
           res.stderr)

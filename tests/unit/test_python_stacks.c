@@ -384,7 +384,9 @@ static int test_churn(const char *python, const char *dir)
 	long reads = 0, frames = 0, nonempty = 0, torn = 0, unreadable = 0, trunc = 0, bad = 0;
 	int maxn = 0;
 	double t0 = now_s();
-	while (reads < 6000 && now_s() - t0 < 20) {
+	/* At least a second of churn, however fast reads that find nothing
+	 * return: a reader that fails at first must get the chance to recover. */
+	while ((reads < 6000 || now_s() - t0 < 1.0) && now_s() - t0 < 20) {
 		uint32_t tids[256];
 		int nt = list_tasks(pid, tids, 256);
 		for (int i = 0; i < nt; i++) {
