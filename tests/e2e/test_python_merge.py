@@ -68,7 +68,10 @@ def py_names(frames):
 
 
 def samples_with(name):
-    return [(fr, c) for fr, c in prof.stacks if any(n == name for n, _, _ in py_names(fr[1:]))]
+    """Stacks through Python function `name` that ember did not mark as
+    uncertain (those are counted separately: the mismatch rate below)."""
+    return [(fr, c) for fr, c in prof.stacks if any(n == name for n, _, _ in py_names(fr[1:]))
+            and "[python frames uncertain]" not in fr]
 
 
 def share(pred, rows):
