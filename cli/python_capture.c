@@ -108,7 +108,6 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		if (!p->cmdline[0])
 			read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
 		struct ember_python_opts o = EMBER_PYTHON_OPTS_DEFAULT;
-		o.code_recheck_ms = 100;
 		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
 		if (p->status != EMBER_PY_OK) {
 			p->py = NULL;
