@@ -12,8 +12,6 @@ void options_record_defaults(struct record_opts *o)
 	memset(o, 0, sizeof *o);
 	o->sampler = (struct ember_sampler_opts)EMBER_SAMPLER_OPTS_DEFAULT;
 	o->python = true;
-	/* Python frames are read live, after the sample: read them at once. */
-	o->sampler.wake_per_sample = true;
 }
 
 void options_record_usage(FILE *out)
@@ -296,7 +294,6 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			break;
 		case OPT_NO_PYTHON:
 			o->python = false;
-			o->sampler.wake_per_sample = false;
 			break;
 		case 'q':
 			o->quiet = true;

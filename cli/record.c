@@ -96,6 +96,61 @@ static void on_sample(void *arg, const struct ember_sample *s)
 		run->oom = true;
 }
 
+/* Whether the target is (or starts as) a Python interpreter: then the
+ * sampler wakes ember at every sample, so that Python frames are read while
+ * they still match.  Other targets do without the wake-ups (they cost ember
+ * ~10 us a sample); a native launcher that execs Python later still gets its
+ * Python frames, read a little later. */
+static bool python_basename(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	return strncmp(b, "python", 6) == 0 || strncmp(b, "pypy", 4) == 0;
+}
+
+static bool looks_like_python(const struct record_opts *o)
+{
+	char path[4096], buf[256];
+	if (o->pid) {
+		snprintf(path, sizeof path, "/proc/%d/exe", o->pid);
+		ssize_t n = readlink(path, buf, sizeof buf - 1);
+		if (n > 0 && (buf[n] = 0, python_basename(buf)))
+			return true;
+		snprintf(path, sizeof path, "/proc/%d/maps", o->pid);
+		FILE *f = fopen(path, "re");
+		bool found = false;
+		char line[512];
+		while (f && !found && fgets(line, sizeof line, f))
+			found = strstr(line, "libpython") != NULL;
+		if (f)
+			fclose(f);
+		return found;
+	}
+	const char *cmd = o->argv[0];
+	if (python_basename(cmd))
+		return true;
+	/* A script: look at its #! line (PATH lookup as execvp does). */
+	FILE *f = NULL;
+	if (strchr(cmd, '/')) {
+		f = fopen(cmd, "re");
+	} else {
+		const char *env = getenv("PATH");
+		for (const char *p = env ? env : "/usr/bin:/bin"; p && *p && !f;) {
+			const char *c = strchr(p, ':');
+			size_t len = c ? (size_t)(c - p) : strlen(p);
+			snprintf(path, sizeof path, "%.*s/%s", (int)len, p, cmd);
+			f = fopen(path, "re");
+			p = c ? c + 1 : NULL;
+		}
+	}
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n > 2 && buf[0] == '#' && buf[1] == '!' && strstr(strtok(buf, "\n"), "python") != NULL;
+}
+
 static int sampler_exit_code(int err)
 {
 	switch (err) {
@@ -228,6 +283,8 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	if (run.opts.python)
+		run.opts.sampler.wake_per_sample = looks_like_python(&run.opts);
 	run.sampler = ember_sampler_new(&run.opts.sampler);
 	run.raw = raw_stacks_new();
 	if (run.opts.python)
