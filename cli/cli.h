@@ -121,6 +121,15 @@ void python_capture_free(struct python_capture *pc);
  * process is not Python or the thread has no Python state). */
 int python_capture_read(struct python_capture *pc, const struct ember_sample *s, struct ember_py_frame *out,
 			int max, uint32_t *flags);
+/* Probe function for the sampler: is pc an eval-loop activation of a
+ * Python process already open?  (Cheap: the last process is remembered.) */
+bool python_capture_is_eval(void *pc, uint32_t pid, uint64_t pc_addr);
+/* Check the frames just read against the sample's probed eval activations
+ * (ember_python_reconcile); returns the new count. */
+int python_capture_check(struct python_capture *pc, const struct ember_sample *s, uint64_t read_lag_ns,
+			 struct ember_py_frame *frames, int n, int max, uint32_t *flags);
+/* Totals over every process (ember_python_stats). */
+void python_capture_totals(const struct python_capture *pc, uint64_t *checked, uint64_t *corrected);
 const struct ember_python *python_capture_get(const struct python_capture *pc, uint32_t pid);
 const char *python_capture_cmdline(const struct python_capture *pc, uint32_t pid);
 /* One line per process: the Python found, or why it is native only. */
@@ -198,6 +207,9 @@ struct run_summary {
 	uint64_t mismatched;            /* samples whose Python frames disagreed with the native stack */
 	uint64_t gil_dropped;           /* --gil: samples left out */
 	double py_read_us;              /* mean elapsed time of a Python stack read */
+	double py_lag_us;               /* mean delay from the sample to its Python read */
+	uint64_t py_late;               /* Python reads more than 1 ms after their sample */
+	uint64_t py_checked, py_corrected; /* reads checked against / corrected from the sample */
 };
 void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p);
 

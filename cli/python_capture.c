@@ -28,6 +28,10 @@ struct python_capture {
 	struct py_proc *procs;
 	size_t nprocs, cap;
 	uint64_t reads, torn;
+	struct py_proc *last;         /* python_capture_is_eval's last process */
+	/* python_capture_check: candidates per activation, registers then stack words */
+	uint64_t vals[EMBER_MAX_PROBES][EMBER_PY_EVIDENCE_MAX];
+	struct ember_py_evidence ev[EMBER_MAX_PROBES];
 };
 
 static uint64_t now_ns(void)
@@ -85,6 +89,7 @@ static struct py_proc *get_proc(struct python_capture *pc, uint32_t pid)
 			return NULL;
 		pc->procs = p;
 		pc->cap = ncap;
+		pc->last = NULL;
 	}
 	struct py_proc *p = &pc->procs[pc->nprocs++];
 	memset(p, 0, sizeof *p);
@@ -124,6 +129,57 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 	if (*flags & EMBER_PY_TORN)
 		pc->torn++;
 	return n;
+}
+
+static struct py_proc *find_proc(struct python_capture *pc, uint32_t pid)
+{
+	if (pc->last && pc->last->pid == pid)
+		return pc->last;
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].pid == pid)
+			return pc->last = &pc->procs[i];
+	return NULL;
+}
+
+bool python_capture_is_eval(void *arg, uint32_t pid, uint64_t pc_addr)
+{
+	struct py_proc *p = find_proc(arg, pid);
+	return p && p->py && ember_python_is_eval(p->py, pc_addr);
+}
+
+int python_capture_check(struct python_capture *pc, const struct ember_sample *s, uint64_t read_lag_ns,
+			 struct ember_py_frame *frames, int n, int max, uint32_t *flags)
+{
+	struct py_proc *p = find_proc(pc, s->pid);
+	if (!p || !p->py || !s->nprobes)
+		return n;
+	uint64_t (*vals)[EMBER_PY_EVIDENCE_MAX] = pc->vals;
+	struct ember_py_evidence *ev = pc->ev;
+	uint32_t nev = 0;
+	for (uint32_t i = s->nprobes; i-- > 0;) {       /* root first */
+		const struct ember_frame_probe *pr = &s->probes[i];
+		uint64_t *v = vals[nev];
+		uint32_t m = 0;
+		for (uint32_t k = 0; k < EMBER_PROBE_REGS && m < EMBER_PY_EVIDENCE_MAX; k++)
+			v[m++] = pr->regs[k];
+		for (uint32_t k = 0; k < EMBER_PROBE_WORDS && m < EMBER_PY_EVIDENCE_MAX; k++)
+			v[m++] = k < pr->nwords ? pr->words[k] : 0;
+		ev[nev++] = (struct ember_py_evidence){ .pc = pr->pc, .leaf = pr->leaf, .n = m, .vals = v };
+	}
+	return ember_python_reconcile(p->py, ev, nev, (s->flags & EMBER_SAMPLE_TRUNCATED) != 0, read_lag_ns, frames,
+				      n, max, flags);
+}
+
+void python_capture_totals(const struct python_capture *pc, uint64_t *checked, uint64_t *corrected)
+{
+	*checked = *corrected = 0;
+	for (size_t i = 0; i < pc->nprocs; i++)
+		if (pc->procs[i].py) {
+			struct ember_python_stats st;
+			ember_python_stats(pc->procs[i].py, &st);
+			*checked += st.checked;
+			*corrected += st.corrected;
+		}
 }
 
 const struct ember_python *python_capture_get(const struct python_capture *pc, uint32_t pid)

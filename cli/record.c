@@ -31,6 +31,8 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 		kill(forward_to, sig);
 }
 
+#define MAX_PY_FRAMES 1024
+
 struct record_run {
 	struct record_opts opts;
 	struct ember_sampler *sampler;
@@ -38,6 +40,13 @@ struct record_run {
 	struct python_capture *python;
 	uint64_t gil_dropped;         /* --gil: samples of threads not holding it */
 	uint64_t py_read_ns, py_reads;/* time reading Python frames, and reads that found some */
+	uint64_t py_lag_ns, py_late;  /* sample-to-read delay summed, and reads > 1 ms late */
+	/* The last sample's Python frames, read before it was unwound. */
+	struct ember_py_frame py[MAX_PY_FRAMES];
+	uint32_t npy, pyflags, py_tid;
+	uint64_t py_time, py_lag;     /* its sample time, and how late the read started */
+	uint64_t test_read_delay_ns;  /* $EMBER_TEST_PY_READ_DELAY_US (tests only) */
+	uint64_t test_reads;
 	bool gil_unknown;             /* --gil asked, but the version records no holder */
 	struct ember_profile profile;
 	bool profile_ready;
@@ -65,23 +74,53 @@ static double self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-#define MAX_PY_FRAMES 1024
+/* Python frames are read in the early callback, before the native stack is
+ * unwound: every microsecond between the sample and the read is a chance
+ * for the thread to move on.  on_sample then takes them from here. */
+static void read_python_early(void *arg, const struct ember_sample *s)
+{
+	struct record_run *run = arg;
+	struct timespec t0, t1;
+	if (run->test_read_delay_ns && (run->test_reads++ & 1)) {
+		/* Test knob: every other read late, as on a loaded machine. */
+		uint64_t at = s->time_ns + run->test_read_delay_ns;
+		struct timespec ts = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop_signal)
+			;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run->py_tid = s->tid;
+	run->py_time = s->time_ns;
+	uint64_t start_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+	run->py_lag = start_ns > s->time_ns ? start_ns - s->time_ns : 0;
+	run->pyflags = 0;
+	int n = python_capture_read(run->python, s, run->py, MAX_PY_FRAMES, &run->pyflags);
+	run->npy = n > 0 ? (uint32_t)n : 0;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (n > 0) {
+		uint64_t start = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+		uint64_t end = (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec;
+		run->py_reads++;
+		run->py_read_ns += end - start;
+		if (start > s->time_ns) {
+			run->py_lag_ns += start - s->time_ns;
+			run->py_late += start - s->time_ns > 1000000;
+		}
+	}
+}
 
 static void on_sample(void *arg, const struct ember_sample *s)
 {
 	struct record_run *run = arg;
-	struct ember_py_frame py[MAX_PY_FRAMES];
-	uint32_t pyflags = 0;
-	int npy = 0;
-	if (run->python) {
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		npy = python_capture_read(run->python, s, py, MAX_PY_FRAMES, &pyflags);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (npy > 0) {
-			run->py_reads++;
-			run->py_read_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
-					   (uint64_t)(t1.tv_nsec - t0.tv_nsec);
+	uint32_t npy = 0, pyflags = 0;
+	if (run->python && run->py_tid == s->tid && run->py_time == s->time_ns) {
+		npy = run->npy;
+		pyflags = run->pyflags;
+		/* What the sample itself held beats what the read found later. */
+		if (s->nprobes) {
+			int n = python_capture_check(run->python, s, run->py_lag, run->py, (int)npy, MAX_PY_FRAMES,
+						     &pyflags);
+			npy = n > 0 ? (uint32_t)n : 0;
 		}
 	}
 	if (run->opts.gil_only) {
@@ -92,7 +131,7 @@ static void on_sample(void *arg, const struct ember_sample *s)
 			return;
 		}
 	}
-	if (raw_stacks_add(run->raw, s, py, (uint32_t)npy, pyflags) != 0)
+	if (raw_stacks_add(run->raw, s, run->py, npy, pyflags) != 0)
 		run->oom = true;
 }
 
@@ -294,6 +333,12 @@ int cmd_record(int argc, char **argv)
 		rc = EMBER_EXIT_INTERNAL;
 		goto out;
 	}
+	if (run.python) {
+		const char *delay = getenv("EMBER_TEST_PY_READ_DELAY_US");
+		run.test_read_delay_ns = delay ? strtoull(delay, NULL, 10) * 1000ull : 0;
+		ember_sampler_set_early_fn(run.sampler, read_python_early, &run);
+		ember_sampler_set_probe(run.sampler, python_capture_is_eval, run.python);
+	}
 	run.profile_ready = true;
 	describe_command(&run);
 	struct timespec wall;
@@ -377,6 +422,10 @@ int cmd_record(int argc, char **argv)
 	sum.python_samples = run.python && python_capture_any(run.python);
 	sum.gil_dropped = run.gil_dropped;
 	sum.py_read_us = run.py_reads ? (double)run.py_read_ns / 1e3 / (double)run.py_reads : 0;
+	sum.py_lag_us = run.py_reads ? (double)run.py_lag_ns / 1e3 / (double)run.py_reads : 0;
+	sum.py_late = run.py_late;
+	if (run.python)
+		python_capture_totals(run.python, &sum.py_checked, &sum.py_corrected);
 	int wrc = outputs_write(&run.opts.out, &run.profile, run.opts.quiet);
 	if (rc == 0)
 		rc = wrc;

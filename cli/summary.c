@@ -26,11 +26,18 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 	if (st->truncated)
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: raise --stack-size (max 65528)\n",
 			100.0 * (double)st->truncated / (double)st->samples);
-	if (sum->python_samples && st->samples)
+	if (sum->python_samples && st->samples) {
+		fprintf(out, "ember: Python frames: read %.1f us/sample, starting %.0f us after the sample "
+			"(%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "
+			"instruction pointer in the sample, %llu corrected\n",
+			sum->py_read_us, sum->py_lag_us, (unsigned long long)sum->py_late,
+			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)st->samples,
+			(unsigned long long)sum->py_corrected);
 		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "
-			"and are marked [python frames uncertain]; reading them took %.1f us/sample\n",
+			"and are marked [python frames uncertain]\n",
 			(unsigned long long)sum->mismatched, (unsigned long long)st->samples,
-			100.0 * (double)sum->mismatched / (double)st->samples, sum->py_read_us);
+			100.0 * (double)sum->mismatched / (double)st->samples);
+	}
 	if (sum->gil_dropped)
 		fprintf(out, "ember: --gil: %llu samples of threads not holding the GIL left out\n",
 			(unsigned long long)sum->gil_dropped);

@@ -365,8 +365,13 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 		py->codes = v;
 		py->codes_cap = nc;
 	}
+	if (o->co_code_adaptive >= 0)
+		c->bc_start = addr + (uint64_t)o->co_code_adaptive;
+	else if (rm_ptr_ok(c->k_code, 8))
+		c->bc_start = c->k_code + (uint64_t)o->bytes_sval;
 	py->codes[py->ncodes++] = c;
 	id = (uint32_t)py->ncodes;
+	py_bc_add(py, id);
 	if (!id_map_put(py, addr, id))
 		return id;   /* usable now, just not cached */
 	py->st.codes++;

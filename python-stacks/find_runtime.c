@@ -274,6 +274,19 @@ static int locate(struct ember_python *py, const struct proc_maps *m, const stru
 		py->interp_head_addr = interp_head;
 		py->gil_tstate_addr = SYM("_PyThreadState_Current");
 	}
+	/* The eval loop's hot and cold parts: native frames that are Python activations. */
+	const char *eval_name = py->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault";
+	char cold_name[64];
+	snprintf(cold_name, sizeof cold_name, "%s.cold", eval_name);
+	const char *eval_names[2] = { eval_name, cold_name };
+	for (int i = 0; i < 2; i++) {
+		uint64_t size = 0, v = elf_symbol(elf, eval_names[i], &size);
+		if (v && size) {
+			py->eval_lo[py->neval] = v + bias;
+			py->eval_hi[py->neval] = v + bias + size;
+			py->neval++;
+		}
+	}
 #undef SYM
 
 	set_lengths(py);
@@ -391,6 +404,8 @@ void ember_python_close(struct ember_python *py)
 	if (!py)
 		return;
 	py_code_free_all(py);
+	free(py->bc);
+	free(py->calib);
 	for (size_t i = 0; i < py->nthreads; i++)
 		free(py->threads[i].pref);
 	free(py->threads);
@@ -403,4 +418,5 @@ void ember_python_close(struct ember_python *py)
 void ember_python_stats(const struct ember_python *py, struct ember_python_stats *out)
 {
 	*out = py->st;
+	out->evidence_sites = py->calib_learnt;
 }

@@ -220,7 +220,7 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 	uint64_t leaf = 0;
 	int n;
 
-	py->read_ns = py->opts.code_recheck_ms ? py_now_ns() : 0;
+	py->read_ns = py_now_ns();   /* code recency: code_recheck_ms, evidence lookups */
 	check_gil(py, t, ts, flags);
 	uint64_t top = top_frame(py, ts, &ok);
 	if (!ok) {

@@ -140,6 +140,7 @@ struct py_code_entry {
 	int64_t ninstr_bytes;       /* bytes of bytecode (bounds for the instruction offset); -1 unknown */
 	int32_t firsttraceable;     /* 3.11+ _co_firsttraceable (code units) */
 	uint64_t checked_ns;        /* last time the header was compared */
+	uint64_t bc_start;          /* remote address of the bytecode, 0 unknown */
 	struct py_lines lines;
 };
 
@@ -173,6 +174,21 @@ struct snap {
 	struct py_pref sorted[PY_PREF_MAX];
 	unsigned flip;
 	bool gone;                  /* ESRCH seen */
+};
+
+struct py_bc_range {
+	uint64_t start, end;
+	uint32_t code;
+};
+/* Learning which evidence candidate holds an activation's instruction
+ * pointer (evidence.c). */
+struct py_calib {
+	uint64_t pc;                   /* the activation's pc (0: free slot) */
+	uint16_t trials;
+	uint16_t code_hits[EMBER_PY_EVIDENCE_MAX];
+	uint16_t line_hits[EMBER_PY_EVIDENCE_MAX];
+	int16_t cand;                  /* -1: not learnt */
+	bool lines;                    /* its line agrees often enough to replace the read's */
 };
 
 struct str_intern {
@@ -209,6 +225,16 @@ struct ember_python {
 	size_t code_hash_cap, code_hash_n;
 	struct str_intern strs;
 
+	/* eval-loop function ranges (absolute) */
+	uint64_t eval_lo[2], eval_hi[2];
+	uint32_t neval;
+	/* bytecode address -> code id, sorted by start (evidence.c) */
+	struct py_bc_range *bc;
+	size_t nbc, bc_cap;
+	struct py_calib *calib;        /* by pc, open addressing; NULL until needed */
+	size_t calib_cap, calib_n;
+	uint64_t calib_learnt;         /* sites with a candidate */
+
 	struct snap *snap;
 	uint64_t read_ns;              /* time of the current read (code_recheck_ms) */
 	struct ember_python_stats st;
@@ -235,6 +261,8 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *hdr)
 void py_code_free_all(struct ember_python *py);
 /* Id cached for addr if it was validated less than code_recheck_ms ago, else 0. */
 uint32_t py_code_recent(struct ember_python *py, uint64_t addr);
+/* evidence.c: index a new code id's bytecode range */
+void py_bc_add(struct ember_python *py, uint32_t id);
 /* Read a str/bytes object's text as UTF-8 ("?" if unreadable); cold path. */
 char *py_read_string(struct ember_python *py, uint64_t addr);
 const char *py_intern(struct ember_python *py, const char *s, bool filename, const char **short_out);

@@ -96,6 +96,10 @@ enum ember_py_read_flags {
 	EMBER_PY_UNREADABLE = 1u << 3, /* a pointer on the chain was invalid or unreadable: the stack
 	                                * stops there (outer frames missing) */
 	EMBER_PY_GIL_KNOWN  = 1u << 4, /* GIL ownership could be determined (HOLDS_GIL meaningful) */
+	EMBER_PY_CHECKED    = 1u << 5, /* ember_python_reconcile: every activation's running code was
+	                                * checked against what the native sample held */
+	EMBER_PY_CORRECTED  = 1u << 6, /* ember_python_reconcile: frames the thread had left by the
+	                                * time of the read were replaced by the sample's */
 };
 
 /* Frames of OS thread tid, innermost first, at most max of them.
@@ -104,6 +108,47 @@ enum ember_py_read_flags {
  * no access.  *flags (may be NULL) gets enum ember_py_read_flags. */
 int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out,
                              int max, uint32_t *flags);
+
+/* ---- Checking a read against the native sample ----
+ *
+ * A read happens after the sample (tens of microseconds, milliseconds on a
+ * busy machine), and the thread may have moved to another function by then.
+ * The native sample itself knows better: each eval-loop activation keeps its
+ * instruction pointer in a register or a stack slot, and the sampler records
+ * those (callee-saved registers as the unwinder restored them, and the words
+ * of the activation's own stack frame).  Which candidate holds it depends on
+ * the compiler; the reader learns it per process, from samples whose read
+ * agreed, and from then on maps the sampled instruction pointer back to its
+ * code object (by bytecode address, among the code objects it has read) and
+ * line.  That confirms each activation's running function, corrects the
+ * ones the thread had already left, and gives the line at the sample. */
+
+/* Whether pc lies in the eval-loop function (_PyEval_EvalFrameDefault;
+ * PyEval_EvalFrameEx on 2.7; the hot part and, where the symbol table names
+ * it, its .cold part): the native frames that are Python activations. */
+bool ember_python_is_eval(const struct ember_python *py, uint64_t pc);
+
+/* What the native sample held for one eval activation: candidate words with
+ * a fixed meaning per index across samples (registers, then stack words). */
+#define EMBER_PY_EVIDENCE_MAX 96
+struct ember_py_evidence {
+	uint64_t pc;             /* where the activation is: the call site, or the sampled pc */
+	bool leaf;               /* the activation is the sampled frame itself */
+	uint32_t n;              /* <= EMBER_PY_EVIDENCE_MAX */
+	const uint64_t *vals;    /* 0 = unknown */
+};
+
+/* Check (and correct) frames[0..n) of one read (innermost first, max
+ * capacity) against the sample's activations ev[0..nev) (root first).
+ * read_lag_ns: how long after the sample the read started; only prompt
+ * reads (< 1 ms) teach which candidate holds the instruction pointer.
+ * Returns the new frame count and updates *flags (EMBER_PY_CHECKED,
+ * EMBER_PY_CORRECTED; TORN/UNREADABLE cleared when the stack could be
+ * rebuilt from the sample alone, as on <= 3.10 where each activation runs
+ * one frame).  Frames are left alone when nothing is known yet. */
+int ember_python_reconcile(struct ember_python *py, const struct ember_py_evidence *ev, uint32_t nev,
+                           bool native_truncated, uint64_t read_lag_ns, struct ember_py_frame *frames,
+                           int n, int max, uint32_t *flags);
 
 /* What a code id stands for.  Strings are UTF-8, owned by py, valid until
  * ember_python_close().  qualname == name where the version has no
@@ -129,6 +174,8 @@ struct ember_python_stats {
 	uint64_t code_revalidations_failed; /* cached address now holds another code object */
 	uint64_t thread_scans;   /* walks of the interpreter/thread lists */
 	uint64_t torn, unreadable;
+	uint64_t checked, corrected;     /* ember_python_reconcile results */
+	uint64_t evidence_sites;         /* eval-loop sites whose instruction-pointer holder is learnt */
 };
 void ember_python_stats(const struct ember_python *py, struct ember_python_stats *out);
 

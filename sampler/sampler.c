@@ -45,6 +45,11 @@ struct ember_sampler {
 	/* The callback of the poll in progress. */
 	ember_sample_fn fn;
 	void *fn_arg;
+	ember_sample_fn early_fn;        /* before unwinding (ember_sampler_set_early_fn) */
+	void *early_arg;
+	ember_probe_fn probe_fn;         /* ember_sampler_set_probe */
+	void *probe_arg;
+	struct ember_frame_probe probes[EMBER_MAX_PROBES];
 	int delivered;
 	char err[512];
 };
@@ -407,14 +412,20 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 		return;
 	if (proc->nloads == 0 && !proc->exited)
 		process_load_proc_maps(&s->pm, proc, true);
+	smp.sp = regs[PERF_REG_SP];
+	smp.ip = regs[PERF_REG_IP];
+	if (s->early_fn)
+		s->early_fn(s->early_arg, &smp);
 	struct unwind_input in = { .regs = regs, .stack = stack, .stack_len = dyn_size,
 				   .stack_reserved = size };
 	uint64_t t0 = monotonic_ns();
-	smp.nframes = unwind_sample(&s->pm, proc, &in, s->frames, EMBER_MAX_FRAMES, &smp.flags);
+	struct unwind_probes pr = { .fn = s->probe_fn, .arg = s->probe_arg, .out = s->probes };
+	smp.nframes = unwind_sample(&s->pm, proc, &in, s->frames, EMBER_MAX_FRAMES, &smp.flags,
+				    s->probe_fn ? &pr : NULL);
+	smp.nprobes = s->probe_fn ? pr.n : 0;
+	smp.probes = s->probes;
 	s->stats.unwind_ns += monotonic_ns() - t0;
 	smp.frames = s->frames;
-	smp.sp = regs[PERF_REG_SP];
-	smp.ip = regs[PERF_REG_IP];
 	if (smp.flags & EMBER_SAMPLE_TRUNCATED)
 		s->stats.truncated++;
 	else if (smp.flags & EMBER_SAMPLE_UNWIND_ERROR)
@@ -540,6 +551,18 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 	if (done && s->attached && target_gone(s->target))
 		*done = true;
 	return s->delivered;
+}
+
+void ember_sampler_set_early_fn(struct ember_sampler *s, ember_sample_fn fn, void *arg)
+{
+	s->early_fn = fn;
+	s->early_arg = arg;
+}
+
+void ember_sampler_set_probe(struct ember_sampler *s, ember_probe_fn fn, void *arg)
+{
+	s->probe_fn = fn;
+	s->probe_arg = arg;
 }
 
 void ember_sampler_stop(struct ember_sampler *s)

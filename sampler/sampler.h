@@ -48,6 +48,27 @@ enum ember_sample_flags {
 	EMBER_SAMPLE_IN_KERNEL    = 1u << 2, /* sample taken while the thread was in the kernel */
 };
 
+/* What one frame held at the sample, recorded for the frames the caller's
+ * probe function picked (ember_sampler_set_probe): for readers that must
+ * know an interpreter's state at the sample rather than when they read it
+ * (the eval loop keeps its instruction pointer in a register or a stack
+ * slot).  Candidates are numbered: 0..14 registers, 15.. stack words. */
+#define EMBER_PROBE_REGS 15          /* ax bx cx dx si di bp r8..r15 (no sp) */
+#define EMBER_PROBE_WORDS 64         /* words of the frame's own stack region */
+#define EMBER_PROBE_CANDIDATES (EMBER_PROBE_REGS + EMBER_PROBE_WORDS)
+#define EMBER_MAX_PROBES 64          /* probed frames per sample */
+struct ember_frame_probe {
+	uint32_t frame;                  /* index into the sample's frames (leaf first) */
+	uint64_t pc;                     /* its pc (absolute; inside the call for callers) */
+	bool leaf;                       /* the sampled frame itself: every register is known;
+	                                  * otherwise only callee-saved ones (bx bp r12..r15) as
+	                                  * the unwinder restored them, the others are 0 */
+	uint32_t nwords;                 /* valid words */
+	uint64_t regs[EMBER_PROBE_REGS];
+	uint64_t words[EMBER_PROBE_WORDS]; /* words[k]: the word at CFA - 8 * (k + 1), inside
+	                                  * the frame's own region [SP, CFA) and the copy */
+};
+
 /* One sample as delivered to the caller.  Pointers are valid only during the
  * callback. */
 struct ember_sample {
@@ -60,9 +81,12 @@ struct ember_sample {
 	const uint64_t *kernel_ips;
 	/* Registers at the sample, for readers of interpreter state (Python). */
 	uint64_t sp, ip;
+	uint32_t nprobes;              /* frames picked by the probe function, leaf first */
+	const struct ember_frame_probe *probes;
 };
 
 typedef void (*ember_sample_fn)(void *arg, const struct ember_sample *s);
+
 
 /* A module (ELF file) seen mapped executable in some target process.  Ids are
  * dense from 0 and stable for the sampler's life. */
@@ -114,6 +138,18 @@ int ember_sampler_attach(struct ember_sampler *s, pid_t pid);
  * Returns 0 and sets *done (if non-NULL) when every target thread is gone. */
 int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn fn, void *arg,
 		       bool *done);
+
+/* Called for each sample as soon as it is read from the ring, before it is
+ * unwound (frames empty; pid, tid, time, sp and ip set): for readers of live
+ * state, such as Python frames, whose reads go stale while ember unwinds.
+ * The poll's own callback follows for the same sample.  fn NULL: none. */
+void ember_sampler_set_early_fn(struct ember_sampler *s, ember_sample_fn fn, void *arg);
+
+/* Frames for which to record a struct ember_frame_probe: fn(arg, pid, pc)
+ * is asked for every frame while it is unwound (pc: inside the call for
+ * callers) and must be cheap.  fn NULL: none (the default). */
+typedef bool (*ember_probe_fn)(void *arg, uint32_t pid, uint64_t pc);
+void ember_sampler_set_probe(struct ember_sampler *s, ember_probe_fn fn, void *arg);
 
 /* Stop sampling (disable and close events) without losing queued samples:
  * call ember_sampler_poll once more with timeout 0 after this. */

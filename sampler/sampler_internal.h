@@ -145,8 +145,15 @@ void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi);
 /* Unwind one sample into out[] (leaf first).  Sets EMBER_SAMPLE_TRUNCATED /
  * EMBER_SAMPLE_UNWIND_ERROR in *flags.  May reload the process's maps once
  * when the sampled PC is in no known module. */
+/* Frames to probe (see ember_frame_probe): asked per frame during the walk. */
+struct unwind_probes {
+	ember_probe_fn fn;
+	void *arg;
+	struct ember_frame_probe *out;   /* EMBER_MAX_PROBES */
+	uint32_t n;                      /* out: recorded */
+};
 uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
-		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags);
+		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags, struct unwind_probes *probes);
 
 uint64_t monotonic_ns(void);
 

@@ -172,10 +172,50 @@ static void put_frame(const struct process *proc, uint64_t pc, struct ember_fram
 	}
 }
 
+/* Probe registers in struct ember_frame_probe order, as libunwind numbers. */
+static const unw_regnum_t probe_regs[EMBER_PROBE_REGS] = {
+	UNW_X86_64_RAX, UNW_X86_64_RBX, UNW_X86_64_RCX, UNW_X86_64_RDX, UNW_X86_64_RSI, UNW_X86_64_RDI,
+	UNW_X86_64_RBP, UNW_X86_64_R8, UNW_X86_64_R9, UNW_X86_64_R10, UNW_X86_64_R11, UNW_X86_64_R12,
+	UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15,
+};
+static const bool callee_saved[EMBER_PROBE_REGS] = {
+	[1] = true, [6] = true, [11] = true, [12] = true, [13] = true, [14] = true,
+};
+
+/* Registers of the frame the cursor is at.  The leaf's come straight from
+ * the sample; a caller's callee-saved ones as the unwinder restored them. */
+static void probe_regs_read(unw_cursor_t *c, const struct unwind_input *in, struct ember_frame_probe *p)
+{
+	for (int i = 0; i < EMBER_PROBE_REGS; i++) {
+		unw_word_t v = 0;
+		if (p->leaf)
+			v = in->regs[dwarf_to_perf[probe_regs[i]]];
+		else if (callee_saved[i] && unw_get_reg(c, probe_regs[i], &v) < 0)
+			v = 0;
+		p->regs[i] = v;
+	}
+}
+
+/* The top words of a frame's own stack region [sp, cfa), from the copy. */
+static void probe_words_read(const struct unwind_input *in, uint64_t sp, uint64_t cfa, struct ember_frame_probe *p)
+{
+	uint64_t base = in->regs[PERF_REG_SP];
+	p->nwords = 0;
+	for (uint32_t k = 0; k < EMBER_PROBE_WORDS; k++) {
+		uint64_t a = cfa - 8 * (uint64_t)(k + 1);
+		if (a < sp || a < base || a - base + 8 > in->stack_len)
+			break;
+		memcpy(&p->words[k], in->stack + (a - base), 8);
+		p->nwords = k + 1;
+	}
+}
+
 uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
-		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags)
+		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags, struct unwind_probes *probes)
 {
 	uint64_t ip = in->regs[PERF_REG_IP];
+	if (probes)
+		probes->n = 0;
 	/* A PC in no known module: its MMAP2 may still sit in another CPU's
 	 * ring (dlopen), so look at /proc/PID/maps once before giving up. */
 	if (!process_find(proc, ip) && !proc->exited)
@@ -193,6 +233,13 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
 		return n;
 	}
+	/* A probed frame gets its words once the next step tells its CFA. */
+	struct ember_frame_probe *pending = NULL;
+	if (probes && probes->fn && probes->fn(probes->arg, (uint32_t)proc->pid, ip)) {
+		pending = &probes->out[probes->n++];
+		*pending = (struct ember_frame_probe){ .frame = 0, .pc = ip, .leaf = true };
+		probe_regs_read(&c, in, pending);
+	}
 	int prev_signal = unw_is_signal_frame(&c) > 0;
 	uint64_t prev_sp = in->regs[PERF_REG_SP];
 	int rc = 0;
@@ -206,11 +253,22 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 			*flags |= EMBER_SAMPLE_UNWIND_ERROR;
 			break;
 		}
+		if (pending) {
+			probe_words_read(in, prev_sp, sp, pending);
+			pending = NULL;
+		}
 		prev_sp = sp;
 		/* Return addresses point after the call; pc - 1 lands inside it so
 		 * the line and inline chain are the call site's.  A frame entered
 		 * from a signal trampoline was interrupted: its PC is exact. */
-		put_frame(proc, prev_signal ? pc : pc - 1, &out[n++]);
+		uint64_t at = prev_signal ? pc : pc - 1;
+		if (probes && probes->fn && probes->n < EMBER_MAX_PROBES &&
+		    probes->fn(probes->arg, (uint32_t)proc->pid, at)) {
+			pending = &probes->out[probes->n++];
+			*pending = (struct ember_frame_probe){ .frame = n, .pc = at, .leaf = false };
+			probe_regs_read(&c, in, pending);
+		}
+		put_frame(proc, at, &out[n++]);
 		prev_signal = unw_is_signal_frame(&c) > 0;
 	}
 	unwind_lock_leave();

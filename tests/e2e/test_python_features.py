@@ -65,6 +65,9 @@ for pred, want in cases:
     good, tot = attribution(prof, pred, want)
     chk.check(tot >= 20 and good >= 0.95 * tot, "native code of %s sits under it: %d of %d" % (want, good, tot),
               prof.top(20))
+m = re.search(r"\(([\d.]+)%\) checked against the eval loop's instruction pointer", res.stderr)
+chk.check(m is not None and float(m.group(1)) >= 60,
+          "most samples' Python frames checked against the sample (%s%%)" % (m.group(1) if m else "?"), res.stderr)
 # (start-up and shutdown samples have no Python frames: they keep their native stacks)
 interp = prof.count(lambda fr: any(PYFRAME.match(f) for f in fr) and
                     any(f.startswith("_PyEval_EvalFrameDefault") or f.startswith("_PyObject_")

@@ -154,4 +154,43 @@ if m:
     # key calls): the live read can trail the sample.  The accuracy goal on
     # stable stacks is measured in bench/, not here.
     chk.check(bad <= 0.10 * n, "mismatched Python frames <= 10%% (%d of %d)" % (bad, n))
+
+# Reads checked against the sample.  zlib_pair.py calls deflate (from
+# compress_step) and inflate (from decompress_step) in turn, ~10 ms each; with
+# every other read started 3 ms late (test knob), a read alone would find the
+# other function in ~15% of samples.  The eval loop's instruction pointer in
+# the sample must put each zlib routine under its own caller anyway.
+out2 = os.path.join(E.tmpdir(), "late.folded")
+env = dict(os.environ, EMBER_TEST_PY_READ_DELAY_US="3000")
+res = E.record(["-o", out2], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"], env=env, timeout=90)
+chk.check(res.rc == 0, "late reads: ember exits 0", res.describe())
+late = E.load_profile(chk, out2, res)
+
+
+def nearest_python(fr, idx):
+    for j in range(idx - 1, -1, -1):
+        m = PYFRAME.match(fr[j])
+        if m:
+            return m.group(1)
+        if fr[j] == "[python frames uncertain]":
+            return fr[j]
+    return None
+
+
+wrong = total = 0
+for fr, c in late.stacks:
+    for i, f in enumerate(fr):
+        own = {"deflate": "compress_step", "inflate": "decompress_step"}.get(f.split(" ")[0])
+        if own:
+            total += c
+            # deflate under <module> is right too: the module compresses once at import
+            wrong += c if nearest_python(fr, i) not in (own, "<module>") else 0
+            break
+chk.check(total >= 100 and wrong <= 0.05 * total,
+          "late reads: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total), late.top(12))
+m = re.search(r"(\d+) samples \(([\d.]+)%\) checked against the eval loop's instruction pointer in the sample, "
+              r"(\d+) corrected", res.stderr)
+chk.check(m is not None and float(m.group(2)) >= 60 and int(m.group(3)) >= 5,
+          "late reads: most samples checked against the sample, the late ones corrected (%s)" %
+          (m.group(0) if m else "no summary line"), res.stderr)
 chk.finish()

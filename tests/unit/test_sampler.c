@@ -191,7 +191,7 @@ void test_unwind_in_process(void)
 				   .stack_reserved = snap.len + 8 };
 	struct ember_frame_addr frames[64];
 	uint32_t flags = 0;
-	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags);
+	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
 	CHECK(n >= 5);
 	const char *want[] = { "?", "chain_c", "chain_b", "chain_a", "test_unwind_in_process" };
 	for (int i = 1; i < 5 && i < (int)n; i++)
@@ -207,7 +207,7 @@ void test_unwind_in_process(void)
 	in.stack_len = 64;
 	in.stack_reserved = 64;
 	flags = 0;
-	uint32_t m = unwind_sample(&pm, self, &in, frames, 64, &flags);
+	uint32_t m = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
 	CHECK(m < n);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
 
@@ -215,7 +215,7 @@ void test_unwind_in_process(void)
 	in.stack_len = snap.len;
 	in.stack_reserved = snap.len + 8;
 	flags = 0;
-	CHECK(unwind_sample(&pm, self, &in, frames, 3, &flags) == 3);
+	CHECK(unwind_sample(&pm, self, &in, frames, 3, &flags, NULL) == 3);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
 	process_model_free(&pm);
 }

@@ -1,0 +1,366 @@
+/* Checking a read against the native sample (see python_stacks.h).
+ *
+ * Each eval-loop activation keeps the instruction it runs in a register or
+ * a stack slot: which one is up to the compiler (Debian's 3.11: r15; pyenv
+ * 3.12: a slot 46 words below the frame's CFA), so it is learnt per process.
+ * Every read whose activations pair up with the sample is a trial: each
+ * candidate word that points into the bytecode of the read's running code
+ * object scores a code hit, and a line hit when it also gives the read's
+ * line.  The candidate with most line hits wins once it has enough of both
+ * (a word holding the first instruction scores code hits but rarely line
+ * hits).  Reads that lag the sample only add noise to the counts.
+ *
+ * From then on, each activation's candidate word is looked up among the
+ * bytecode ranges of the code objects the reader has seen (recently
+ * validated ones only: a freed range may hold something else now), which
+ * gives the code object and line running at the sample. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "py_internal.h"
+
+#define CALIB_MIN_TRIALS 8
+#define CALIB_DECAY_AT 256            /* halve the counts: later behaviour counts more */
+#define CALIB_MAX_SITES 8192
+#define PROMPT_NS 1000000ull          /* reads later than this do not teach */
+#define RECENT_NS 2000000000ull       /* a code object validated this recently is trusted */
+#define MAX_RUNS 1024
+
+bool ember_python_is_eval(const struct ember_python *py, uint64_t pc)
+{
+	for (uint32_t i = 0; i < py->neval; i++)
+		if (pc >= py->eval_lo[i] && pc < py->eval_hi[i])
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------- bytecode index */
+
+void py_bc_add(struct ember_python *py, uint32_t id)
+{
+	const struct py_code_entry *c = py->codes[id - 1];
+	if (!c->bc_start || c->ninstr_bytes <= 0)
+		return;
+	if (py->nbc == py->bc_cap) {
+		size_t nc = py->bc_cap ? py->bc_cap * 2 : 256;
+		struct py_bc_range *v = realloc(py->bc, nc * sizeof *v);
+		if (!v)
+			return;   /* not indexed: its activations stay unchecked */
+		py->bc = v;
+		py->bc_cap = nc;
+	}
+	struct py_bc_range r = { c->bc_start, c->bc_start + (uint64_t)c->ninstr_bytes, id };
+	size_t lo = 0, hi = py->nbc;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (py->bc[mid].start <= r.start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&py->bc[lo + 1], &py->bc[lo], (py->nbc - lo) * sizeof r);
+	py->bc[lo] = r;
+	py->nbc++;
+}
+
+/* The code id whose bytecode holds addr, validated recently; 0 if none.
+ * Ranges of freed code objects may overlap live ones: the most recently
+ * validated entry wins. */
+static uint32_t bc_lookup(const struct ember_python *py, uint64_t addr)
+{
+	size_t lo = 0, hi = py->nbc;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (py->bc[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint32_t best = 0;
+	uint64_t best_ns = 0;
+	for (size_t i = lo, k = 0; i-- > 0 && k < 16; k++) {
+		const struct py_bc_range *r = &py->bc[i];
+		if (addr >= r->end)
+			continue;
+		uint64_t ns = py->codes[r->code - 1]->checked_ns;
+		if (!best || ns > best_ns) {
+			best = r->code;
+			best_ns = ns;
+		}
+	}
+	if (best && py->read_ns - best_ns > RECENT_NS)
+		return 0;
+	return best;
+}
+
+/* Line of the instruction before the one addr points at (the evidence is
+ * the "next instruction" pointer of a call in progress), or -1. */
+static int line_at(const struct ember_python *py, uint32_t id, uint64_t addr)
+{
+	const struct py_code_entry *c = py->codes[id - 1];
+	uint64_t off = addr - c->bc_start;
+	if (off > 0)
+		off--;
+	if (py->major == 3)
+		off &= ~1ull;   /* 2-byte code units from 3.6 */
+	int l = py_lines_lookup(&c->lines, (int)off);
+	return l < 0 ? 0 : l;
+}
+
+/* ---------------------------------------------------------- calibration */
+
+/* Each call site of the eval loop has its own register allocation, so the
+ * holder of the instruction pointer is learnt per site (pc). */
+static struct py_calib *calib_get(struct ember_python *py, uint64_t pc, bool create)
+{
+	if (!pc)
+		return NULL;
+	if (create && (py->calib_n + 1) * 2 > py->calib_cap) {
+		if (py->calib_cap >= CALIB_MAX_SITES)
+			create = false;
+		else {
+			size_t nc = py->calib_cap ? py->calib_cap * 2 : 64;
+			struct py_calib *t = calloc(nc, sizeof *t);
+			if (!t)
+				return NULL;
+			for (size_t i = 0; i < py->calib_cap; i++) {
+				if (!py->calib[i].pc)
+					continue;
+				size_t h = (py->calib[i].pc * 0x9e3779b97f4a7c15ull >> 20) & (nc - 1);
+				while (t[h].pc)
+					h = (h + 1) & (nc - 1);
+				t[h] = py->calib[i];
+			}
+			free(py->calib);
+			py->calib = t;
+			py->calib_cap = nc;
+		}
+	}
+	if (!py->calib_cap)
+		return NULL;
+	size_t h = (pc * 0x9e3779b97f4a7c15ull >> 20) & (py->calib_cap - 1);
+	while (py->calib[h].pc && py->calib[h].pc != pc)
+		h = (h + 1) & (py->calib_cap - 1);
+	if (py->calib[h].pc == pc)
+		return &py->calib[h];
+	if (!create)
+		return NULL;
+	py->calib[h].pc = pc;
+	py->calib[h].cand = -1;
+	py->calib_n++;
+	return &py->calib[h];
+}
+
+static void calib_update(struct ember_python *py, const struct ember_py_evidence *ev, const struct ember_py_frame *f)
+{
+	const struct py_code_entry *c = py->codes[f->code - 1];
+	if (!c->bc_start || c->ninstr_bytes <= 0)
+		return;
+	struct py_calib *cb = calib_get(py, ev->pc, true);
+	if (!cb)
+		return;
+	uint64_t lo = c->bc_start, hi = c->bc_start + (uint64_t)c->ninstr_bytes;
+	cb->trials++;
+	for (uint32_t j = 0; j < ev->n && j < EMBER_PY_EVIDENCE_MAX; j++) {
+		uint64_t v = ev->vals[j];
+		if (v < lo || v > hi)   /* a "next instruction" may point just past the end */
+			continue;
+		cb->code_hits[j]++;
+		if (line_at(py, f->code, v) == (int)f->line)
+			cb->line_hits[j]++;
+	}
+	if (cb->trials < CALIB_MIN_TRIALS)
+		return;
+	int32_t best = -1;
+	for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++)
+		if (cb->code_hits[j] * 10 >= cb->trials * 9 &&
+		    (best < 0 || cb->line_hits[j] > cb->line_hits[best]))
+			best = (int32_t)j;
+	/* A word that points into the bytecode but seldom at the read's line
+	 * (the first instruction, a stale spill) is not the instruction pointer. */
+	if (best >= 0 && cb->line_hits[best] * 10 < cb->trials * 5)
+		best = -1;
+	if ((best >= 0) != (cb->cand >= 0))
+		py->calib_learnt += best >= 0 ? 1 : (uint64_t)-1;
+	cb->cand = (int16_t)best;
+	cb->lines = best >= 0 && cb->line_hits[best] * 10 >= cb->trials * 8;
+	if (cb->trials >= CALIB_DECAY_AT) {
+		cb->trials /= 2;
+		for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++) {
+			cb->code_hits[j] /= 2;
+			cb->line_hits[j] /= 2;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ reconcile */
+
+struct resolved {
+	uint32_t code;    /* 0: unknown */
+	uint32_t line;
+	bool lines;       /* the line is trusted over the read's */
+};
+
+static struct resolved resolve(struct ember_python *py, const struct ember_py_evidence *ev)
+{
+	struct resolved r = { 0 };
+	const struct py_calib *cb = calib_get(py, ev->pc, false);
+	if (!cb || cb->cand < 0 || (uint32_t)cb->cand >= ev->n)
+		return r;
+	uint64_t v = ev->vals[cb->cand];
+	if (!v)
+		return r;
+	uint32_t id = bc_lookup(py, v);
+	if (!id)
+		return r;
+	r.code = id;
+	r.line = (uint32_t)line_at(py, id, v);
+	r.lines = cb->lines;
+	return r;
+}
+
+/* Runs of frames (one per activation), root first: run r is
+ * frames[lo[r] .. hi[r]], lo the innermost index. */
+static uint32_t split_runs(const struct ember_py_frame *f, int n, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t nr = 0, start = 0;
+	for (int i = 0; i < n && nr < MAX_RUNS; i++)
+		if (f[i].activation_start || i == n - 1) {
+			lo[nr] = start;
+			hi[nr] = (uint32_t)i;
+			nr++;
+			start = (uint32_t)i + 1;
+		}
+	for (uint32_t a = 0, b = nr ? nr - 1 : 0; a < b; a++, b--) {
+		uint32_t t = lo[a];
+		lo[a] = lo[b], lo[b] = t;
+		t = hi[a];
+		hi[a] = hi[b], hi[b] = t;
+	}
+	return nr;
+}
+
+int ember_python_reconcile(struct ember_python *py, const struct ember_py_evidence *ev, uint32_t nev,
+			   bool native_truncated, uint64_t read_lag_ns, struct ember_py_frame *fr, int n, int max,
+			   uint32_t *flags)
+{
+	if (!py || !nev || n < 0)
+		return n;
+	bool one_per_activation = py->off.ts_frame >= 0;   /* <= 3.10: PyFrameObject chains */
+	bool broken = (*flags & (EMBER_PY_TORN | EMBER_PY_UNREADABLE)) != 0;
+	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
+	uint32_t nruns = broken ? 0 : split_runs(fr, n, lo, hi);
+
+	/* Learn from prompt reads that pair up with the sample. */
+	if (!broken && nruns == nev && read_lag_ns < PROMPT_NS)
+		for (uint32_t k = 0; k < nev; k++)
+			calib_update(py, &ev[k], &fr[lo[k]]);
+
+	struct resolved res[64];
+	if (nev > 64)
+		return n;
+	uint32_t known = 0;
+	for (uint32_t k = 0; k < nev; k++) {
+		res[k] = resolve(py, &ev[k]);
+		known += res[k].code != 0;
+	}
+	if (!known)
+		return n;
+
+	/* <= 3.10: the sample alone gives the whole Python stack when every
+	 * activation is known; rebuild it when the read disagrees. */
+	if (one_per_activation && known == nev && (broken || nruns != nev)) {
+		if ((int)nev > max)
+			return n;
+		for (uint32_t k = 0; k < nev; k++)
+			fr[nev - 1 - k] = (struct ember_py_frame){ .code = res[k].code, .line = res[k].line,
+								   .activation_start = true };
+		*flags &= ~(uint32_t)(EMBER_PY_TORN | EMBER_PY_UNREADABLE | EMBER_PY_TRUNCATED);
+		*flags |= EMBER_PY_CHECKED | EMBER_PY_CORRECTED;
+		py->st.checked++;
+		py->st.corrected++;
+		return (int)nev;
+	}
+	if (broken || !nruns)
+		return n;
+
+	/* Pair activation k (root first) with run k + shift. */
+	int shift = 0;
+	if (nruns > nev) {
+		shift = (int)(nruns - nev);
+		if (!native_truncated) {
+			/* The thread went deeper after the sample: the extra runs are
+			 * the innermost ones -- if the innermost sampled activation's
+			 * code is found in the run it would pair with. */
+			const struct resolved *in = &res[nev - 1];
+			uint32_t r = nev - 1;
+			bool found = false;
+			for (uint32_t i = lo[r]; in->code && i <= hi[r] && !found; i++)
+				found = fr[i].code == in->code;
+			if (!found)
+				return n;
+			/* drop frames of the extra runs: indices [0, lo[r]) */
+			uint32_t drop = lo[r];
+			memmove(fr, fr + drop, (size_t)(n - (int)drop) * sizeof *fr);
+			n -= (int)drop;
+			for (uint32_t q = 0; q < nev; q++) {
+				lo[q] -= drop;
+				hi[q] -= drop;
+			}
+			shift = 0;
+			nruns = nev;
+			*flags |= EMBER_PY_CORRECTED;
+		}
+	} else if (nruns < nev) {
+		return n;   /* the thread left activations: their frames are gone */
+	}
+
+	bool corrected = false, all = true;
+	/* Root to leaf: removing frames of run r shifts only outer runs' indices. */
+	for (uint32_t k = 0; k < nev; k++) {
+		uint32_t r = k + (uint32_t)shift;
+		if (r >= nruns)
+			break;
+		const struct resolved *rs = &res[k];
+		if (!rs->code) {
+			all = false;
+			continue;
+		}
+		uint32_t in = lo[r];
+		if (fr[in].code == rs->code) {
+			if (rs->lines)
+				fr[in].line = rs->line;
+			continue;
+		}
+		uint32_t j = in + 1;
+		while (j <= hi[r] && fr[j].code != rs->code)
+			j++;
+		if (j <= hi[r]) {
+			/* went deeper inside the activation: drop the newer frames */
+			uint32_t drop = j - in;
+			memmove(&fr[in], &fr[j], (size_t)(n - (int)j) * sizeof *fr);
+			n -= (int)drop;
+			for (uint32_t q = 0; q < nruns; q++) {
+				if (lo[q] > in)
+					lo[q] -= drop;
+				if (hi[q] >= j)
+					hi[q] -= drop;
+			}
+			fr[in].line = rs->line;
+		} else {
+			/* returned and called something else: the sample's function,
+			 * under the callers the read found */
+			fr[in].code = rs->code;
+			fr[in].line = rs->line;
+		}
+		corrected = true;
+	}
+	if (all)
+		*flags |= EMBER_PY_CHECKED;
+	if (corrected)
+		*flags |= EMBER_PY_CORRECTED;
+	py->st.checked += all;
+	py->st.corrected += (*flags & EMBER_PY_CORRECTED) != 0;
+	return n;
+}
