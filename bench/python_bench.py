@@ -82,19 +82,24 @@ def main():
             total += count
             good += count if nearest == caller else 0
             break
-    m = re.search(r"Python frames: (\d+) of (\d+) samples \(([\d.]+)%\).*took ([\d.]+) us/sample", err)
+    m = re.search(r"Python frames: (\d+) of (\d+) samples \(([\d.]+)%\) disagreed", err)
+    rd = re.search(r"read ([\d.]+) us/sample, starting ([\d.]+) us after the sample \((\d+) reads over 1 ms late\); "
+                   r"(\d+) samples \(([\d.]+)%\) checked .*, (\d+) corrected", err)
     print("samples with a known native hot function: %d; under the right Python caller: %d (%.2f%%)"
           % (total, good, 100.0 * good / max(total, 1)))
     if m:
-        print("mismatch rate reported: %s of %s samples (%s%%); Python read %s us/sample"
-              % (m.group(1), m.group(2), m.group(3), m.group(4)))
+        print("mismatch rate reported: %s of %s samples (%s%%)" % (m.group(1), m.group(2), m.group(3)))
+    if rd:
+        print("Python read %s us/sample, started %s us after the sample on average (%s over 1 ms); "
+              "%s%% of samples checked against the sample's instruction pointer, %s corrected"
+              % (rd.group(1), rd.group(2), rd.group(3), rd.group(5), rd.group(6)))
 
     print("== Python stack read cost (20-deep recursion, -F 999, %.0f s)" % seconds)
     deep = os.path.join(tmp, "deep.py")
     with open(deep, "w") as f:
         f.write(DEEP)
     err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "deep.folded")], [PY, deep, str(seconds)])
-    m = re.search(r"took ([\d.]+) us/sample", err)
+    m = re.search(r"read ([\d.]+) us/sample", err)
     cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
     frames = [len([x for x in s if PYFRAME.match(x)]) for s, c in folded(os.path.join(tmp, "deep.folded"))
               for _ in range(min(c, 1))]

@@ -8,7 +8,8 @@
  * one run per activation.  The read happened just after the native sample,
  * while the thread ran on; when the counts disagree the stack is aligned
  * from the root (the part least likely to have changed), or from the leaf
- * when the native stack was cut off at the root, and a
+ * when the native stack was cut off at the root; a torn read (a call or
+ * return ran while it was read) keeps all runs but the innermost; and a
  * "[python frames uncertain]" frame marks where trust ends.  Never drops a
  * sample. */
 #include <stdio.h>
@@ -66,7 +67,10 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 #define EMIT(id) do { if (n < cap) out[n++] = (id); } while (0)
 
 	bool py2 = handle && ember_python_version(handle)[0] == '2';
-	bool torn = (pyflags & (EMBER_PY_TORN | EMBER_PY_UNREADABLE)) != 0;
+	/* unreadable: the chain broke, the frames read are the innermost ones
+	 * and the root side is missing -- nothing pairs reliably */
+	bool unreadable = (pyflags & EMBER_PY_UNREADABLE) != 0;
+	bool torn = unreadable || (pyflags & EMBER_PY_TORN) != 0;
 	uint32_t nevals = 0;
 	for (uint32_t i = 0; i < ng; i++)
 		nevals += is_eval(g[i].cls, py2);
@@ -79,7 +83,7 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 	/* Python runs, root first: run r is py[run_lo[r] .. run_hi[r]] read
 	 * backwards (py is innermost first). */
 	uint32_t run_lo[MAX_RUNS], run_hi[MAX_RUNS], nruns = 0;
-	if (has_python && !torn) {
+	if (has_python) {
 		uint32_t start = 0;
 		for (uint32_t i = 0; i < npy && nruns < MAX_RUNS; i++)
 			if (py[i].activation_start || i == npy - 1) {
@@ -103,8 +107,10 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 		shift = (int)(nruns - nevals);      /* the root side of the native stack is missing */
 	if (has_python && (torn || nevals != nruns || (pyflags & EMBER_PY_TRUNCATED)))
 		*uncertain = true;
-	if (!has_python || torn)
+	if (!has_python || unreadable)
 		paired = 0;
+	else if (torn && paired)
+		paired--;   /* a call or return ran during the read: trust the outer runs only */
 
 	bool marked = false;
 	uint32_t e = 0;
@@ -132,7 +138,7 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 	/* Python frames the native stack had no activation for (the thread went
 	 * deeper after the sample, or no eval frame was recognised, e.g. a
 	 * stripped interpreter): keep them only as uncertain. */
-	if (has_python && !torn && nevals == 0 && nruns > 0) {
+	if (has_python && !torn && nevals == 0 && nruns > 0) {   /* (torn: nothing to pair them with) */
 		for (uint32_t r = 0; r < nruns; r++)
 			for (uint32_t k = run_hi[r] + 1; k-- > run_lo[r];)
 				EMIT(python_frame(p, handle, &py[k], o->full_filenames));

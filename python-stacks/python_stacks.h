@@ -173,7 +173,8 @@ struct ember_python_stats {
 	uint64_t codes;          /* code ids created */
 	uint64_t code_revalidations_failed; /* cached address now holds another code object */
 	uint64_t thread_scans;   /* walks of the interpreter/thread lists */
-	uint64_t torn, unreadable;
+	uint64_t torn, unreadable;       /* reads that stayed torn / unreadable after retries */
+	uint64_t torn_retries;           /* re-reads after a torn read */
 	uint64_t checked, corrected;     /* ember_python_reconcile results */
 	uint64_t evidence_sites;         /* eval-loop sites whose instruction-pointer holder is learnt */
 };

@@ -495,6 +495,8 @@ static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid,
 	return n;
 }
 
+#define TORN_RETRIES 2
+
 int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out, int max,
 			     uint32_t *flags)
 {
@@ -504,6 +506,9 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 	py->st.reads++;
 	if (flags)
 		*flags = 0;
+	/* A torn read (a call or return happened while it ran) is retried: the
+	 * retry's prefetch already has the new objects, so it is quick. */
+	for (int torn_retry = 0; torn_retry < TORN_RETRIES + 1; torn_retry++) {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct py_thread *t = py_thread_find(py, tid);
 		if (!t) {
@@ -531,6 +536,10 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 		if (rc == -ESRCH)
 			return rc;
 		n = 0;
+	}
+	if (!(fl & EMBER_PY_TORN))
+		break;
+	py->st.torn_retries++;
 	}
 	if (fl & EMBER_PY_TORN)
 		py->st.torn++;
