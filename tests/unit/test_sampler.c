@@ -220,8 +220,76 @@ void test_unwind_in_process(void)
 	process_model_free(&pm);
 }
 
+/* ---- frame probes: what a frame held at the sample ---- */
+
+#define HELD_IN_REG 0x5eed0000cafe0001ull
+#define HELD_ON_STACK 0x5eed0000cafe0002ull
+
+/* Keeps one value in callee-saved r15 across the call and one in its own
+ * stack frame, as an interpreter keeps its instruction pointer. */
+__attribute__((noinline)) void probe_holder(struct snapshot *s)
+{
+	volatile uint64_t on_stack = HELD_ON_STACK;
+	register uint64_t held __asm__("r15") = HELD_IN_REG;
+	__asm__ volatile("" : "+r"(held));
+	chain_c(s);
+	__asm__ volatile("" ::"r"(held));
+	(void)on_stack;
+}
+
+struct probe_pick {
+	uint64_t lo, hi;
+	unsigned asked;
+};
+
+static bool pick_holder(void *arg, uint32_t pid, uint64_t pc)
+{
+	struct probe_pick *p = arg;
+	(void)pid;
+	p->asked++;
+	return pc >= p->lo && pc < p->hi;
+}
+
+void test_frame_probes(void);
+void test_frame_probes(void)
+{
+	static struct snapshot snap;
+	probe_holder(&snap);
+
+	struct process_model pm;
+	process_model_init(&pm);
+	struct process *self = process_get(&pm, getpid(), true);
+	process_load_proc_maps(&pm, self, true);
+	struct unwind_input in = { .regs = snap.regs, .stack = snap.stack, .stack_len = snap.len,
+				   .stack_reserved = snap.len + 8 };
+	/* probe_holder's extent: from its symbol, generously (it is small) */
+	Dl_info di;
+	CHECK(dladdr((void *)(uintptr_t)probe_holder, &di) && di.dli_saddr);
+	struct probe_pick pick = { (uint64_t)(uintptr_t)di.dli_saddr, (uint64_t)(uintptr_t)di.dli_saddr + 256, 0 };
+	static struct ember_frame_probe out[EMBER_MAX_PROBES];
+	struct unwind_probes pr = { .fn = pick_holder, .arg = &pick, .out = out };
+	struct ember_frame_addr frames[64];
+	uint32_t flags = 0;
+	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, &pr);
+	CHECK(n >= 4);
+	CHECK(pick.asked >= n - 1);          /* asked for every frame */
+	CHECK(pr.n == 1);
+	if (pr.n == 1) {
+		CHECK(!out[0].leaf);
+		CHECK_STR(name_of(self, &frames[out[0].frame]), "probe_holder");
+		CHECK(out[0].regs[14] == HELD_IN_REG);       /* r15, as the unwinder restored it */
+		CHECK(out[0].regs[0] == 0);                  /* rax: not callee-saved, unknown */
+		bool found = false;
+		for (uint32_t k = 0; k < out[0].nwords; k++)
+			found |= out[0].words[k] == HELD_ON_STACK;
+		CHECK(out[0].nwords > 0 && found);
+	}
+	process_model_free(&pm);
+}
+
 int main(void)
 {
+	test_frame_probes();
 	test_elf_image_self();
 	test_bias_matches_loader();
 	test_thread_names();
