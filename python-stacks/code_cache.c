@@ -297,6 +297,127 @@ static bool key_matches(const struct ember_python *py, const struct py_code_entr
 	       (o->co_code_adaptive < 0 || (int64_t)rd64(h, o->ob_size) == c->k_size);
 }
 
+/* <= 3.10: is the first argument named self or cls?  (cold path) */
+static uint8_t first_arg_kind(struct ember_python *py, const uint8_t *h)
+{
+	const struct py_offsets *o = &py->off;
+	if (o->co_varnames < 0 || o->co_argcount < 0 || rd32(h, o->co_argcount) < 1)
+		return PY_ARG_NONE;
+	uint64_t names = rd64(h, o->co_varnames), first = 0;
+	if (!rm_ptr_ok(names, 8) ||
+	    !rm_read(py->pid, names + (uint64_t)o->tuple_item, &first, 8, NULL, &py->st.syscalls))
+		return PY_ARG_NONE;
+	char *name = rm_ptr_ok(first, 8) ? py_read_string(py, first) : NULL;
+	uint8_t kind = !name ? PY_ARG_NONE : strcmp(name, "self") == 0 ? PY_ARG_SELF
+					   : strcmp(name, "cls") == 0 ? PY_ARG_CLS : PY_ARG_NONE;
+	free(name);
+	return kind;
+}
+
+static uint64_t var_hash(uint32_t base, uint64_t type)
+{
+	return (type ^ ((uint64_t)base << 40) ^ base) * 0x9e3779b97f4a7c15ull;
+}
+
+static uint32_t var_get(const struct ember_python *py, uint32_t base, uint64_t type)
+{
+	if (!py->var_cap)
+		return 0;
+	for (size_t h = (var_hash(base, type) >> 20) & (py->var_cap - 1);; h = (h + 1) & (py->var_cap - 1)) {
+		uint32_t id = py->var_ids[h];
+		if (!id)
+			return 0;
+		const struct py_code_entry *c = py->codes[id - 1];
+		if (c->base == base && c->v_type == type)
+			return id;
+	}
+}
+
+static bool var_put(struct ember_python *py, uint32_t id)
+{
+	if ((py->var_n + 1) * 2 > py->var_cap) {
+		size_t nc = py->var_cap ? py->var_cap * 2 : 256;
+		uint32_t *v = calloc(nc, sizeof *v);
+		if (!v)
+			return false;
+		for (size_t i = 0; i < py->var_cap; i++) {
+			if (!py->var_ids[i])
+				continue;
+			const struct py_code_entry *c = py->codes[py->var_ids[i] - 1];
+			size_t h = (var_hash(c->base, c->v_type) >> 20) & (nc - 1);
+			while (v[h])
+				h = (h + 1) & (nc - 1);
+			v[h] = py->var_ids[i];
+		}
+		free(py->var_ids);
+		py->var_ids = v;
+		py->var_cap = nc;
+	}
+	const struct py_code_entry *c = py->codes[id - 1];
+	size_t h = (var_hash(c->base, c->v_type) >> 20) & (py->var_cap - 1);
+	while (py->var_ids[h]) {
+		const struct py_code_entry *o = py->codes[py->var_ids[h] - 1];
+		if (o->base == c->base && o->v_type == c->v_type)
+			break;   /* replaces a stale variant (the type's name moved) */
+		h = (h + 1) & (py->var_cap - 1);
+	}
+	if (!py->var_ids[h])
+		py->var_n++;
+	py->var_ids[h] = id;
+	return true;
+}
+
+uint32_t py_code_variant(struct ember_python *py, uint32_t base, uint64_t type, uint64_t tp_name)
+{
+	uint32_t id = var_get(py, base, type);
+	if (id && py->codes[id - 1]->v_tp_name == tp_name)
+		return id;
+	/* Cold path: the class's name, a C string (static types: "module.Name"). */
+	char buf[129];
+	if (!rm_ptr_ok(tp_name, 1) || !rm_read(py->pid, tp_name, buf, sizeof buf - 1, NULL, &py->st.syscalls))
+		return base;
+	buf[sizeof buf - 1] = 0;
+	size_t len = strlen(buf);
+	if (!len || len == sizeof buf - 1)
+		return base;
+	for (size_t i = 0; i < len; i++)
+		if (!(buf[i] == '_' || buf[i] == '.' || (buf[i] >= '0' && buf[i] <= '9') ||
+		      (buf[i] >= 'A' && buf[i] <= 'Z') || (buf[i] >= 'a' && buf[i] <= 'z') || (uint8_t)buf[i] >= 0x80))
+			return base;   /* not a type's name: the argument was no instance */
+	const char *cls = strrchr(buf, '.');
+	cls = cls ? cls + 1 : buf;
+	const struct py_code_entry *b = py->codes[base - 1];
+	char qual[512];
+	snprintf(qual, sizeof qual, "%s.%s", cls, b->pub.name);
+	struct py_code_entry *c = calloc(1, sizeof *c);
+	if (!c || py->ncodes >= MAX_CODES)
+		goto fail;
+	c->pub = b->pub;
+	c->pub.qualname = py_intern(py, qual, false, NULL);
+	if (!c->pub.qualname)
+		goto fail;
+	c->addr = b->addr;
+	c->base = base;
+	c->v_type = type;
+	c->v_tp_name = tp_name;
+	c->lines.firstlineno = b->lines.firstlineno;
+	if (py->ncodes == py->codes_cap) {
+		size_t nc = py->codes_cap ? py->codes_cap * 2 : 256;
+		struct py_code_entry **v = realloc(py->codes, nc * sizeof *v);
+		if (!v)
+			goto fail;
+		py->codes = v;
+		py->codes_cap = nc;
+	}
+	py->codes[py->ncodes++] = c;
+	id = (uint32_t)py->ncodes;
+	var_put(py, id);
+	return id;
+fail:
+	free(c);
+	return base;
+}
+
 uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 {
 	const struct py_offsets *o = &py->off;
@@ -346,6 +467,7 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 		free(c);
 		return 0;
 	}
+	c->first_arg = first_arg_kind(py, h);
 	size_t n;
 	uint8_t *table = read_bytes(py, c->k_linetable, &n);
 	if (!table || py_lines_build(&c->lines, py->lt_kind, table, n, c->k_firstlineno) < 0) {
@@ -400,6 +522,7 @@ void py_code_free_all(struct ember_python *py)
 		free(py->codes[i]);
 	}
 	free(py->codes);
+	free(py->var_ids);
 	free(py->code_keys);
 	free(py->code_ids);
 	for (size_t i = 0; i < py->strs.cap; i++)

@@ -154,7 +154,8 @@ static struct py_calib *calib_get(struct ember_python *py, uint64_t pc, bool cre
 
 static void calib_update(struct ember_python *py, const struct ember_py_evidence *ev, const struct ember_py_frame *f)
 {
-	const struct py_code_entry *c = py->codes[f->code - 1];
+	uint32_t code = py_code_base(py, f->code);
+	const struct py_code_entry *c = py->codes[code - 1];
 	if (!c->bc_start || c->ninstr_bytes <= 0)
 		return;
 	struct py_calib *cb = calib_get(py, ev->pc, true);
@@ -167,7 +168,7 @@ static void calib_update(struct ember_python *py, const struct ember_py_evidence
 		if (v < lo || v > hi)   /* a "next instruction" may point just past the end */
 			continue;
 		cb->code_hits[j]++;
-		if (line_at(py, f->code, v) == (int)f->line)
+		if (line_at(py, code, v) == (int)f->line)
 			cb->line_hits[j]++;
 	}
 	if (cb->trials < CALIB_MIN_TRIALS)
@@ -218,6 +219,16 @@ static struct resolved resolve(struct ember_python *py, const struct ember_py_ev
 	r.line = (uint32_t)line_at(py, id, v);
 	r.lines = cb->lines;
 	return r;
+}
+
+/* The sampled code as the read named it, when the read has a frame of it
+ * (<= 3.10 class variants: "Model.forward" rather than "forward"). */
+static uint32_t named_like_read(const struct ember_python *py, const struct ember_py_frame *fr, int n, uint32_t base)
+{
+	for (int i = 0; i < n; i++)
+		if (fr[i].code != base && py_code_base(py, fr[i].code) == base)
+			return fr[i].code;
+	return base;
 }
 
 /* Runs of frames (one per activation), root first: run r is
@@ -271,10 +282,13 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	/* <= 3.10: the sample alone gives the whole Python stack when every
 	 * activation is known; rebuild it when the read disagrees. */
 	if (one_per_activation && known == nev && (broken || nruns != nev)) {
-		if ((int)nev > max)
+		if ((int)nev > max || nev > 64)
 			return n;
+		uint32_t named[64];
 		for (uint32_t k = 0; k < nev; k++)
-			fr[nev - 1 - k] = (struct ember_py_frame){ .code = res[k].code, .line = res[k].line,
+			named[k] = named_like_read(py, fr, n, res[k].code);
+		for (uint32_t k = 0; k < nev; k++)
+			fr[nev - 1 - k] = (struct ember_py_frame){ .code = named[k], .line = res[k].line,
 								   .activation_start = true };
 		*flags &= ~(uint32_t)(EMBER_PY_TORN | EMBER_PY_UNREADABLE | EMBER_PY_TRUNCATED);
 		*flags |= EMBER_PY_CHECKED | EMBER_PY_CORRECTED;
@@ -297,7 +311,7 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 			uint32_t r = nev - 1;
 			bool found = false;
 			for (uint32_t i = lo[r]; in->code && i <= hi[r] && !found; i++)
-				found = fr[i].code == in->code;
+				found = py_code_base(py, fr[i].code) == in->code;
 			if (!found)
 				return n;
 			/* drop frames of the extra runs: indices [0, lo[r]) */
@@ -328,13 +342,13 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 			continue;
 		}
 		uint32_t in = lo[r];
-		if (fr[in].code == rs->code) {
+		if (py_code_base(py, fr[in].code) == rs->code) {
 			if (rs->lines)
 				fr[in].line = rs->line;
 			continue;
 		}
 		uint32_t j = in + 1;
-		while (j <= hi[r] && fr[j].code != rs->code)
+		while (j <= hi[r] && py_code_base(py, fr[j].code) != rs->code)
 			j++;
 		if (j <= hi[r]) {
 			/* went deeper inside the activation: drop the newer frames */
@@ -351,7 +365,7 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 		} else {
 			/* returned and called something else: the sample's function,
 			 * under the callers the read found */
-			fr[in].code = rs->code;
+			fr[in].code = named_like_read(py, fr, n, rs->code);
 			fr[in].line = rs->line;
 		}
 		corrected = true;

@@ -25,10 +25,11 @@ struct py_offsets {
 	int32_t ts_size, ts_next, ts_interp, ts_frame, ts_cframe, ts_current_frame;
 	int32_t ts_thread_id, ts_native_thread_id, ts_status;
 	int32_t cf_current_frame;
-	int32_t fo_back, fo_code, fo_lasti;
+	int32_t fo_back, fo_code, fo_lasti, fo_localsplus;
 	int32_t if_size, if_code, if_previous, if_instr, if_owner, if_is_entry;
 	int32_t co_size, co_firstlineno, co_code, co_filename, co_name, co_qualname;
-	int32_t co_linetable, co_firsttraceable, co_code_adaptive;
+	int32_t co_linetable, co_firsttraceable, co_code_adaptive, co_argcount, co_varnames;
+	int32_t tuple_item, type_name;
 	int32_t ob_type, ob_size, bytes_sval;
 	int32_t str_length, str_state, str_ascii_data, str_compact_data, str_utf8, str_utf8_length;
 	int32_t uni_length, uni_str, unicode_size;
@@ -142,7 +143,16 @@ struct py_code_entry {
 	uint64_t checked_ns;        /* last time the header was compared */
 	uint64_t bc_start;          /* remote address of the bytecode, 0 unknown */
 	struct py_lines lines;
+	uint8_t first_arg;          /* <= 3.10: PY_ARG_SELF / PY_ARG_CLS when the first argument is
+	                             * named so (the class is guessed from it, as py-spy does) */
+	uint32_t base;              /* a class variant: the code id it names (0: a real code entry;
+	                             * lines and bytecode are the base's) */
+	uint64_t v_type, v_tp_name; /* a variant: its type object and that type's tp_name pointer */
 };
+enum { PY_ARG_NONE = 0, PY_ARG_SELF = 1, PY_ARG_CLS = 2 };
+
+/* The real code entry behind id (itself unless a class variant). */
+static inline uint32_t py_code_base(const struct ember_python *py, uint32_t id);
 
 #define PY_PREF_MAX 512         /* remote objects prefetched per thread read */
 struct py_pref {
@@ -221,6 +231,8 @@ struct ember_python {
 	struct py_code_entry **codes;  /* id = index + 1 */
 	size_t ncodes, codes_cap;
 	uint64_t *code_keys;           /* addr -> id hash (open addressing) */
+	uint32_t *var_ids;             /* (base id, type) -> class variant id (open addressing) */
+	size_t var_cap, var_n;
 	uint32_t *code_ids;
 	size_t code_hash_cap, code_hash_n;
 	struct str_intern strs;
@@ -259,6 +271,9 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
  * 0 if it is not a code object or cannot be read. */
 uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *hdr);
 void py_code_free_all(struct ember_python *py);
+/* <= 3.10 methods: the id naming code `base` as "Class.name", for the class
+ * whose type object is `type` (tp_name pointer tp_name); base if unknown. */
+uint32_t py_code_variant(struct ember_python *py, uint32_t base, uint64_t type, uint64_t tp_name);
 /* Id cached for addr if it was validated less than code_recheck_ms ago, else 0. */
 uint32_t py_code_recent(struct ember_python *py, uint64_t addr);
 /* evidence.c: index a new code id's bytecode range */
@@ -266,6 +281,11 @@ void py_bc_add(struct ember_python *py, uint32_t id);
 /* Read a str/bytes object's text as UTF-8 ("?" if unreadable); cold path. */
 char *py_read_string(struct ember_python *py, uint64_t addr);
 const char *py_intern(struct ember_python *py, const char *s, bool filename, const char **short_out);
+
+static inline uint32_t py_code_base(const struct ember_python *py, uint32_t id)
+{
+	return id && py->codes[id - 1]->base ? py->codes[id - 1]->base : id;
+}
 
 static inline uint64_t rd64(const uint8_t *p, int32_t off)
 {

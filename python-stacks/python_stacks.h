@@ -151,8 +151,9 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
                            int n, int max, uint32_t *flags);
 
 /* What a code id stands for.  Strings are UTF-8, owned by py, valid until
- * ember_python_close().  qualname == name where the version has no
- * co_qualname (< 3.11).  short_filename is the package-relative path like
+ * ember_python_close().  qualname: co_qualname from 3.11; before, the
+ * class guessed from a first argument named self or cls ("Model.forward",
+ * a code id of its own per class), else the name.  short_filename is the package-relative path like
  * py-spy ("numpy/core/numeric.py", "script.py"); filename is co_filename as
  * the compiler got it.  Unreadable strings are "?". */
 struct ember_py_code {

@@ -32,10 +32,11 @@ FIELDS = [
     "ts_size", "ts_next", "ts_interp", "ts_frame", "ts_cframe", "ts_current_frame",
     "ts_thread_id", "ts_native_thread_id", "ts_status",
     "cf_current_frame",
-    "fo_back", "fo_code", "fo_lasti",
+    "fo_back", "fo_code", "fo_lasti", "fo_localsplus",
     "if_size", "if_code", "if_previous", "if_instr", "if_owner", "if_is_entry",
     "co_size", "co_firstlineno", "co_code", "co_filename", "co_name", "co_qualname",
-    "co_linetable", "co_firsttraceable", "co_code_adaptive",
+    "co_linetable", "co_firsttraceable", "co_code_adaptive", "co_argcount", "co_varnames",
+    "tuple_item", "type_name",
     "ob_type", "ob_size", "bytes_sval",
     "str_length", "str_state", "str_ascii_data", "str_compact_data", "str_utf8", "str_utf8_length",
     "uni_length", "uni_str", "unicode_size",
@@ -118,6 +119,9 @@ int main(void) {
     O("fo_back", PyFrameObject, f_back);
     O("fo_code", PyFrameObject, f_code);
     O("fo_lasti", PyFrameObject, f_lasti);
+    O("fo_localsplus", PyFrameObject, f_localsplus);
+    O("co_argcount", PyCodeObject, co_argcount);
+    O("co_varnames", PyCodeObject, co_varnames);
 #else
     P("if_size", sizeof(_PyInterpreterFrame));
 # if PYV(3,13)
@@ -151,6 +155,8 @@ int main(void) {
 #endif
     O("ob_type", PyObject, ob_type);
     O("ob_size", PyVarObject, ob_size);
+    O("tuple_item", PyTupleObject, ob_item);
+    O("type_name", PyTypeObject, tp_name);
 #if PY_MAJOR_VERSION == 2
     O("bytes_sval", PyStringObject, ob_sval);
     O("uni_length", PyUnicodeObject, length);

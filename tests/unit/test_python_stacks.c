@@ -123,7 +123,7 @@ static uint32_t tid_of(const struct ready *r, const char *name)
 
 struct xf {
 	const char *name;      /* co_name */
-	const char *qual;      /* co_qualname on 3.11+ (NULL: = name) */
+	const char *qual;      /* co_qualname on 3.11+, the self-guessed class before (NULL: = name) */
 	const char *mark;      /* expected line (NULL: any) */
 	int act;               /* 1: activation_start must be set; 0: must not (3.11+ only); -1 any */
 };
@@ -144,7 +144,7 @@ static bool frame_ok(struct ember_python *py, const struct ready *r, const struc
 		snprintf(why, wl, "code id %u unknown", fr->code);
 		return false;
 	}
-	const char *q = (major == 3 && minor >= 11 && x->qual) ? x->qual : x->name;
+	const char *q = x->qual ? x->qual : x->name;   /* <= 3.10: guessed from self */
 	if (strcmp(c->name, x->name) != 0 || strcmp(c->qualname, q) != 0) {
 		snprintf(why, wl, "name %s/%s, want %s/%s", c->name, c->qualname, x->name, q);
 		return false;
