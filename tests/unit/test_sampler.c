@@ -177,6 +177,22 @@ static const char *name_of(const struct process *proc, const struct ember_frame_
 	return "?";
 }
 
+/* A process model of this process, its mappings loaded. */
+static struct process *self_model(struct process_model *pm)
+{
+	process_model_init(pm);
+	struct process *self = process_get(pm, getpid(), true);
+	process_load_proc_maps(pm, self, true);
+	return self;
+}
+
+/* The snapshot as the sampler would hand it to the unwinder (copy not full). */
+static struct unwind_input input_of(const struct snapshot *s)
+{
+	return (struct unwind_input){ .regs = s->regs, .stack = s->stack, .stack_len = s->len,
+				      .stack_reserved = s->len + 8 };
+}
+
 void test_unwind_in_process(void);
 void test_unwind_in_process(void)
 {
@@ -184,11 +200,8 @@ void test_unwind_in_process(void)
 	chain_a(&snap);
 
 	struct process_model pm;
-	process_model_init(&pm);
-	struct process *self = process_get(&pm, getpid(), true);
-	process_load_proc_maps(&pm, self, true);
-	struct unwind_input in = { .regs = snap.regs, .stack = snap.stack, .stack_len = snap.len,
-				   .stack_reserved = snap.len + 8 };
+	struct process *self = self_model(&pm);
+	struct unwind_input in = input_of(&snap);
 	struct ember_frame_addr frames[64];
 	uint32_t flags = 0;
 	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
@@ -257,11 +270,8 @@ void test_frame_probes(void)
 	probe_holder(&snap);
 
 	struct process_model pm;
-	process_model_init(&pm);
-	struct process *self = process_get(&pm, getpid(), true);
-	process_load_proc_maps(&pm, self, true);
-	struct unwind_input in = { .regs = snap.regs, .stack = snap.stack, .stack_len = snap.len,
-				   .stack_reserved = snap.len + 8 };
+	struct process *self = self_model(&pm);
+	struct unwind_input in = input_of(&snap);
 	/* probe_holder's extent: from its symbol, generously (it is small) */
 	Dl_info di;
 	CHECK(dladdr((void *)(uintptr_t)probe_holder, &di) && di.dli_saddr);
