@@ -280,8 +280,10 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 		return n;
 
 	/* <= 3.10: the sample alone gives the whole Python stack when every
-	 * activation is known; rebuild it when the read disagrees. */
-	if (one_per_activation && known == nev && (broken || nruns != nev)) {
+	 * activation is known; rebuild it when the read disagrees (unless the
+	 * native stack was cut off and the read has the root side it lacks). */
+	bool read_has_more_root = native_truncated && nruns > nev;
+	if (one_per_activation && known == nev && (broken || nruns != nev) && !read_has_more_root) {
 		if ((int)nev > max || nev > 64)
 			return n;
 		uint32_t named[64];
