@@ -112,6 +112,8 @@ int cmd_diff(int argc, char **argv);
 
 /* ---- python_capture.c: Python frames read per sample ---- */
 
+uint64_t cli_monotonic_ns(void);   /* CLOCK_MONOTONIC, as sample times are */
+
 struct ember_py_frame;
 struct ember_python;
 struct python_capture;

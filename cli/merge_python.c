@@ -82,24 +82,8 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 
 	/* Python runs, root first: run r is py[run_lo[r] .. run_hi[r]] read
 	 * backwards (py is innermost first). */
-	uint32_t run_lo[MAX_RUNS], run_hi[MAX_RUNS], nruns = 0;
-	if (has_python) {
-		uint32_t start = 0;
-		for (uint32_t i = 0; i < npy && nruns < MAX_RUNS; i++)
-			if (py[i].activation_start || i == npy - 1) {
-				run_lo[nruns] = start;
-				run_hi[nruns] = i;
-				nruns++;
-				start = i + 1;
-			}
-		/* innermost-first -> root-first */
-		for (uint32_t a = 0, b = nruns ? nruns - 1 : 0; a < b; a++, b--) {
-			uint32_t t = run_lo[a];
-			run_lo[a] = run_lo[b], run_lo[b] = t;
-			t = run_hi[a];
-			run_hi[a] = run_hi[b], run_hi[b] = t;
-		}
-	}
+	uint32_t run_lo[MAX_RUNS], run_hi[MAX_RUNS];
+	uint32_t nruns = has_python ? ember_python_runs(py, npy, run_lo, run_hi, MAX_RUNS) : 0;
 	/* Pair activation e (root first) with run e + shift. */
 	uint32_t paired = nevals < nruns ? nevals : nruns;
 	int shift = 0;

@@ -34,7 +34,7 @@ struct python_capture {
 	struct ember_py_evidence ev[EMBER_MAX_PROBES];
 };
 
-static uint64_t now_ns(void)
+uint64_t cli_monotonic_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -106,7 +106,7 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 	if (!p)
 		return 0;
 	if (!p->py) {
-		uint64_t t = now_ns();
+		uint64_t t = cli_monotonic_ns();
 		if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED)
 			return 0;
 		/* The command line while the process is alive, for labels. */

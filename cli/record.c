@@ -80,7 +80,6 @@ static double self_cpu_s(void)
 static void read_python_early(void *arg, const struct ember_sample *s)
 {
 	struct record_run *run = arg;
-	struct timespec t0, t1;
 	if (run->test_read_delay_ns && (run->test_reads++ & 1)) {
 		/* Test knob: every other read late, as on a loaded machine. */
 		uint64_t at = s->time_ns + run->test_read_delay_ns;
@@ -88,24 +87,18 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop_signal)
 			;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t start = cli_monotonic_ns();
 	run->py_tid = s->tid;
 	run->py_time = s->time_ns;
-	uint64_t start_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
-	run->py_lag = start_ns > s->time_ns ? start_ns - s->time_ns : 0;
+	run->py_lag = start > s->time_ns ? start - s->time_ns : 0;
 	run->pyflags = 0;
 	int n = python_capture_read(run->python, s, run->py, MAX_PY_FRAMES, &run->pyflags);
 	run->npy = n > 0 ? (uint32_t)n : 0;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (n > 0) {
-		uint64_t start = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
-		uint64_t end = (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec;
 		run->py_reads++;
-		run->py_read_ns += end - start;
-		if (start > s->time_ns) {
-			run->py_lag_ns += start - s->time_ns;
-			run->py_late += start - s->time_ns > 1000000;
-		}
+		run->py_read_ns += cli_monotonic_ns() - start;
+		run->py_lag_ns += run->py_lag;
+		run->py_late += run->py_lag > 1000000;
 	}
 }
 

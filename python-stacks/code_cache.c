@@ -297,6 +297,21 @@ static bool key_matches(const struct ember_python *py, const struct py_code_entr
 	       (o->co_code_adaptive < 0 || (int64_t)rd64(h, o->ob_size) == c->k_size);
 }
 
+/* Adds c to the id-indexed array: its id, 0 when out of memory. */
+static uint32_t codes_append(struct ember_python *py, struct py_code_entry *c)
+{
+	if (py->ncodes == py->codes_cap) {
+		size_t nc = py->codes_cap ? py->codes_cap * 2 : 256;
+		struct py_code_entry **v = realloc(py->codes, nc * sizeof *v);
+		if (!v)
+			return 0;
+		py->codes = v;
+		py->codes_cap = nc;
+	}
+	py->codes[py->ncodes++] = c;
+	return (uint32_t)py->ncodes;
+}
+
 /* <= 3.10: is the first argument named self or cls?  (cold path) */
 static uint8_t first_arg_kind(struct ember_python *py, const uint8_t *h)
 {
@@ -401,16 +416,9 @@ uint32_t py_code_variant(struct ember_python *py, uint32_t base, uint64_t type, 
 	c->v_type = type;
 	c->v_tp_name = tp_name;
 	c->lines.firstlineno = b->lines.firstlineno;
-	if (py->ncodes == py->codes_cap) {
-		size_t nc = py->codes_cap ? py->codes_cap * 2 : 256;
-		struct py_code_entry **v = realloc(py->codes, nc * sizeof *v);
-		if (!v)
-			goto fail;
-		py->codes = v;
-		py->codes_cap = nc;
-	}
-	py->codes[py->ncodes++] = c;
-	id = (uint32_t)py->ncodes;
+	id = codes_append(py, c);
+	if (!id)
+		goto fail;
 	var_put(py, id);
 	return id;
 fail:
@@ -476,23 +484,16 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	}
 	free(table);
 
-	if (py->ncodes == py->codes_cap) {
-		size_t nc = py->codes_cap ? py->codes_cap * 2 : 256;
-		struct py_code_entry **v = realloc(py->codes, nc * sizeof *v);
-		if (!v) {
-			py_lines_free(&c->lines);
-			free(c);
-			return 0;
-		}
-		py->codes = v;
-		py->codes_cap = nc;
-	}
 	if (o->co_code_adaptive >= 0)
 		c->bc_start = addr + (uint64_t)o->co_code_adaptive;
 	else if (rm_ptr_ok(c->k_code, 8))
 		c->bc_start = c->k_code + (uint64_t)o->bytes_sval;
-	py->codes[py->ncodes++] = c;
-	id = (uint32_t)py->ncodes;
+	id = codes_append(py, c);
+	if (!id) {
+		py_lines_free(&c->lines);
+		free(c);
+		return 0;
+	}
 	py_bc_add(py, id);
 	if (!id_map_put(py, addr, id))
 		return id;   /* usable now, just not cached */

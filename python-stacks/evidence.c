@@ -231,27 +231,6 @@ static uint32_t named_like_read(const struct ember_python *py, const struct embe
 	return base;
 }
 
-/* Runs of frames (one per activation), root first: run r is
- * frames[lo[r] .. hi[r]], lo the innermost index. */
-static uint32_t split_runs(const struct ember_py_frame *f, int n, uint32_t *lo, uint32_t *hi)
-{
-	uint32_t nr = 0, start = 0;
-	for (int i = 0; i < n && nr < MAX_RUNS; i++)
-		if (f[i].activation_start || i == n - 1) {
-			lo[nr] = start;
-			hi[nr] = (uint32_t)i;
-			nr++;
-			start = (uint32_t)i + 1;
-		}
-	for (uint32_t a = 0, b = nr ? nr - 1 : 0; a < b; a++, b--) {
-		uint32_t t = lo[a];
-		lo[a] = lo[b], lo[b] = t;
-		t = hi[a];
-		hi[a] = hi[b], hi[b] = t;
-	}
-	return nr;
-}
-
 int ember_python_reconcile(struct ember_python *py, const struct ember_py_evidence *ev, uint32_t nev,
 			   bool native_truncated, uint64_t read_lag_ns, struct ember_py_frame *fr, int n, int max,
 			   uint32_t *flags)
@@ -261,7 +240,7 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	bool one_per_activation = py->off.ts_frame >= 0;   /* <= 3.10: PyFrameObject chains */
 	bool broken = (*flags & (EMBER_PY_TORN | EMBER_PY_UNREADABLE)) != 0;
 	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
-	uint32_t nruns = broken ? 0 : split_runs(fr, n, lo, hi);
+	uint32_t nruns = broken ? 0 : ember_python_runs(fr, (uint32_t)n, lo, hi, MAX_RUNS);
 
 	/* Learn from prompt reads that pair up with the sample. */
 	if (!broken && nruns == nev && read_lag_ns < PROMPT_NS)

@@ -283,3 +283,23 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 	(void)leaf;
 	return n;
 }
+
+uint32_t ember_python_runs(const struct ember_py_frame *f, uint32_t n, uint32_t *lo, uint32_t *hi, uint32_t max)
+{
+	uint32_t nr = 0, start = 0;
+	for (uint32_t i = 0; i < n && nr < max; i++)
+		if (f[i].activation_start || i == n - 1) {
+			lo[nr] = start;
+			hi[nr] = i;
+			nr++;
+			start = i + 1;
+		}
+	/* innermost-first -> root-first */
+	for (uint32_t a = 0, b = nr ? nr - 1 : 0; a < b; a++, b--) {
+		uint32_t t = lo[a];
+		lo[a] = lo[b], lo[b] = t;
+		t = hi[a];
+		hi[a] = hi[b], hi[b] = t;
+	}
+	return nr;
+}

@@ -109,6 +109,12 @@ enum ember_py_read_flags {
 int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out,
                              int max, uint32_t *flags);
 
+/* Split frames[0..n) (innermost first) into runs, one per eval activation,
+ * root first: run r is frames[lo[r] .. hi[r]], lo[r] its innermost frame.
+ * Returns the number of runs (at most max). */
+uint32_t ember_python_runs(const struct ember_py_frame *frames, uint32_t n, uint32_t *lo, uint32_t *hi,
+                           uint32_t max);
+
 /* ---- Checking a read against the native sample ----
  *
  * A read happens after the sample (tens of microseconds, milliseconds on a
