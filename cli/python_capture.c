@@ -29,9 +29,7 @@ struct python_capture {
 	size_t nprocs, cap;
 	uint64_t reads, torn;
 	struct py_proc *last;         /* python_capture_is_eval's last process */
-	/* python_capture_check: candidates per activation, registers then stack words */
-	uint64_t vals[EMBER_MAX_PROBES][EMBER_PY_EVIDENCE_MAX];
-	struct ember_py_evidence ev[EMBER_MAX_PROBES];
+	struct ember_py_evidence ev[EMBER_MAX_PROBES];   /* python_capture_check */
 };
 
 uint64_t cli_monotonic_ns(void)
@@ -153,18 +151,13 @@ int python_capture_check(struct python_capture *pc, const struct ember_sample *s
 	struct py_proc *p = find_proc(pc, s->pid);
 	if (!p || !p->py || !s->nprobes)
 		return n;
-	uint64_t (*vals)[EMBER_PY_EVIDENCE_MAX] = pc->vals;
 	struct ember_py_evidence *ev = pc->ev;
 	uint32_t nev = 0;
 	for (uint32_t i = s->nprobes; i-- > 0;) {       /* root first */
 		const struct ember_frame_probe *pr = &s->probes[i];
-		uint64_t *v = vals[nev];
-		uint32_t m = 0;
-		for (uint32_t k = 0; k < EMBER_PROBE_REGS && m < EMBER_PY_EVIDENCE_MAX; k++)
-			v[m++] = pr->regs[k];
-		for (uint32_t k = 0; k < EMBER_PROBE_WORDS && m < EMBER_PY_EVIDENCE_MAX; k++)
-			v[m++] = k < pr->nwords ? pr->words[k] : 0;
-		ev[nev++] = (struct ember_py_evidence){ .pc = pr->pc, .leaf = pr->leaf, .n = m, .vals = v };
+		ev[nev++] = (struct ember_py_evidence){ .pc = pr->pc, .leaf = pr->leaf, .vals = pr->cand,
+							.n = pr->ncand < EMBER_PY_EVIDENCE_MAX ? pr->ncand
+											 : EMBER_PY_EVIDENCE_MAX };
 	}
 	return ember_python_reconcile(p->py, ev, nev, (s->flags & EMBER_SAMPLE_TRUNCATED) != 0, read_lag_ns, frames,
 				      n, max, flags);

@@ -63,10 +63,11 @@ struct ember_frame_probe {
 	bool leaf;                       /* the sampled frame itself: every register is known;
 	                                  * otherwise only callee-saved ones (bx bp r12..r15) as
 	                                  * the unwinder restored them, the others are 0 */
-	uint32_t nwords;                 /* valid words */
-	uint64_t regs[EMBER_PROBE_REGS];
-	uint64_t words[EMBER_PROBE_WORDS]; /* words[k]: the word at CFA - 8 * (k + 1), inside
-	                                  * the frame's own region [SP, CFA) and the copy */
+	uint32_t ncand;                  /* valid candidates: EMBER_PROBE_REGS + stack words */
+	/* cand[0..14]: ax bx cx dx si di bp r8..r15; cand[EMBER_PROBE_REGS + k]:
+	 * the word at CFA - 8 * (k + 1), inside the frame's own region [SP, CFA)
+	 * and the copy */
+	uint64_t cand[EMBER_PROBE_CANDIDATES];
 };
 
 /* One sample as delivered to the caller.  Pointers are valid only during the

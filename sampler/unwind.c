@@ -192,7 +192,7 @@ static void probe_regs_read(unw_cursor_t *c, const struct unwind_input *in, stru
 			v = in->regs[dwarf_to_perf[probe_regs[i]]];
 		else if (callee_saved[i] && unw_get_reg(c, probe_regs[i], &v) < 0)
 			v = 0;
-		p->regs[i] = v;
+		p->cand[i] = v;
 	}
 }
 
@@ -200,13 +200,13 @@ static void probe_regs_read(unw_cursor_t *c, const struct unwind_input *in, stru
 static void probe_words_read(const struct unwind_input *in, uint64_t sp, uint64_t cfa, struct ember_frame_probe *p)
 {
 	uint64_t base = in->regs[PERF_REG_SP];
-	p->nwords = 0;
+	p->ncand = EMBER_PROBE_REGS;
 	for (uint32_t k = 0; k < EMBER_PROBE_WORDS; k++) {
 		uint64_t a = cfa - 8 * (uint64_t)(k + 1);
 		if (a < sp || a < base || a - base + 8 > in->stack_len)
 			break;
-		memcpy(&p->words[k], in->stack + (a - base), 8);
-		p->nwords = k + 1;
+		memcpy(&p->cand[EMBER_PROBE_REGS + k], in->stack + (a - base), 8);
+		p->ncand = EMBER_PROBE_REGS + k + 1;
 	}
 }
 
@@ -237,7 +237,7 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 	struct ember_frame_probe *pending = NULL;
 	if (probes && probes->fn && probes->fn(probes->arg, (uint32_t)proc->pid, ip)) {
 		pending = &probes->out[probes->n++];
-		*pending = (struct ember_frame_probe){ .frame = 0, .pc = ip, .leaf = true };
+		*pending = (struct ember_frame_probe){ .frame = 0, .pc = ip, .leaf = true, .ncand = EMBER_PROBE_REGS };
 		probe_regs_read(&c, in, pending);
 	}
 	int prev_signal = unw_is_signal_frame(&c) > 0;
@@ -265,7 +265,8 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 		if (probes && probes->fn && probes->n < EMBER_MAX_PROBES &&
 		    probes->fn(probes->arg, (uint32_t)proc->pid, at)) {
 			pending = &probes->out[probes->n++];
-			*pending = (struct ember_frame_probe){ .frame = n, .pc = at, .leaf = false };
+			*pending = (struct ember_frame_probe){ .frame = n, .pc = at, .leaf = false,
+								 .ncand = EMBER_PROBE_REGS };
 			probe_regs_read(&c, in, pending);
 		}
 		put_frame(proc, at, &out[n++]);

@@ -287,12 +287,12 @@ void test_frame_probes(void)
 	if (pr.n == 1) {
 		CHECK(!out[0].leaf);
 		CHECK_STR(name_of(self, &frames[out[0].frame]), "probe_holder");
-		CHECK(out[0].regs[14] == HELD_IN_REG);       /* r15, as the unwinder restored it */
-		CHECK(out[0].regs[0] == 0);                  /* rax: not callee-saved, unknown */
+		CHECK(out[0].cand[14] == HELD_IN_REG);       /* r15, as the unwinder restored it */
+		CHECK(out[0].cand[0] == 0);                  /* rax: not callee-saved, unknown */
 		bool found = false;
-		for (uint32_t k = 0; k < out[0].nwords; k++)
-			found |= out[0].words[k] == HELD_ON_STACK;
-		CHECK(out[0].nwords > 0 && found);
+		for (uint32_t k = EMBER_PROBE_REGS; k < out[0].ncand; k++)
+			found |= out[0].cand[k] == HELD_ON_STACK;
+		CHECK(out[0].ncand > EMBER_PROBE_REGS && found);
 	}
 	process_model_free(&pm);
 }
