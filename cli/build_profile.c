@@ -271,7 +271,12 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		if (rc != 0)
 			break;
 		uint32_t sid = ember_profile_stack(p, stack, n);
-		uint32_t tix = ember_profile_thread(p, v.pid, v.tid, ember_sampler_thread_name(sampler, v.pid, v.tid));
+		/* A Python thread is named as Python names it ("MainThread",
+		 * "Thread-3 (worker)"); others (BLAS, OpenMP workers) by their comm. */
+		const char *tname = pc ? python_capture_thread_name(pc, v.pid, v.tid) : NULL;
+		if (!tname)
+			tname = ember_sampler_thread_name(sampler, v.pid, v.tid);
+		uint32_t tix = ember_profile_thread(p, v.pid, v.tid, tname);
 		if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add(p, sid, tix, v.count) != 0)
 			rc = -1;
 		if (nentries == entries_cap) {

@@ -117,7 +117,7 @@ uint64_t cli_monotonic_ns(void);   /* CLOCK_MONOTONIC, as sample times are */
 struct ember_py_frame;
 struct ember_python;
 struct python_capture;
-struct python_capture *python_capture_new(void);
+struct python_capture *python_capture_new(bool gil);   /* gil: --gil needs GIL ownership */
 void python_capture_free(struct python_capture *pc);
 /* The Python frames of the sampled thread, innermost first (0 when its
  * process is not Python or the thread has no Python state). */
@@ -134,6 +134,12 @@ int python_capture_check(struct python_capture *pc, const struct ember_sample *s
 void python_capture_totals(const struct python_capture *pc, uint64_t *checked, uint64_t *corrected);
 const struct ember_python *python_capture_get(const struct python_capture *pc, uint32_t pid);
 const char *python_capture_cmdline(const struct python_capture *pc, uint32_t pid);
+/* The Python name (threading.Thread.name) last read for thread tid of pid
+ * while it ran, NULL when none was found (no Python frames, no threading). */
+const char *python_capture_thread_name(const struct python_capture *pc, uint32_t pid, uint32_t tid);
+/* Read the Python name of the sampled thread when it is due (first sight,
+ * then at most once a second); call after a sample with Python frames. */
+void python_capture_names(struct python_capture *pc, const struct ember_sample *s);
 /* One line per process: the Python found, or why it is native only. */
 void python_capture_report(const struct python_capture *pc, FILE *out);
 bool python_capture_any(const struct python_capture *pc);

@@ -2,7 +2,9 @@
  * process, opened on the first sample of that process (and retried, rate
  * limited, while it is not Python yet: a launched shell may exec python
  * later), and a read of the sampled thread's Python frames right after its
- * native sample. */
+ * native sample.  Python thread names (threading.Thread.name) are read
+ * here too, while the target runs: when a thread is first seen with Python
+ * frames, then at most once a second, once that sample is stored. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,8 +16,23 @@
 #include "cli.h"
 #include "python_stacks.h"
 
+#define CODE_RECHECK_MS 100             /* see ember_python_opts.code_recheck_ms */
+#define NAME_REFRESH_NS 1000000000ull   /* re-read a thread's Python name at most this often */
+#define NAME_RETRY_NS 100000000ull      /* first retry while none is known, doubling up to 1 s */
+#define NAME_MAX_BYTES 128
+
+/* One thread's Python name; tid 0 = free slot of the table. */
+struct py_tname {
+	uint32_t tid;
+	uint32_t misses;              /* reads in a row that found no name */
+	uint64_t next_ns;             /* sample time from which it is read again */
+	char *name;                   /* NULL: no name found yet */
+};
+
 struct py_proc {
 	uint32_t pid;
+	struct py_tname *names;       /* open addressing by tid, power-of-two capacity */
+	size_t nnames, names_cap;
 	struct ember_python *py;      /* NULL: not Python (yet), or refused */
 	uint64_t next_try_ns;
 	int status;                   /* last ember_python_open result */
@@ -25,6 +42,7 @@ struct py_proc {
 };
 
 struct python_capture {
+	bool gil;                     /* find out who holds the GIL (--gil) */
 	struct py_proc *procs;
 	size_t nprocs, cap;
 	uint64_t reads, torn;
@@ -39,18 +57,26 @@ uint64_t cli_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct python_capture *python_capture_new(void)
+struct python_capture *python_capture_new(bool gil)
 {
-	return calloc(1, sizeof(struct python_capture));
+	struct python_capture *pc = calloc(1, sizeof(struct python_capture));
+	if (pc)
+		pc->gil = gil;
+	return pc;
 }
 
 void python_capture_free(struct python_capture *pc)
 {
 	if (!pc)
 		return;
-	for (size_t i = 0; i < pc->nprocs; i++)
-		if (pc->procs[i].py)
-			ember_python_close(pc->procs[i].py);
+	for (size_t i = 0; i < pc->nprocs; i++) {
+		struct py_proc *p = &pc->procs[i];
+		if (p->py)
+			ember_python_close(p->py);
+		for (size_t k = 0; k < p->names_cap; k++)
+			free(p->names[k].name);
+		free(p->names);
+	}
 	free(pc->procs);
 	free(pc);
 }
@@ -96,6 +122,65 @@ static struct py_proc *get_proc(struct python_capture *pc, uint32_t pid)
 	return p;
 }
 
+static size_t name_slot(const struct py_tname *v, size_t cap, uint32_t tid)
+{
+	size_t i = (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+	while (v[i].tid && v[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* The slot of tid in p's name table, added if new; NULL on OOM. */
+static struct py_tname *name_entry(struct py_proc *p, uint32_t tid)
+{
+	if ((p->nnames + 1) * 2 > p->names_cap) {
+		size_t cap = p->names_cap ? p->names_cap * 2 : 64;
+		struct py_tname *v = calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < p->names_cap; i++)
+			if (p->names[i].tid)
+				v[name_slot(v, cap, p->names[i].tid)] = p->names[i];
+		free(p->names);
+		p->names = v;
+		p->names_cap = cap;
+	}
+	struct py_tname *e = &p->names[name_slot(p->names, p->names_cap, tid)];
+	if (!e->tid) {
+		e->tid = tid;
+		p->nnames++;
+	}
+	return e;
+}
+
+/* Read the Python name of a thread that has Python frames: the first time
+ * it is seen, then when the last read is a second old (a thread may be
+ * renamed).  While none is known (threading not imported yet, the thread
+ * not registered yet) the retries start sooner and back off to the same
+ * second, so short runs get names too and nameless threads cost little.
+ * A read that finds nothing keeps the name known before.  Cost per sample
+ * otherwise: one hash lookup. */
+static void refresh_name(struct py_proc *p, uint32_t tid, uint64_t now_ns)
+{
+	struct py_tname *e = name_entry(p, tid);
+	if (!e || now_ns < e->next_ns)
+		return;
+	char buf[NAME_MAX_BYTES];
+	int n = ember_python_thread_name(p->py, tid, buf, sizeof buf);
+	e->misses = n > 0 ? 0 : e->misses + 1;
+	uint64_t wait = NAME_REFRESH_NS;
+	if (!e->name && e->misses && e->misses < 4)
+		wait = NAME_RETRY_NS << (e->misses - 1);   /* 0.1, 0.2, 0.4 s, then 1 s */
+	e->next_ns = now_ns + wait;
+	if (n <= 0 || (e->name && strcmp(e->name, buf) == 0))
+		return;
+	char *copy = strdup(buf);
+	if (copy) {
+		free(e->name);
+		e->name = copy;
+	}
+}
+
 int python_capture_read(struct python_capture *pc, const struct ember_sample *s, struct ember_py_frame *out,
 			int max, uint32_t *flags)
 {
@@ -111,6 +196,10 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		if (!p->cmdline[0])
 			read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
 		struct ember_python_opts o = EMBER_PYTHON_OPTS_DEFAULT;
+		/* Fewer remote ranges per read: code objects re-validated every
+		 * 100 ms rather than at every read, the GIL only when asked for. */
+		o.code_recheck_ms = CODE_RECHECK_MS;
+		o.no_gil_check = !pc->gil;
 		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
 		if (p->status != EMBER_PY_OK) {
 			p->py = NULL;
@@ -127,6 +216,25 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 	if (*flags & EMBER_PY_TORN)
 		pc->torn++;
 	return n;
+}
+
+void python_capture_names(struct python_capture *pc, const struct ember_sample *s)
+{
+	struct py_proc *p = get_proc(pc, s->pid);
+	if (p && p->py)
+		refresh_name(p, s->tid, s->time_ns);
+}
+
+const char *python_capture_thread_name(const struct python_capture *pc, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < pc->nprocs; i++) {
+		const struct py_proc *p = &pc->procs[i];
+		if (p->pid != pid || !p->names_cap)
+			continue;
+		const struct py_tname *e = &p->names[name_slot(p->names, p->names_cap, tid)];
+		return e->tid == tid ? e->name : NULL;
+	}
+	return NULL;
 }
 
 static struct py_proc *find_proc(struct python_capture *pc, uint32_t pid)

@@ -126,6 +126,8 @@ static void on_sample(void *arg, const struct ember_sample *s)
 	}
 	if (raw_stacks_add(run->raw, s, run->py, npy, pyflags) != 0)
 		run->oom = true;
+	if (npy)   /* after the sample is stored: a name read never delays one */
+		python_capture_names(run->python, s);
 }
 
 /* Whether the target is (or starts as) a Python interpreter: then the
@@ -320,7 +322,7 @@ int cmd_record(int argc, char **argv)
 	run.sampler = ember_sampler_new(&run.opts.sampler);
 	run.raw = raw_stacks_new();
 	if (run.opts.python)
-		run.python = python_capture_new();
+		run.python = python_capture_new(run.opts.gil_only);
 	if (!run.sampler || !run.raw || (run.opts.python && !run.python) || ember_profile_init(&run.profile) != 0) {
 		fprintf(stderr, "ember: out of memory\n");
 		rc = EMBER_EXIT_INTERNAL;

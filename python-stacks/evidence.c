@@ -13,7 +13,9 @@
  * From then on, each activation's candidate word is looked up among the
  * bytecode ranges of the code objects the reader has seen (recently
  * validated ones only: a freed range may hold something else now), which
- * gives the code object and line running at the sample. */
+ * gives the code object and line running at the sample.  A site with only
+ * a few trials whose one candidate agreed every time is used provisionally:
+ * it may confirm a read (a torn one included), never change one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "py_internal.h"
 
 #define CALIB_MIN_TRIALS 8
+#define PROVISIONAL_TRIALS 2         /* a site's candidate may confirm reads from here */
 #define CALIB_DECAY_AT 256            /* halve the counts: later behaviour counts more */
 #define CALIB_MAX_SITES 8192
 #define PROMPT_NS 1000000ull          /* reads later than this do not teach */
@@ -152,15 +155,12 @@ static struct py_calib *calib_get(struct ember_python *py, uint64_t pc, bool cre
 	return &py->calib[h];
 }
 
-static void calib_update(struct ember_python *py, const struct ember_py_evidence *ev, const struct ember_py_frame *f)
+/* Count one trial of site cb and pick its candidate.  Returns the change in
+ * the number of sites with a candidate (-1, 0, +1). */
+static int calib_trial(struct ember_python *py, struct py_calib *cb, const struct ember_py_evidence *ev,
+		       uint32_t code, uint32_t line)
 {
-	uint32_t code = py_code_base(py, f->code);
 	const struct py_code_entry *c = py->codes[code - 1];
-	if (!c->bc_start || c->ninstr_bytes <= 0)
-		return;
-	struct py_calib *cb = calib_get(py, ev->pc, true);
-	if (!cb)
-		return;
 	uint64_t lo = c->bc_start, hi = c->bc_start + (uint64_t)c->ninstr_bytes;
 	cb->trials++;
 	for (uint32_t j = 0; j < ev->n && j < EMBER_PY_EVIDENCE_MAX; j++) {
@@ -168,11 +168,11 @@ static void calib_update(struct ember_python *py, const struct ember_py_evidence
 		if (v < lo || v > hi)   /* a "next instruction" may point just past the end */
 			continue;
 		cb->code_hits[j]++;
-		if (line_at(py, code, v) == (int)f->line)
+		if (line_at(py, code, v) == (int)line)
 			cb->line_hits[j]++;
 	}
 	if (cb->trials < CALIB_MIN_TRIALS)
-		return;
+		return 0;
 	int32_t best = -1;
 	for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++)
 		if (cb->code_hits[j] * 10 >= cb->trials * 9 &&
@@ -182,8 +182,7 @@ static void calib_update(struct ember_python *py, const struct ember_py_evidence
 	 * (the first instruction, a stale spill) is not the instruction pointer. */
 	if (best >= 0 && cb->line_hits[best] * 10 < cb->trials * 5)
 		best = -1;
-	if ((best >= 0) != (cb->cand >= 0))
-		py->calib_learnt += best >= 0 ? 1 : (uint64_t)-1;
+	int change = (best >= 0) == (cb->cand >= 0) ? 0 : best >= 0 ? 1 : -1;
 	cb->cand = (int16_t)best;
 	cb->lines = best >= 0 && cb->line_hits[best] * 10 >= cb->trials * 8;
 	if (cb->trials >= CALIB_DECAY_AT) {
@@ -193,6 +192,18 @@ static void calib_update(struct ember_python *py, const struct ember_py_evidence
 			cb->line_hits[j] /= 2;
 		}
 	}
+	return change;
+}
+
+static void calib_update(struct ember_python *py, const struct ember_py_evidence *ev, const struct ember_py_frame *f)
+{
+	uint32_t code = py_code_base(py, f->code);
+	const struct py_code_entry *c = py->codes[code - 1];
+	if (!c->bc_start || c->ninstr_bytes <= 0)
+		return;
+	struct py_calib *cb = calib_get(py, ev->pc, true);
+	if (cb)
+		py->calib_learnt += (uint64_t)(int64_t)calib_trial(py, cb, ev, code, f->line);
 }
 
 /* ------------------------------------------------------------ reconcile */
@@ -201,15 +212,27 @@ struct resolved {
 	uint32_t code;    /* 0: unknown */
 	uint32_t line;
 	bool lines;       /* the line is trusted over the read's */
+	bool guess;       /* a site not learnt yet: may confirm a read, never change it */
 };
 
 static struct resolved resolve(struct ember_python *py, const struct ember_py_evidence *ev)
 {
 	struct resolved r = { 0 };
 	const struct py_calib *cb = calib_get(py, ev->pc, false);
-	if (!cb || cb->cand < 0 || (uint32_t)cb->cand >= ev->n)
+	if (!cb)
 		return r;
-	uint64_t v = ev->vals[cb->cand];
+	int32_t cand = cb->cand;
+	if (cand < 0 && cb->trials >= PROVISIONAL_TRIALS && cb->trials < CALIB_MIN_TRIALS) {
+		/* Too few trials to learn the site, but one candidate agreed with
+		 * every read so far: good enough to confirm a read. */
+		for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX && cand < 0; j++)
+			if (cb->line_hits[j] == cb->trials)
+				cand = (int32_t)j;
+		r.guess = true;
+	}
+	if (cand < 0 || (uint32_t)cand >= ev->n)
+		return r;
+	uint64_t v = ev->vals[cand];
 	if (!v)
 		return r;
 	uint32_t id = bc_lookup(py, v);
@@ -217,7 +240,7 @@ static struct resolved resolve(struct ember_python *py, const struct ember_py_ev
 		return r;
 	r.code = id;
 	r.line = (uint32_t)line_at(py, id, v);
-	r.lines = cb->lines;
+	r.lines = cb->lines && !r.guess;
 	return r;
 }
 
@@ -238,9 +261,10 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	if (!py || !nev || n < 0)
 		return n;
 	bool one_per_activation = py->off.ts_frame >= 0;   /* <= 3.10: PyFrameObject chains */
-	bool broken = (*flags & (EMBER_PY_TORN | EMBER_PY_UNREADABLE)) != 0;
+	bool unreadable = (*flags & EMBER_PY_UNREADABLE) != 0;
+	bool broken = unreadable || (*flags & EMBER_PY_TORN);
 	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
-	uint32_t nruns = broken ? 0 : ember_python_runs(fr, (uint32_t)n, lo, hi, MAX_RUNS);
+	uint32_t nruns = unreadable ? 0 : ember_python_runs(fr, (uint32_t)n, lo, hi, MAX_RUNS);
 
 	/* Learn from prompt reads that pair up with the sample. */
 	if (!broken && nruns == nev && read_lag_ns < PROMPT_NS)
@@ -258,11 +282,30 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	if (!known)
 		return n;
 
+	/* A torn read (the chain changed while it was read) that the sample
+	 * confirms activation by activation was read before the change reached
+	 * the frames that matter: keep it. */
+	if (broken && !unreadable && nruns == nev && known == nev) {
+		bool all = true;
+		for (uint32_t k = 0; k < nev && all; k++)
+			all = py_code_base(py, fr[lo[k]].code) == res[k].code;
+		if (all) {
+			*flags &= ~(uint32_t)EMBER_PY_TORN;
+			broken = false;
+		}
+	}
+
 	/* <= 3.10: the sample alone gives the whole Python stack when every
 	 * activation is known; rebuild it when the read disagrees (unless the
-	 * native stack was cut off and the read has the root side it lacks). */
+	 * native stack was cut off and the read has the root side it lacks).
+	 * A guess counts when the read has its activation and agrees with it:
+	 * then only activations the read lacks come from the sample alone. */
 	bool read_has_more_root = native_truncated && nruns > nev;
-	if (one_per_activation && known == nev && (broken || nruns != nev) && !read_has_more_root) {
+	bool guesses_agree = true;
+	for (uint32_t k = 0; k < nev; k++)
+		if (res[k].guess && (broken || (k < nruns && py_code_base(py, fr[lo[k]].code) != res[k].code)))
+			guesses_agree = false;
+	if (one_per_activation && known == nev && guesses_agree && (broken || nruns != nev) && !read_has_more_root) {
 		if ((int)nev > max || nev > 64)
 			return n;
 		uint32_t named[64];
@@ -326,6 +369,10 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 		if (py_code_base(py, fr[in].code) == rs->code) {
 			if (rs->lines)
 				fr[in].line = rs->line;
+			continue;
+		}
+		if (rs->guess) {   /* disagrees: not trusted enough to change the read */
+			all = false;
 			continue;
 		}
 		uint32_t j = in + 1;

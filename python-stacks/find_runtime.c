@@ -407,7 +407,7 @@ void ember_python_close(struct ember_python *py)
 	free(py->bc);
 	free(py->calib);
 	for (size_t i = 0; i < py->nthreads; i++)
-		free(py->threads[i].pref);
+		free(py->threads[i].plan);
 	free(py->threads);
 	if (py->snap)
 		free(py->snap->buf);

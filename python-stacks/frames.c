@@ -244,7 +244,8 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 	int n;
 
 	py->read_ns = py_now_ns();   /* code recency: code_recheck_ms, evidence lookups */
-	check_gil(py, t, ts, flags);
+	if (!py->opts.no_gil_check)
+		check_gil(py, t, ts, flags);
 	uint64_t top = top_frame(py, ts, &ok);
 	if (!ok) {
 		*flags |= EMBER_PY_UNREADABLE;
@@ -257,9 +258,12 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 	else
 		n = walk_interpframes(py, top, out, max, flags, &leaf);
 
-	if (py->opts.verify && top) {
+	if (py->opts.verify && top && !py->prefetch_only) {
 		/* Did a call or return happen while we read?  Re-read the top-frame
-		 * pointer (3.11/3.12: through the same _PyCFrame). */
+		 * pointer (3.11/3.12: through the same _PyCFrame).  Not needed when
+		 * the whole walk came from the one batched prefetch: that is a
+		 * snapshot taken by a single system call, not several reads that a
+		 * call or return could fall between. */
 		uint64_t now = 0, cf = 0;
 		int err = 0;
 		bool rok;

@@ -18,13 +18,14 @@ const struct py_offsets *py_offsets_for(int major, int minor)
 enum {
 	D_VERSION = 8, D_FREE_THREADED = 16,
 	D_RT_INTERP_HEAD = 40,
-	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_CEVAL_GIL = 112,
+	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_IMPORTS_MODULES = 88, D_IS_CEVAL_GIL = 112,
 	D_TS_NEXT = 168, D_TS_INTERP = 176, D_TS_CURRENT_FRAME = 184, D_TS_THREAD_ID = 192,
 	D_TS_NATIVE_THREAD_ID = 200, D_TS_STATUS = 216,
 	D_IF_SIZE = 224, D_IF_PREVIOUS = 232, D_IF_EXECUTABLE = 240, D_IF_INSTR_PTR = 248, D_IF_OWNER = 264,
 	D_CO_SIZE = 272, D_CO_FILENAME = 280, D_CO_NAME = 288, D_CO_QUALNAME = 296, D_CO_LINETABLE = 304,
 	D_CO_FIRSTLINENO = 312, D_CO_CODE_ADAPTIVE = 344,
-	D_OB_TYPE = 360,
+	D_OB_TYPE = 360, D_TP_FLAGS = 392,
+	D_DICT_MA_KEYS = 456, D_DICT_MA_VALUES = 464, D_LONG_LV_TAG = 496, D_LONG_OB_DIGIT = 504,
 	D_BYTES_OB_SIZE = 520, D_BYTES_OB_SVAL = 528,
 	D_UNICODE_STATE = 544, D_UNICODE_LENGTH = 552, D_UNICODE_ASCII_SIZE = 560,
 	D_END = 568,
@@ -58,6 +59,10 @@ bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *d, size_t len, 
 		{ D_OB_TYPE, &o->ob_type }, { D_BYTES_OB_SIZE, &o->ob_size }, { D_BYTES_OB_SVAL, &o->bytes_sval },
 		{ D_UNICODE_STATE, &o->str_state }, { D_UNICODE_LENGTH, &o->str_length },
 		{ D_UNICODE_ASCII_SIZE, &o->str_ascii_data },
+		/* thread names */
+		{ D_IS_IMPORTS_MODULES, &o->is_modules }, { D_TP_FLAGS, &o->tp_flags },
+		{ D_DICT_MA_KEYS, &o->dict_keys }, { D_DICT_MA_VALUES, &o->dict_values },
+		{ D_LONG_LV_TAG, &o->long_tag }, { D_LONG_OB_DIGIT, &o->long_digit },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
 		uint64_t v = u64(d, map[i].off);

@@ -33,6 +33,23 @@ struct py_offsets {
 	int32_t ob_type, ob_size, bytes_sval;
 	int32_t str_length, str_state, str_ascii_data, str_compact_data, str_utf8, str_utf8_length;
 	int32_t uni_length, uni_str, unicode_size;
+	/* thread names (thread_names.c): is_modules = sys.modules of an
+	 * interpreter, mod_dict = PyModuleObject.md_dict, dict_ = PyDictObject
+	 * (2.7: ma_mask/ma_table), dk_ = PyDictKeysObject, dke_/dku_ =
+	 * PyDictKeyEntry/PyDictUnicodeEntry, dv_ = PyDictValues, tp_/tpf_ =
+	 * PyTypeObject fields/flag values, obj_*_before = bytes before an object
+	 * of its managed dict (3.12: dict-or-values) and values pointers,
+	 * obj_inline_values = 3.13 inline values, long_ = PyLongObject (tag =
+	 * ob_size, 3.12+ lv_tag), int_ival = Py2 PyIntObject. */
+	int32_t is_modules, mod_dict;
+	int32_t dict_keys, dict_values, dict_mask, dict_table;
+	int32_t dk_size, dk_log2_size, dk_log2_index_bytes, dk_kind, dk_kind_general, dk_nentries, dk_indices;
+	int32_t dke_size, dke_key, dke_value, dku_size, dku_key, dku_value;
+	int32_t dv_values, dv_capacity, dv_valid;
+	int32_t tp_basicsize, tp_dictoffset, tp_flags, ht_cached_keys, tpf_heaptype, tpf_managed_dict;
+	int32_t tpf_inline_values;
+	int32_t obj_dict_before, obj_values_before, obj_inline_values;
+	int32_t long_tag, long_digit, long_shift, long_tag_bits, int_ival;
 };
 extern const struct py_offsets py_offsets_table[];
 extern const size_t py_offsets_table_len;
@@ -159,11 +176,26 @@ struct py_pref {
 	uint64_t addr;
 	uint32_t len;
 };
+/* What one thread's next read prefetches: the objects its last read used
+ * (in the order the walk met them, to notice a change cheaply), and, built
+ * only when that set changes, the same objects sorted and merged into the
+ * ranges of the one process_vm_readv. */
+struct py_plan_range {
+	uint64_t addr;
+	uint32_t len, off;                 /* bytes; offset in the snapshot buffer */
+	uint32_t first;                    /* its objects: sorted[first .. next range's first) */
+};
+struct py_plan {
+	uint32_t npref, nranges;
+	size_t used;                       /* snapshot buffer bytes the ranges take */
+	struct py_pref pref[PY_PREF_MAX];  /* discovery order */
+	struct py_pref sorted[PY_PREF_MAX];
+	struct py_plan_range range[PY_PREF_MAX + 1];
+};
 struct py_thread {
 	uint32_t tid;
 	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
-	uint32_t npref;
-	struct py_pref *pref;              /* PY_PREF_MAX entries, allocated on first read */
+	struct py_plan *plan;              /* allocated on first read */
 };
 
 /* Read-through snapshot of remote objects for one read_thread call. */
@@ -181,7 +213,6 @@ struct snap {
 	uint8_t *buf;
 	size_t cap, used;
 	uint8_t scratch[4][512];    /* overflow reads when e[] is full (rotating) */
-	struct py_pref sorted[PY_PREF_MAX];
 	unsigned flip;
 	bool gone;                  /* ESRCH seen */
 };
@@ -205,6 +236,15 @@ struct str_intern {
 	char **v;                   /* open addressing, cap power of two */
 	char **shortv;              /* short filename per slot (filenames only) */
 	size_t cap, n;
+};
+
+/* thread_names.c: what finding threading._active took, kept between name
+ * reads (all zero until the first one; re-validated on every use). */
+struct py_tn_cache {
+	uint64_t t_dict, t_module, t_int;  /* static type objects, recognised by tp_name */
+	uint64_t interp;                   /* the interpreter the rest belongs to */
+	uint64_t module, md_dict;          /* its sys.modules["threading"] and that module's dict */
+	uint64_t hint_keys, hint_entry, hint_key; /* md_dict["_active"]: keys object, entry, key */
 };
 
 struct ember_python {
@@ -248,8 +288,10 @@ struct ember_python {
 	uint64_t calib_learnt;         /* sites with a candidate */
 
 	struct snap *snap;
+	bool prefetch_only;            /* this read so far came from its one batched prefetch */
 	uint64_t read_ns;              /* time of the current read (code_recheck_ms) */
 	struct ember_python_stats st;
+	struct py_tn_cache tn;         /* thread_names.c */
 };
 
 /* threads.c */

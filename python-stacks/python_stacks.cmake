@@ -11,5 +11,6 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/frames.c
   ${PROJECT_SOURCE_DIR}/python-stacks/code_cache.c
   ${PROJECT_SOURCE_DIR}/python-stacks/evidence.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/thread_names.c
   ${PROJECT_SOURCE_DIR}/python-stacks/linetable.c)
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)

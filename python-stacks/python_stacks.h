@@ -42,10 +42,13 @@ enum ember_py_status {
 
 struct ember_python_opts {
 	uint32_t max_depth;      /* frames walked per read before EMBER_PY_TRUNCATED; 0 = 2048 */
-	bool verify;             /* after each walk, re-read the top-frame pointer and the leaf
-	                          * instruction pointer (one extra small read) and flag
-	                          * EMBER_PY_TORN when they changed */
+	bool verify;             /* after a walk that needed more than the one batched prefetch
+	                          * (objects the previous read did not use), re-read the
+	                          * top-frame pointer (one extra small read) and flag
+	                          * EMBER_PY_TORN when it changed */
 	bool no_build_id_check;  /* skip comparing the file's build-id with the mapped one */
+	bool no_gil_check;       /* do not find out who holds the GIL (EMBER_PY_GIL_KNOWN never
+	                          * set): saves reading the GIL's state on every read */
 	uint32_t code_recheck_ms; /* 0 (default): re-validate every cached code object on every
 	                          * read (its header words are part of the batched read);
 	                          * N: at most every N ms per code object, which drops those
@@ -53,6 +56,7 @@ struct ember_python_opts {
 	                          * then noticed within N ms) */
 };
 #define EMBER_PYTHON_OPTS_DEFAULT { .max_depth = 2048, .verify = true, .no_build_id_check = false, \
+                                    .no_gil_check = false, \
                                     .code_recheck_ms = 0 }
 
 /* Attach to process pid (it keeps running; nothing is stopped or ptraced).
@@ -190,5 +194,19 @@ void ember_python_stats(const struct ember_python *py, struct ember_python_stats
 /* Which thread state list entries exist and their OS thread ids (for tests
  * and --threads labels): fills up to max tids, returns the count (<0 errno). */
 int ember_python_threads(struct ember_python *py, uint32_t *tids, int max);
+
+/* The Python name of OS thread tid, threading.Thread.name ("MainThread",
+ * "Thread-3 (worker)", Dummy-N for foreign threads that called
+ * threading.current_thread()), as UTF-8 into buf (NUL-terminated, cut at a
+ * character boundary to fit len).  Returns its length, or 0 when unknown:
+ * no Python state, threading not imported (yet), the thread not (yet) in
+ * threading._active, a name that is not a str, or anything unreadable.
+ * Found through sys.modules["threading"]._active[ident] (ident =
+ * pthread_self, the thread state's thread_id), then the Thread's _name
+ * attribute (2.7: _Thread__name).  Cold path: about 15 small reads once
+ * the threading module is known (the first call scans sys.modules);
+ * callers cache names and re-read them rarely (ember record: at most once
+ * a second per thread).  Never used by ember_python_read_thread. */
+int ember_python_thread_name(struct ember_python *py, uint32_t tid, char *buf, size_t len);
 
 #endif

@@ -99,81 +99,42 @@ static int pref_cmp(const void *a, const void *b)
 }
 
 /* Prefetch what the previous read of this thread used, in ONE
- * process_vm_readv.  The kernel's cost is mostly per remote iovec, so nearby
- * objects (frames in one data-stack chunk, code objects of one module, the
- * GIL struct inside the interpreter) are merged into one range when the gap
- * between them is small. */
+ * process_vm_readv over the ranges of its plan (built by snap_end only when
+ * that set of objects changed, so a steady stack costs no sorting here). */
 void snap_begin(struct ember_python *py, struct py_thread *t)
 {
 	struct snap *s = py->snap;
 	struct rm_req req[PY_PREF_MAX];
-	uint64_t rstart[PY_PREF_MAX];
-	uint32_t rfirst[PY_PREF_MAX + 1];
-	size_t nr = 0;
+	uint32_t first_ent[PY_PREF_MAX + 1];
 	int err = 0;
 
 	memset(s->slot, 0, sizeof s->slot);
 	s->n = 0;
 	s->used = 0;
 	s->gone = false;
-	if (!t || !t->pref || !t->npref)
+	py->prefetch_only = true;
+	const struct py_plan *pl = t ? t->plan : NULL;
+	if (!pl || !pl->nranges || !snap_alloc(s))
 		return;
-	struct py_pref *p = s->sorted;
-	uint32_t np = t->npref;
-	memcpy(p, t->pref, np * sizeof *p);
-	qsort(p, np, sizeof *p, pref_cmp);
-
-	/* ranges: [rstart[i], rstart[i] + req[i].len) */
-	for (uint32_t i = 0; i < np; i++) {
-		uint64_t a = p[i].addr, end = a + p[i].len;
-		if (nr && a <= rstart[nr - 1] + req[nr - 1].len + COALESCE_GAP &&
-		    end - rstart[nr - 1] <= COALESCE_SPAN) {
-			uint64_t cur = rstart[nr - 1] + req[nr - 1].len;
-			if (end > cur)
-				req[nr - 1].len = (uint32_t)(end - rstart[nr - 1]);
-			continue;
-		}
-		rstart[nr] = a;
-		req[nr].addr = a;
-		req[nr].len = p[i].len;
-		rfirst[nr] = i;
-		nr++;
-	}
-	rfirst[nr] = np;
-	/* at most half the buffer for the prefetch; the walk gets the rest */
-	size_t total = 0;
-	if (!snap_alloc(s))
-		return;
-	for (size_t r = 0; r < nr; r++) {
-		total += (req[r].len + 7) & ~7u;
-		if (total > s->cap / 2) {
-			nr = r;
-			break;
+	for (uint32_t r = 0; r < pl->nranges; r++) {
+		const struct py_plan_range *g = &pl->range[r];
+		req[r] = (struct rm_req){ .addr = g->addr, .buf = s->buf + g->off, .len = g->len };
+		first_ent[r] = s->n;
+		for (uint32_t i = g->first; i < pl->range[r + 1].first; i++) {
+			const struct py_pref *o = &pl->sorted[i];
+			if (!snap_find(s, o->addr))
+				snap_add_at(s, o->addr, o->len, (uint32_t)(g->off + (o->addr - g->addr)));
 		}
 	}
-	for (size_t r = 0; r < nr; r++) {
-		req[r].buf = s->buf + s->used;
-		for (uint32_t i = rfirst[r]; i < rfirst[r + 1]; i++)
-			if (!snap_find(s, p[i].addr))
-				snap_add_at(s, p[i].addr, p[i].len, (uint32_t)(s->used + (p[i].addr - rstart[r])));
-		s->used += (req[r].len + 7) & ~7u;
-	}
-	rm_readv(py->pid, req, nr, &err, &py->st.syscalls);
+	first_ent[pl->nranges] = s->n;
+	s->used = pl->used;
+	rm_readv(py->pid, req, pl->nranges, &err, &py->st.syscalls);
 	if (err == ESRCH)
 		s->gone = true;
 	/* entries of ranges that failed stay unfetched: snap_get reads them alone */
-	for (uint32_t k = 0; k < s->n; k++) {
-		struct snap_ent *e = &s->e[k];
-		size_t lo = 0, hi = nr;
-		while (hi - lo > 1) {
-			size_t mid = (lo + hi) / 2;
-			if (rstart[mid] <= e->addr)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		e->fetched = e->ok = req[lo].ok;
-	}
+	for (uint32_t r = 0; r < pl->nranges; r++)
+		for (uint32_t k = first_ent[r]; k < first_ent[r + 1]; k++)
+			s->e[k].fetched = s->e[k].ok = req[r].ok;
 }
 
 const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
@@ -193,6 +154,7 @@ const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
 	if (!rm_ptr_ok(addr, 1))
 		return NULL;
 	py->st.single_reads++;
+	py->prefetch_only = false;
 	if (e && e->len >= len) {
 		/* prefetched range failed: read this object alone into its slot */
 		e->used = e->fetched = true;
@@ -220,19 +182,69 @@ const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
 	return e->ok ? s->buf + e->off : NULL;
 }
 
+/* Sort the plan's objects and merge neighbours into ranges.  The kernel's
+ * cost is mostly per remote iovec, so nearby objects (frames in one
+ * data-stack chunk, code objects of one module, the GIL struct inside the
+ * interpreter) share one range when the gap between them is small.  At most
+ * half the snapshot buffer goes to the prefetch; the walk gets the rest. */
+static void plan_build(struct py_plan *pl)
+{
+	struct py_pref *p = pl->sorted;
+	uint32_t nr = 0, all;
+	size_t used = 0;
+
+	memcpy(p, pl->pref, pl->npref * sizeof *p);
+	qsort(p, pl->npref, sizeof *p, pref_cmp);
+	for (uint32_t i = 0; i < pl->npref; i++) {
+		uint64_t a = p[i].addr, end = a + p[i].len;
+		struct py_plan_range *last = nr ? &pl->range[nr - 1] : NULL;
+		if (last && a <= last->addr + last->len + COALESCE_GAP && end - last->addr <= COALESCE_SPAN) {
+			if (end > last->addr + last->len)
+				last->len = (uint32_t)(end - last->addr);
+			continue;
+		}
+		pl->range[nr++] = (struct py_plan_range){ .addr = a, .len = p[i].len, .first = i };
+	}
+	all = nr;
+	for (uint32_t r = 0; r < nr; r++) {
+		size_t sz = (pl->range[r].len + 7) & ~7u;
+		if (used + sz > SNAP_BUF / 2) {
+			nr = r;
+			break;
+		}
+		pl->range[r].off = (uint32_t)used;
+		used += sz;
+	}
+	if (nr == all)   /* else range[nr] is the first one left out, and ends the last */
+		pl->range[nr].first = pl->npref;
+	pl->nranges = nr;
+	pl->used = used;
+}
+
 /* Next read of this thread prefetches what this one used. */
 void snap_end(struct ember_python *py, struct py_thread *t)
 {
 	struct snap *s = py->snap;
-	if (!t->pref) {
-		t->pref = malloc(PY_PREF_MAX * sizeof *t->pref);
-		if (!t->pref)
+	if (!t->plan) {
+		t->plan = calloc(1, sizeof *t->plan);
+		if (!t->plan)
 			return;
 	}
-	t->npref = 0;
-	for (uint32_t i = 0; i < s->n && t->npref < PY_PREF_MAX; i++)
-		if (s->e[i].used && s->e[i].ok)
-			t->pref[t->npref++] = (struct py_pref){ s->e[i].addr, s->e[i].len };
+	struct py_plan *pl = t->plan;
+	uint32_t n = 0;
+	bool same = true;
+	for (uint32_t i = 0; i < s->n && n < PY_PREF_MAX; i++) {
+		const struct snap_ent *e = &s->e[i];
+		if (!e->used || !e->ok)
+			continue;
+		if (same && (n >= pl->npref || pl->pref[n].addr != e->addr || pl->pref[n].len != e->len))
+			same = false;
+		pl->pref[n++] = (struct py_pref){ e->addr, e->len };
+	}
+	if (same && n == pl->npref && pl->nranges)
+		return;   /* the common case: the same objects as last time */
+	pl->npref = n;
+	plan_build(pl);
 }
 
 /* ------------------------------------------------------------- thread map */
@@ -415,8 +427,8 @@ int py_scan_threads(struct ember_python *py)
 		struct py_thread *t = thread_slot(py, f[i].tid, true);
 		if (!t)
 			break;
-		if (t->tstate != f[i].tstate)
-			t->npref = 0;
+		if (t->tstate != f[i].tstate && t->plan)
+			t->plan->npref = t->plan->nranges = 0;
 		t->tstate = f[i].tstate;
 		t->interp = f[i].interp;
 		t->pthread = f[i].pthread;
@@ -426,7 +438,7 @@ int py_scan_threads(struct ember_python *py)
 		if (py->threads[i].interp) {
 			py->threads[w++] = py->threads[i];
 		} else {
-			free(py->threads[i].pref);
+			free(py->threads[i].plan);
 		}
 	}
 	py->nthreads = w;

@@ -40,6 +40,17 @@ FIELDS = [
     "ob_type", "ob_size", "bytes_sval",
     "str_length", "str_state", "str_ascii_data", "str_compact_data", "str_utf8", "str_utf8_length",
     "uni_length", "uni_str", "unicode_size",
+    # thread names (thread_names.c): sys.modules -> threading -> _active -> Thread._name
+    "is_modules", "mod_dict",
+    "dict_keys", "dict_values", "dict_mask", "dict_table",
+    "dk_size", "dk_log2_size", "dk_log2_index_bytes", "dk_kind", "dk_kind_general", "dk_nentries",
+    "dk_indices",
+    "dke_size", "dke_key", "dke_value", "dku_size", "dku_key", "dku_value",
+    "dv_values", "dv_capacity", "dv_valid",
+    "tp_basicsize", "tp_dictoffset", "tp_flags", "ht_cached_keys", "tpf_heaptype", "tpf_managed_dict",
+    "tpf_inline_values",
+    "obj_dict_before", "obj_values_before", "obj_inline_values",
+    "long_tag", "long_digit", "long_shift", "long_tag_bits", "int_ival",
 ]
 
 PROBE = r'''
@@ -64,11 +75,128 @@ PROBE = r'''
 #  if PY_MINOR_VERSION >= 11
 #    include <internal/pycore_frame.h>
 #    include <internal/pycore_code.h>
+#    include <internal/pycore_dict.h>
+#    include <internal/pycore_object.h>
+#  endif
+#  if PY_MINOR_VERSION >= 10
+#    include <internal/pycore_moduleobject.h>
+#  else
+#    include <longintrepr.h>
 #  endif
 #endif
 #define P(name, v) printf("%s %ld\n", name, (long)(v))
 #define O(name, T, F) P(name, offsetof(T, F))
 #define PYV(a,b) (PY_MAJOR_VERSION > (a) || (PY_MAJOR_VERSION == (a) && PY_MINOR_VERSION >= (b)))
+
+/* Structs the installed headers do not declare, written out as that
+ * version's source has them (layouts only; sizes come from the real types):
+ * PyModuleObject before 3.10 (Objects/moduleobject.c: md_dict right after
+ * the object header), PyDictKeysObject and PyDictKeyEntry of 3.6-3.10
+ * (Objects/dict-common.h; 3.6 has a union for dk_indices at the same place). */
+#if !PYV(3,10)
+typedef struct { PyObject_HEAD PyObject *md_dict; } mirror_module;
+#endif
+#if PYV(3,6) && !PYV(3,11)
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    Py_ssize_t dk_size;
+    void *dk_lookup;
+    Py_ssize_t dk_usable;
+    Py_ssize_t dk_nentries;
+    char dk_indices[];
+} mirror_dictkeys;
+typedef struct { Py_hash_t me_hash; PyObject *me_key; PyObject *me_value; } mirror_dictentry;
+#endif
+
+/* Where a Thread object's _name is: sys.modules, module dicts, dict
+ * internals, instance attribute storage, int keys (threading._active). */
+static void thread_name_offsets(void) {
+#if PYV(3,12)
+    O("is_modules", PyInterpreterState, imports.modules);
+#else
+    O("is_modules", PyInterpreterState, modules);
+#endif
+#if PYV(3,10)
+    O("mod_dict", PyModuleObject, md_dict);
+#else
+    O("mod_dict", mirror_module, md_dict);
+#endif
+    O("tp_basicsize", PyTypeObject, tp_basicsize);
+    O("tp_dictoffset", PyTypeObject, tp_dictoffset);
+    O("tp_flags", PyTypeObject, tp_flags);
+    P("tpf_heaptype", Py_TPFLAGS_HEAPTYPE);
+#if PY_MAJOR_VERSION == 2
+    O("dict_mask", PyDictObject, ma_mask);
+    O("dict_table", PyDictObject, ma_table);
+    P("dke_size", sizeof(PyDictEntry));
+    O("dke_key", PyDictEntry, me_key);
+    O("dke_value", PyDictEntry, me_value);
+    O("int_ival", PyIntObject, ob_ival);
+#else
+    O("dict_keys", PyDictObject, ma_keys);
+    O("dict_values", PyDictObject, ma_values);
+    O("ht_cached_keys", PyHeapTypeObject, ht_cached_keys);
+# if PYV(3,11)
+    O("dk_log2_size", PyDictKeysObject, dk_log2_size);
+    O("dk_log2_index_bytes", PyDictKeysObject, dk_log2_index_bytes);
+    O("dk_kind", PyDictKeysObject, dk_kind);
+    P("dk_kind_general", DICT_KEYS_GENERAL);
+    O("dk_nentries", PyDictKeysObject, dk_nentries);
+    O("dk_indices", PyDictKeysObject, dk_indices);
+    P("dke_size", sizeof(PyDictKeyEntry));
+    O("dke_key", PyDictKeyEntry, me_key);
+    O("dke_value", PyDictKeyEntry, me_value);
+    P("dku_size", sizeof(PyDictUnicodeEntry));
+    O("dku_key", PyDictUnicodeEntry, me_key);
+    O("dku_value", PyDictUnicodeEntry, me_value);
+    O("dv_values", PyDictValues, values);
+    P("tpf_managed_dict", Py_TPFLAGS_MANAGED_DICT);
+    {   /* the managed dict/values slots before the object: ask the
+         * header's own accessors about a fake object */
+        static PyTypeObject tp;
+        static PyObject mem[16];
+        PyObject *obj = &mem[8];
+        tp.tp_flags = Py_TPFLAGS_MANAGED_DICT;
+        tp.tp_basicsize = sizeof(PyObject);
+#  if PYV(3,13)
+        tp.tp_flags |= Py_TPFLAGS_INLINE_VALUES;
+#  endif
+        obj->ob_type = &tp;
+#  if PYV(3,13)
+        P("obj_dict_before", (char *)obj - (char *)_PyObject_ManagedDictPointer(obj));
+        P("obj_inline_values", (char *)_PyObject_InlineValues(obj) - (char *)obj);
+#  elif PYV(3,12)
+        P("obj_dict_before", (char *)obj - (char *)_PyObject_DictOrValuesPointer(obj));
+#  else
+        P("obj_dict_before", (char *)obj - (char *)_PyObject_ManagedDictPointer(obj));
+        P("obj_values_before", (char *)obj - (char *)_PyObject_ValuesPointer(obj));
+#  endif
+    }
+#  if PYV(3,13)
+    O("dv_capacity", PyDictValues, capacity);
+    O("dv_valid", PyDictValues, valid);
+    P("tpf_inline_values", Py_TPFLAGS_INLINE_VALUES);
+#  endif
+# else
+    O("dk_size", mirror_dictkeys, dk_size);
+    O("dk_nentries", mirror_dictkeys, dk_nentries);
+    O("dk_indices", mirror_dictkeys, dk_indices);
+    P("dke_size", sizeof(mirror_dictentry));
+    O("dke_key", mirror_dictentry, me_key);
+    O("dke_value", mirror_dictentry, me_value);
+# endif
+# if PYV(3,12)
+    O("long_tag", PyLongObject, long_value.lv_tag);
+    O("long_digit", PyLongObject, long_value.ob_digit);
+    P("long_tag_bits", _PyLong_NON_SIZE_BITS);
+# else
+    O("long_tag", PyLongObject, ob_base.ob_size);
+    O("long_digit", PyLongObject, ob_digit);
+# endif
+    P("long_shift", PyLong_SHIFT);
+#endif
+}
+
 int main(void) {
     printf("version %s\n", PY_VERSION);
 #if PYV(3,7)
@@ -171,6 +299,7 @@ int main(void) {
     O("str_utf8", PyCompactUnicodeObject, utf8);
     O("str_utf8_length", PyCompactUnicodeObject, utf8_length);
 #endif
+    thread_name_offsets();
     return 0;
 }
 '''

@@ -1,8 +1,10 @@
 """numpy/OpenBLAS: /usr/bin/python3 doing 1000x1000 float64 matmuls for ~2 s
 with OPENBLAS_NUM_THREADS=2, recorded with --threads.
 - more than one thread has samples;
-- every thread root is `COMM (TID)` with the comm the thread really had
-  (the script prints /proc/self/task/*/comm before it exits);
+- every thread root is `NAME (TID)`: a Python thread's threading name
+  ("MainThread"), any other thread's comm (the OpenBLAS workers); the
+  script prints /proc/self/task/*/comm and threading.enumerate() before
+  it exits;
 - OpenBLAS frames (a name containing gemm, or module libopenblas) are present,
   and a thread other than the main thread spent >= 5 samples in them.
 Skips (77) when /usr/bin/python3 cannot import numpy."""
@@ -18,7 +20,7 @@ if probe.returncode != 0:
     E.skip("numpy is not importable by %s (%s); install python3-numpy" % (E.PYTHON, last))
 
 SCRIPT = r'''
-import os, sys, time
+import os, sys, threading, time
 import numpy as np
 rng = np.random.default_rng(1)
 a = rng.random((1000, 1000))
@@ -32,6 +34,8 @@ print("dots=%d" % n)
 for tid in sorted(os.listdir("/proc/self/task"), key=int):
     with open("/proc/self/task/%s/comm" % tid) as f:
         print("thread=%s:%s" % (tid, f.read().strip()))
+for t in threading.enumerate():
+    print("pythread=%d:%s" % (t.native_id, t.name))
 print("pid=%d" % os.getpid())
 '''
 
@@ -47,11 +51,12 @@ chk.check(res.rc == 0, "ember exits 0 (got %s)" % res.rc, res.describe())
 prof = E.load_profile(chk, out, res)
 E.check_format(chk, prof)
 
-comms = {}
+comms, pynames = {}, {}
 for line in res.stdout.splitlines():
-    if line.startswith("thread="):
-        tid, _, comm = line[len("thread="):].partition(":")
-        comms[int(tid)] = comm
+    for prefix, names in (("thread=", comms), ("pythread=", pynames)):
+        if line.startswith(prefix):
+            tid, _, name = line[len(prefix):].partition(":")
+            names[int(tid)] = name
 pid = E.stdout_value(res, "pid", int)
 chk.check(len(comms) >= 2 and pid, "script saw >= 2 threads (OpenBLAS pool): %s" % comms, res.stdout)
 
@@ -62,11 +67,17 @@ parsed = {r: E.thread_root(r) for r in roots}
 chk.check(all(parsed.values()), "every root is `name (tid)`", listing)
 sampled = [r for r, c in per_thread.items() if c > 0 and parsed[r]]
 chk.check(len(sampled) >= 2, "more than one thread has samples (%d)" % len(sampled), listing)
-wrong = [r for r in sampled if parsed[r][1] in comms and parsed[r][0] != comms[parsed[r][1]]]
+# A Python thread (here the main thread, busy in Python the whole run) is
+# named as threading names it; a thread Python does not know, by its comm.
+wrong = [r for r in sampled if parsed[r][1] in comms and parsed[r][0] != pynames.get(parsed[r][1], comms[parsed[r][1]])]
 known = [r for r in sampled if parsed[r][1] in comms]
 chk.check(len(known) >= 2 and not wrong,
-          "sampled threads are named by their comm (%d matched, wrong: %s)" % (len(known), wrong),
-          listing + "\ncomms: %s" % comms)
+          "sampled threads are named by their Python name, else their comm (%d matched, wrong: %s)" %
+          (len(known), wrong), listing + "\ncomms: %s\nPython names: %s" % (comms, pynames))
+chk.check(pynames.get(pid) == "MainThread" and "MainThread (%d)" % pid in per_thread,
+          "the main thread is `MainThread (%d)`" % pid, listing)
+blas_names = [r for r in sampled if parsed[r][1] not in pynames and parsed[r][1] in comms]
+chk.check(blas_names, "the OpenBLAS workers keep their comm: %s" % blas_names, listing)
 
 
 def blas(fr):

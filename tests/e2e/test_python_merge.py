@@ -6,7 +6,8 @@ Runs tests/e2e/py/workload.py (known phases, see its docstring) under
 nested calls and method names (qualnames; from self before 3.11), exact leaf lines,
 recursion depth, C->Python callbacks (sorted(key=), map()), generators,
 coroutines and non-ASCII names (3.x), a named thread burning its own
-function, and the mismatch rate the summary reports.
+function under its Python name ("burner (TID)", the main thread
+"MainThread (TID)"), and the mismatch rate the summary reports.
 """
 import os
 import re
@@ -140,6 +141,12 @@ if len(burn_roots) == 1:
     chk.check(tot >= 8 and good >= 0.9 * tot, "that thread's samples are thread_burn: %d of %d" % (good, tot))
     main_roots = set(fr[0] for fr, _ in samples_with("nested_outer"))
     chk.check(root not in main_roots, "and it is not the main thread")
+    # Threads carry their Python names (threading.Thread.name), not the comm.
+    name = E.thread_root(root)
+    chk.check(name is not None and name[0] == "burner", "its root is `burner (TID)`: %s" % root)
+    mains = [E.thread_root(r) for r in main_roots]
+    chk.check(len(mains) == 1 and mains[0] is not None and mains[0][0] == "MainThread",
+              "the main thread's root is `MainThread (TID)`: %s" % main_roots)
 
 # interpreter internals are hidden by default
 internals = sum(c for fr, c in prof.stacks if any(f.startswith("_PyEval_EvalFrameDefault") or

@@ -4,7 +4,16 @@
 Threads with known, stable stacks (each ends in sleep_forever), and the main
 thread busy in a pure-Python loop at a known line.  Writes READY_FILE (argv[1])
 with its pid, version, each thread's OS tid and the line of every
-"# MARK:name" comment in this file and the helper files, then spins."""
+"# MARK:name" comment in this file and the helper files, then spins.
+
+Thread names (threading.Thread.name) are stored every way CPython can keep
+instance attributes: "method", "coro" plainly; "deep" after its __dict__ was
+asked for (3.11+: a dict next to the values); "gen" with a __dict__ of its
+own (3.13: inline values no longer valid); "sorted" a Thread subclass;
+"map" renamed after it started; "unicode" a non-ASCII name.  Three threads
+have no usable name: "dummy" (started with _thread, then registered by
+threading.current_thread() as Dummy-N), "raw" (never registered), "badname"
+(its name replaced by an int)."""
 import os
 import sys
 import threading
@@ -111,24 +120,65 @@ def marks(path):
     return out
 
 
-def start(name, fn):
+UNICODE_NAME = u"\u00fcn\u00ef-\u540d\u524d"
+
+
+class Worker(threading.Thread):
+    def __init__(self, *args, **kwargs):
+        self.extra = 1    # an attribute before Thread's own, in a class of its own
+        threading.Thread.__init__(self, *args, **kwargs)
+
+
+def start(name, fn, how=""):
     def body():
         TIDS[name] = gettid()
         fn()
-    t = threading.Thread(target=body, name=name)
+    pyname = {"unicode": UNICODE_NAME, "map": "tmp-map"}.get(name, name)
+    if how == "subclass":
+        t = Worker(target=body, name=pyname)
+    else:
+        t = threading.Thread(target=body, name=pyname)
     t.daemon = True
+    if how == "materialized":
+        t.__dict__
+    elif how == "own_dict":
+        t.__dict__ = dict(t.__dict__)
     t.start()
+    if how == "renamed":
+        t.name = name
+    elif how == "badname":
+        setattr(t, "_Thread__name" if sys.version_info[0] == 2 else "_name", 12345)
+
+
+def start_raw(name, register):
+    """A thread threading did not start: it knows it only when it asks
+    (current_thread() makes a _DummyThread)."""
+    try:
+        import _thread
+    except ImportError:
+        import thread as _thread
+
+    def body():
+        TIDS[name] = gettid()
+        if register:
+            threading.current_thread()
+        sleep_forever()
+    _thread.start_new_thread(body, ())
 
 
 if __name__ == "__main__":
     ready = sys.argv[1]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    workers = [("method", run_method), ("deep", run_deep), ("gen", run_gen), ("sorted", run_sorted), ("map", run_map)]
+    workers = [("method", run_method, ""), ("deep", run_deep, "materialized"), ("gen", run_gen, "own_dict"),
+               ("sorted", run_sorted, "subclass"), ("map", run_map, "renamed"),
+               ("badname", sleep_forever, "badname")]
     if sys.version_info >= (3, 5):
-        workers += [("coro", run_coro), ("unicode", run_unicode)]
-    for name, fn in workers:
-        start(name, fn)
-    while len(TIDS) < len(workers):
+        workers += [("coro", run_coro, ""), ("unicode", run_unicode, "")]
+    for name, fn, how in workers:
+        start(name, fn, how)
+    start_raw("dummy", True)
+    start_raw("raw", False)
+    while len(TIDS) < len(workers) + 2:
         time.sleep(0.01)
     time.sleep(0.2)
     here = os.path.dirname(os.path.abspath(__file__))

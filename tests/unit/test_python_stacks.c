@@ -3,11 +3,12 @@
  *   test_python_stacks stacks PYTHON TESTS_PYTHON_DIR
  *       runs tests/python/target.py under PYTHON and checks every thread's
  *       frames (names, qualnames, lines, files, activation marks, GIL, TID
- *       mapping) over a few hundred reads; prints the warm read cost.
+ *       mapping) over a few hundred reads, and every thread's Python name
+ *       (ember_python_thread_name); prints the warm read and name costs.
  *   test_python_stacks churn PYTHON TESTS_PYTHON_DIR
  *       runs tests/python/churn.py (threads and recursion changing all the
  *       time) and reads every thread a few thousand times: no crash, no hang,
- *       every returned frame resolvable.
+ *       every returned frame resolvable, every thread name found well-formed.
  *   test_python_stacks notpython
  *       /bin/sleep -> EMBER_PY_NOT_PYTHON; a dead pid -> EMBER_PY_NO_ACCESS.
  * Exit 77 (skip) when PYTHON is not installed. */
@@ -199,6 +200,74 @@ static const struct xthread expect[] = {
 };
 #define NEXPECT (int)(sizeof expect / sizeof expect[0])
 
+/* Python thread names of target.py's threads (see its docstring). */
+struct xname {
+	const char *thread;
+	const char *name;      /* NULL: no name (0) */
+	bool prefix;           /* name is a prefix ("Dummy-" + a number) */
+};
+static const struct xname xnames[] = {
+	{ "main", "MainThread", false }, { "method", "method", false }, { "deep", "deep", false },
+	{ "gen", "gen", false }, { "sorted", "sorted", false }, { "map", "map", false },
+	{ "coro", "coro", false }, { "unicode", "\xc3\xbcn\xc3\xaf-\xe5\x90\x8d\xe5\x89\x8d", false },
+	{ "dummy", "Dummy-", true }, { "raw", NULL, false }, { "badname", NULL, false },
+};
+
+static double median_us(double *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int k = i + 1; k < n; k++)
+			if (v[k] < v[i]) {
+				double x = v[i];
+				v[i] = v[k];
+				v[k] = x;
+			}
+	return v[n / 2];
+}
+
+static void check_names(struct ember_python *py, const struct ready *r)
+{
+	char buf[128];
+	for (size_t i = 0; i < sizeof xnames / sizeof xnames[0]; i++) {
+		const struct xname *x = &xnames[i];
+		uint32_t tid = tid_of(r, x->thread);
+		if (!tid)
+			continue;
+		int n = ember_python_thread_name(py, tid, buf, sizeof buf);
+		bool ok = x->name ? n == (int)strlen(buf) &&
+				    (x->prefix ? strncmp(buf, x->name, strlen(x->name)) == 0 : strcmp(buf, x->name) == 0)
+				  : n == 0 && !buf[0];
+		printf("thread %-8s python name \"%s\" (%d)%s\n", x->thread, buf, n, ok ? "" : "  WRONG");
+		CHECK(ok);
+	}
+	/* cut to the buffer at a character boundary: "\xc3\xbcn\xc3\xaf-" is 6 bytes */
+	uint32_t uni = tid_of(r, "unicode");
+	if (uni) {
+		CHECK(ember_python_thread_name(py, uni, buf, 8) == 6 && strcmp(buf, "\xc3\xbcn\xc3\xaf-") == 0);
+		CHECK(ember_python_thread_name(py, uni, buf, 6) == 5 && strcmp(buf, "\xc3\xbcn\xc3\xaf") == 0);
+	}
+	CHECK(ember_python_thread_name(py, 1, buf, sizeof buf) == 0 && !buf[0]);   /* not a thread of it */
+	CHECK(ember_python_thread_name(py, tid_of(r, "main"), buf, 1) == 0 && !buf[0]);
+
+	/* warm cost of one name (the cli reads one per thread and second) */
+	uint32_t deep = tid_of(r, "deep");
+	double batch[15];
+	struct ember_python_stats s0, s1;
+	ember_python_stats(py, &s0);
+	for (int b = 0; b < 15; b++) {
+		double t0 = now_s();
+		for (int i = 0; i < 50; i++)
+			ember_python_thread_name(py, deep, buf, sizeof buf);
+		batch[b] = (now_s() - t0) / 50 * 1e6;
+	}
+	ember_python_stats(py, &s1);
+	double best = batch[0];
+	for (int b = 1; b < 15; b++)
+		best = batch[b] < best ? batch[b] : best;
+	printf("name cost (%s): best %.1f us/name, median %.1f us/name, %.1f syscalls/name\n", r->version, best,
+	       median_us(batch, 15), (double)(s1.syscalls - s0.syscalls) / 750);
+}
+
 static int test_stacks(const char *python, const char *dir)
 {
 	char script[512];
@@ -234,6 +303,7 @@ static int test_stacks(const char *python, const char *dir)
 			fprintf(stderr, "thread %s (tid %u) not mapped\n", r.tname[i], r.tid[i]);
 		CHECK(found);
 	}
+	check_names(py, &r);
 
 	struct ember_py_frame fr[256];
 	uint32_t fl;
@@ -338,6 +408,9 @@ static int test_stacks(const char *python, const char *dir)
 		       "%.2f syscalls/read, verify=%d code_recheck_ms=%u\n", r.version, n, batch[0], batch[12],
 		       (double)(s1.syscalls - s0.syscalls) / 10000, o.verify, o.code_recheck_ms);
 		CHECK(n >= 20);
+		/* The deep thread's stack is steady: each read is its one batched
+		 * prefetch, and verify adds no re-read to a single-call snapshot. */
+		CHECK((double)(s1.syscalls - s0.syscalls) / 10000 <= 1.1);
 		ember_python_close(q);
 	}
 	struct ember_python_stats st;
@@ -382,6 +455,7 @@ static int test_churn(const char *python, const char *dir)
 	}
 	static struct ember_py_frame fr[4096];
 	long reads = 0, frames = 0, nonempty = 0, torn = 0, unreadable = 0, trunc = 0, bad = 0;
+	long name_reads = 0, named = 0, bad_names = 0;
 	int maxn = 0;
 	double t0 = now_s();
 	/* At least a second of churn, however fast reads that find nothing
@@ -406,14 +480,26 @@ static int test_churn(const char *python, const char *dir)
 				if (!c || !c->name || !c->filename || !c->short_filename)
 					bad++;
 			}
+			if (reads % 16 == 0) {   /* names of threads coming and going */
+				char name[64];
+				int len = ember_python_thread_name(py, tids[i], name, sizeof name);
+				name_reads++;
+				named += len > 0;
+				if (len > 0 && strcmp(name, "MainThread") != 0 && strncmp(name, "Thread-", 7) != 0) {
+					if (bad_names++ < 3)
+						fprintf(stderr, "unexpected thread name \"%s\"\n", name);
+				}
+			}
 		}
 	}
 	printf("churn (%s): %ld reads in %.1f s, %ld with frames (deepest %d), %ld frames; torn %ld, unreadable %ld, "
 	       "truncated %ld\n", ember_python_version(py), reads, now_s() - t0, nonempty, maxn, frames, torn,
 	       unreadable, trunc);
+	printf("churn names: %ld reads, %ld named, %ld unexpected\n", name_reads, named, bad_names);
 	CHECK(reads >= 1000);
 	CHECK(nonempty > reads / 10);
 	CHECK(bad == 0);
+	CHECK(named > 0 && bad_names == 0);
 	ember_python_close(py);
 	cleanup();
 	return check_report();
