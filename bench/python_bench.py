@@ -10,15 +10,22 @@ usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N]
   is the right caller, and the mismatch rate ember reports;
 - read cost: a 20-deep Python recursion burning at the bottom, -F 999; the
   mean time of a Python stack read from ember's summary;
-- slowdown: bench/targets/loop.py unprofiled vs `ember record -F 99` (merging
-  on), interleaved rounds, the loop's own CPU time.
+- reader: bench/py_read_bench.c on every interpreter, against a floor read
+  (one minimal process_vm_readv) in the same run;
+- slowdown: bench/targets/loop_rate.py prints its loop rate every 0.1 s;
+  ember (-F 99, merging on) attaches to it for every other window of a few
+  seconds: the rate with ember attached against the windows without, in the
+  same process (the spread between separate runs of the same program is
+  12-39 % on this VM and would hide a 0.5 % effect).
 """
 import os
+import random
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -56,7 +63,7 @@ def folded(path):
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "build"
     seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else 5.0
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 20
     ember = os.path.join(build, "ember")
     tmp = tempfile.mkdtemp(prefix="ember-pybench-")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
@@ -106,21 +113,93 @@ def main():
     print("Python frames per sample (max): %d; read %s us/sample; ember capture CPU %s us/sample"
           % (max(frames or [0]), m.group(1) if m else "?", cap.group(1) if cap else "?"))
 
-    print("== slowdown of a CPU-bound Python loop, merging on, -F 99 (%d interleaved rounds)" % rounds)
-    loop = os.path.join(HERE, "targets", "loop.py")
-    base, prof = [], []
-    for _ in range(rounds):
-        for mode in ("base", "ember"):
-            cmd = [PY, loop, "8000000"]
-            if mode == "ember":
-                cmd = [ember, "record", "-q", "-o", os.path.join(tmp, "l.folded"), "--"] + cmd
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            cpu = float(re.search(r"cpu ([\d.]+)", r.stdout).group(1))
-            (base if mode == "base" else prof).append(cpu)
-    print("loop CPU s: unprofiled min %.3f median %.3f; ember min %.3f median %.3f; ratio min/min %+.2f%%, "
-          "median/median %+.2f%%" % (min(base), statistics.median(base), min(prof), statistics.median(prof),
-                                      100 * (min(prof) / min(base) - 1),
-                                      100 * (statistics.median(prof) / statistics.median(base) - 1)))
+    reader_cost(build, tmp)
+    slowdown_attached(ember, tmp, rounds)
 
+
+def interpreters():
+    """(label, path): Debian's python3 and every pyenv version."""
+    out = [("system " + PY, PY)]
+    try:
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        root = os.path.expanduser("~/.pyenv")
+    vdir = os.path.join(root, "versions")
+    for v in sorted(os.listdir(vdir)) if os.path.isdir(vdir) else []:
+        exe = os.path.join(vdir, v, "bin", "python")
+        if os.path.exists(exe):
+            out.append((v, exe))
+    return out
+
+
+def reader_cost(build, tmp):
+    """bench/py_read_bench.c on a 21-frame stack of every interpreter: back to
+    back (warm caches) and 1 ms apart (as sampling reads are)."""
+    bench = os.path.join(build, "ember_py_read_bench")
+    print("== Python stack read alone (bench/py_read_bench.c; 21 frames; floor = one 64-byte process_vm_readv)")
+    deep = os.path.join(tmp, "deep_forever.py")
+    with open(deep, "w") as f:
+        f.write(DEEP)
+    for label, exe in interpreters():
+        tgt = subprocess.Popen([exe, deep, "120"])
+        try:
+            time.sleep(0.8)
+            for mode, args in (("back to back", ["3000", "0"]), ("1 ms apart", ["1000", "1000"])):
+                r = subprocess.run([bench, str(tgt.pid)] + args, capture_output=True, text=True)
+                print("%-22s %-12s %s" % (label, mode, (r.stdout or r.stderr).strip()))
+        finally:
+            tgt.kill()
+            tgt.wait()
+
+
+def slowdown_attached(ember, tmp, rounds, window=3.0, freq=99):
+    """The loop's rate while ember (-F freq, merging on) is attached vs while
+    it is not: one target process, alternating windows."""
+    print("== slowdown of a CPU-bound Python loop, merging on, -F %d (%d attached/detached window pairs of %.0f s)"
+          % (freq, rounds, window))
+    target = os.path.join(HERE, "targets", "loop_rate.py")
+    tgt = subprocess.Popen([PY, target, str(rounds * (2 * window + 3) + 4)], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    windows = []   # (round, attached, t0, t1) in CLOCK_MONOTONIC, which the target prints too
+    for r in range(rounds):
+        t0 = time.monotonic()
+        time.sleep(window)
+        windows.append((r, False, t0 + 0.3, time.monotonic() - 0.1))
+        t0 = time.monotonic()
+        subprocess.run([ember, "record", "-q", "-F", str(freq), "-p", str(tgt.pid), "-d", str(window),
+                        "-o", os.path.join(tmp, "attached.folded")], check=True)
+        # sampling starts within ~0.5 s of the launch and ends >= window after it
+        windows.append((r, True, t0 + 1.0, t0 + window))
+        time.sleep(0.5)
+    tgt.terminate()
+    out, _ = tgt.communicate()
+    slices = [tuple(map(float, line.split())) for line in out.splitlines() if line.strip()]
+
+    def rate(t0, t1):   # median: a slice where another process took the CPU is an outlier
+        v = [x for t, x in slices if t0 <= t <= t1]
+        return statistics.median(v) if v else float("nan")
+    ratios = []
+    for r in range(rounds):
+        off = [rate(a, b) for rr, on, a, b in windows if rr == r and not on][0]
+        on = [rate(a, b) for rr, on, a, b in windows if rr == r and on][0]
+        ratios.append(100 * (off / on - 1))
+    def iqr(t0, t1):
+        v = sorted(x for t, x in slices if t0 <= t <= t1)
+        return 100 * (v[3 * len(v) // 4] / v[len(v) // 4] - 1)
+    noise = [iqr(a, b) for rr, on, a, b in windows if not on]
+    print("slowdown per window pair (rate detached / attached - 1): %s" % " ".join("%+.2f%%" % x for x in ratios))
+    print("median of pairs %+.2f%%; slice-to-slice spread within a detached window: median %.2f%% (interquartile)"
+          % (statistics.median(ratios), statistics.median(noise)))
+    # Pooled: the median slice rate over all detached windows against all
+    # attached ones, with a bootstrap 95 % interval (slices resampled).
+    pools = {on: [x for t, x in slices for rr, o, a, b in windows if o == on and a <= t <= b] for on in (False, True)}
+    rng = random.Random(1)
+
+    def pooled(off, on):
+        return 100 * (statistics.median(off) / statistics.median(on) - 1)
+    boot = sorted(pooled(rng.choices(pools[False], k=len(pools[False])), rng.choices(pools[True], k=len(pools[True])))
+                  for _ in range(400))
+    print("pooled over %d detached / %d attached slices: %+.2f%% (95%% interval %+.2f%% .. %+.2f%%)"
+          % (len(pools[False]), len(pools[True]), pooled(pools[False], pools[True]), boot[10], boot[389]))
 
 main()
