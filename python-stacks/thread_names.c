@@ -236,56 +236,13 @@ static bool dict_items(struct tn *t, uint64_t d, struct items *it)
 	return keys_items(t, rd64(h, o->dict_keys), rd64(h, o->dict_values), it);
 }
 
-/* Index of the item whose key is the str `name` (ASCII), -1 if none.  The
- * key objects are read in batches, header and text together. */
-static int find_str(struct tn *t, const struct items *it, const char *name)
-{
-	const struct ember_python *py = t->py;
-	const struct py_offsets *o = t->o;
-	size_t len = strlen(name);
-	int32_t text = py->major == 2 ? o->bytes_sval : o->str_ascii_data;
-	uint32_t need = (uint32_t)text + (uint32_t)len + 1;
-	struct rm_req req[TN_BATCH];
-	uint8_t *buf = malloc((size_t)TN_BATCH * need);
-	int found = -1;
-	if (!buf || text <= 0)
-		goto out;
-	for (uint32_t base = 0; base < it->n && found < 0; base += TN_BATCH) {
-		uint32_t m = it->n - base < TN_BATCH ? it->n - base : TN_BATCH;
-		for (uint32_t i = 0; i < m; i++)
-			req[i] = (struct rm_req){ it->key[base + i], buf + (size_t)i * need, need, false };
-		rd_many(t, req, m);
-		for (uint32_t i = 0; i < m && found < 0; i++) {
-			const uint8_t *b = req[i].buf;
-			if (!req[i].ok || rd64(b, o->ob_type) != py->t_str)
-				continue;
-			bool same;
-			if (py->major == 2) {
-				same = rd64(b, o->ob_size) == len;
-			} else {
-				uint32_t state = (uint32_t)rd32(b, o->str_state);
-				same = rd64(b, o->str_length) == len && ((state >> 5) & 1) && ((state >> 6) & 1);
-			}
-			if (same && memcmp(b + text, name, len) == 0)
-				found = (int)(base + i);
-		}
-	}
-out:
-	free(buf);
-	return found;
-}
+/* Index of the first item whose key object satisfies match, -1 if none.
+ * The keys' first `need` bytes (header and payload together) are read in
+ * batches. */
+typedef bool key_match_fn(struct tn *t, const uint8_t *key, const void *arg);
 
-/* Index of the item whose key is the int `ident`, -1 if none. */
-static int find_int(struct tn *t, const struct items *it, uint64_t ident)
+static int find_key(struct tn *t, const struct items *it, uint32_t need, key_match_fn *match, const void *arg)
 {
-	const struct ember_python *py = t->py;
-	const struct py_offsets *o = t->o;
-	uint32_t ndig = 0, shift = (uint32_t)o->long_shift;
-	if (py->major == 3 && (shift < 15 || shift > 30 || o->long_digit <= 0))
-		return -1;
-	for (uint64_t v = ident; py->major == 3 && v; v >>= shift)
-		ndig++;
-	uint32_t need = py->major == 2 ? (uint32_t)o->int_ival + 8 : (uint32_t)o->long_digit + 4 * (ndig ? ndig : 1);
 	struct rm_req req[TN_BATCH];
 	uint8_t *buf = malloc((size_t)TN_BATCH * need);
 	int found = -1;
@@ -294,34 +251,87 @@ static int find_int(struct tn *t, const struct items *it, uint64_t ident)
 		for (uint32_t i = 0; i < m; i++)
 			req[i] = (struct rm_req){ it->key[base + i], buf + (size_t)i * need, need, false };
 		rd_many(t, req, m);
-		for (uint32_t i = 0; i < m && found < 0; i++) {
-			const uint8_t *b = req[i].buf;
-			if (!req[i].ok || !type_is(t, rd64(b, o->ob_type), &t->c->t_int, "int"))
-				continue;
-			if (py->major == 2) {
-				if (rd64(b, o->int_ival) == ident)
-					found = (int)(base + i);
-				continue;
-			}
-			uint64_t tag = rd64(b, o->long_tag), n;
-			if (o->long_tag_bits > 0) {   /* 3.12+: sign in the low bits (0 = positive) */
-				if (tag & 3)
-					continue;
-				n = tag >> o->long_tag_bits;
-			} else {
-				n = tag;               /* ob_size: negative for negative numbers */
-			}
-			if (n != ndig)
-				continue;
-			uint64_t v = 0;
-			for (uint32_t d = 0; d < ndig; d++)
-				v |= (uint64_t)(uint32_t)rd32(b, o->long_digit + 4 * (int32_t)d) << (shift * d);
-			if (v == ident)
+		for (uint32_t i = 0; i < m && found < 0; i++)
+			if (req[i].ok && match(t, req[i].buf, arg))
 				found = (int)(base + i);
-		}
 	}
 	free(buf);
 	return found;
+}
+
+struct str_key {
+	const char *name;
+	size_t len;
+	int32_t text;      /* offset of the characters in the object */
+};
+
+static bool str_matches(struct tn *t, const uint8_t *b, const void *arg)
+{
+	const struct str_key *k = arg;
+	const struct py_offsets *o = t->o;
+	if (rd64(b, o->ob_type) != t->py->t_str)
+		return false;
+	bool same;
+	if (t->py->major == 2) {
+		same = rd64(b, o->ob_size) == k->len;
+	} else {   /* compact ASCII only: the names looked up are ASCII */
+		uint32_t state = (uint32_t)rd32(b, o->str_state);
+		same = rd64(b, o->str_length) == k->len && ((state >> 5) & 1) && ((state >> 6) & 1);
+	}
+	return same && memcmp(b + k->text, k->name, k->len) == 0;
+}
+
+/* Index of the item whose key is the str `name` (ASCII), -1 if none. */
+static int find_str(struct tn *t, const struct items *it, const char *name)
+{
+	const struct py_offsets *o = t->o;
+	struct str_key k = { name, strlen(name), t->py->major == 2 ? o->bytes_sval : o->str_ascii_data };
+	if (k.text <= 0)
+		return -1;
+	return find_key(t, it, (uint32_t)k.text + (uint32_t)k.len + 1, str_matches, &k);
+}
+
+struct int_key {
+	uint64_t ident;
+	uint32_t ndig, shift;   /* Python 3: 30-bit (or 15-bit) digits */
+};
+
+static bool int_matches(struct tn *t, const uint8_t *b, const void *arg)
+{
+	const struct int_key *k = arg;
+	const struct py_offsets *o = t->o;
+	if (!type_is(t, rd64(b, o->ob_type), &t->c->t_int, "int"))
+		return false;
+	if (t->py->major == 2)
+		return rd64(b, o->int_ival) == k->ident;
+	uint64_t tag = rd64(b, o->long_tag), n;
+	if (o->long_tag_bits > 0) {   /* 3.12+: sign in the low bits (0 = positive) */
+		if (tag & 3)
+			return false;
+		n = tag >> o->long_tag_bits;
+	} else {
+		n = tag;               /* ob_size: negative for negative numbers */
+	}
+	if (n != k->ndig)
+		return false;
+	uint64_t v = 0;
+	for (uint32_t d = 0; d < k->ndig; d++)
+		v |= (uint64_t)(uint32_t)rd32(b, o->long_digit + 4 * (int32_t)d) << (k->shift * d);
+	return v == k->ident;
+}
+
+/* Index of the item whose key is the int `ident`, -1 if none. */
+static int find_int(struct tn *t, const struct items *it, uint64_t ident)
+{
+	const struct py_offsets *o = t->o;
+	struct int_key k = { ident, 0, (uint32_t)o->long_shift };
+	if (t->py->major == 3 && (k.shift < 15 || k.shift > 30 || o->long_digit <= 0))
+		return -1;
+	for (uint64_t v = ident; t->py->major == 3 && v; v >>= k.shift)
+		k.ndig++;
+	uint32_t need = t->py->major == 2 ? (uint32_t)o->int_ival + 8
+					  : (uint32_t)o->long_digit + 4 * (k.ndig ? k.ndig : 1);
+	return find_key(t, it, need, int_matches, &k);
 }
 
 /* Value of the str key `name` in dict d, 0 if absent or unreadable. */
