@@ -5,7 +5,7 @@
  *
  * Reads the main thread of PID (a Python process) READS times (default
  * 4000) with two readers -- the library's defaults, and the options `ember
- * record` uses (code objects re-validated every 100 ms, no GIL check) --
+ * record` uses (no GIL check) --
  * alternating with a "floor" read: one 64-byte process_vm_readv of the
  * target's first mapping, the least any remote read can cost.  Each is timed
  * alone.  With PACE_US > 0 every read is preceded
@@ -78,8 +78,7 @@ int main(int argc, char **argv)
 
 	struct ember_python *py[2];
 	struct ember_python_opts opts[2] = { EMBER_PYTHON_OPTS_DEFAULT, EMBER_PYTHON_OPTS_DEFAULT };
-	opts[1].code_recheck_ms = 100;   /* as cli/python_capture.c */
-	opts[1].no_gil_check = true;
+	opts[1].no_gil_check = true;   /* as cli/python_capture.c */
 	char msg[256];
 	for (int k = 0; k < 2; k++)
 		if (ember_python_open(&py[k], pid, &opts[k], msg, sizeof msg) != EMBER_PY_OK) {

@@ -16,7 +16,6 @@
 #include "cli.h"
 #include "python_stacks.h"
 
-#define CODE_RECHECK_MS 100             /* see ember_python_opts.code_recheck_ms */
 #define NAME_REFRESH_NS 1000000000ull   /* re-read a thread's Python name at most this often */
 #define NAME_RETRY_NS 100000000ull      /* first retry while none is known, doubling up to 1 s */
 #define NAME_MAX_BYTES 128
@@ -196,9 +195,10 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		if (!p->cmdline[0])
 			read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
 		struct ember_python_opts o = EMBER_PYTHON_OPTS_DEFAULT;
-		/* Fewer remote ranges per read: code objects re-validated every
-		 * 100 ms rather than at every read, the GIL only when asked for. */
-		o.code_recheck_ms = CODE_RECHECK_MS;
+		/* One remote range fewer per read: the GIL only when asked for.
+		 * Code objects stay re-validated at every read (code_recheck_ms
+		 * 0): a module's code is freed after its import and the next
+		 * module's often lands at the same address within milliseconds. */
 		o.no_gil_check = !pc->gil;
 		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
 		if (p->status != EMBER_PY_OK) {

@@ -501,6 +501,19 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	return id;
 }
 
+bool py_code_still_there(struct ember_python *py, uint32_t id)
+{
+	struct py_code_entry *c = py->codes[py_code_base(py, id) - 1];
+	uint8_t h[512];
+	int err = 0;
+	if (py->co_len > sizeof h || !rm_read(py->pid, c->addr, h, py->co_len, &err, &py->st.syscalls))
+		return false;
+	if (rd64(h, py->off.ob_type) != py->t_code || !key_matches(py, c, h))
+		return false;
+	c->checked_ns = py->read_ns;
+	return true;
+}
+
 uint32_t py_code_recent(struct ember_python *py, uint64_t addr)
 {
 	uint32_t id = id_map_get(py, addr);

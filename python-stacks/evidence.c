@@ -244,6 +244,15 @@ static struct resolved resolve(struct ember_python *py, const struct ember_py_ev
 	return r;
 }
 
+/* Whether the read has a frame running code base. */
+static bool in_read(const struct ember_python *py, const struct ember_py_frame *fr, int n, uint32_t base)
+{
+	for (int i = 0; i < n; i++)
+		if (py_code_base(py, fr[i].code) == base)
+			return true;
+	return false;
+}
+
 /* The sampled code as the read named it, when the read has a frame of it
  * (<= 3.10 class variants: "Model.forward" rather than "forward"). */
 static uint32_t named_like_read(const struct ember_python *py, const struct ember_py_frame *fr, int n, uint32_t base)
@@ -298,16 +307,19 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	/* <= 3.10: the sample alone gives the whole Python stack when every
 	 * activation is known; rebuild it when the read disagrees (unless the
 	 * native stack was cut off and the read has the root side it lacks).
-	 * A guess counts when the read has its activation and agrees with it:
-	 * then only activations the read lacks come from the sample alone. */
+	 * A guess counts only where the read has its activation and agrees
+	 * with it: what the read lacks comes from learnt sites alone. */
 	bool read_has_more_root = native_truncated && nruns > nev;
 	bool guesses_agree = true;
 	for (uint32_t k = 0; k < nev; k++)
-		if (res[k].guess && (broken || (k < nruns && py_code_base(py, fr[lo[k]].code) != res[k].code)))
+		if (res[k].guess && (broken || k >= nruns || py_code_base(py, fr[lo[k]].code) != res[k].code))
 			guesses_agree = false;
 	if (one_per_activation && known == nev && guesses_agree && (broken || nruns != nev) && !read_has_more_root) {
 		if ((int)nev > max || nev > 64)
 			return n;
+		for (uint32_t k = 0; k < nev; k++)
+			if (!in_read(py, fr, n, res[k].code) && !py_code_still_there(py, res[k].code))
+				return n;   /* the sample points at code that has gone */
 		uint32_t named[64];
 		for (uint32_t k = 0; k < nev; k++)
 			named[k] = named_like_read(py, fr, n, res[k].code);
@@ -393,6 +405,10 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 		} else {
 			/* returned and called something else: the sample's function,
 			 * under the callers the read found */
+			if (!in_read(py, fr, n, rs->code) && !py_code_still_there(py, rs->code)) {
+				all = false;
+				continue;
+			}
 			fr[in].code = named_like_read(py, fr, n, rs->code);
 			fr[in].line = rs->line;
 		}

@@ -316,6 +316,11 @@ void py_code_free_all(struct ember_python *py);
 /* <= 3.10 methods: the id naming code `base` as "Class.name", for the class
  * whose type object is `type` (tp_name pointer tp_name); base if unknown. */
 uint32_t py_code_variant(struct ember_python *py, uint32_t base, uint64_t type, uint64_t tp_name);
+/* Whether code id's object is still at its address, unchanged (one read of
+ * its header; it then counts as validated now).  For evidence that would
+ * change a read: a code object freed since it was indexed may have left its
+ * address, and its bytecode range, to another. */
+bool py_code_still_there(struct ember_python *py, uint32_t id);
 /* Id cached for addr if it was validated less than code_recheck_ms ago, else 0. */
 uint32_t py_code_recent(struct ember_python *py, uint64_t addr);
 /* evidence.c: index a new code id's bytecode range */
