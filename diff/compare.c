@@ -112,7 +112,6 @@ struct dkey {
 	const char *ident;     /* interned identity: equal keys, equal pointer */
 	const char *label;
 	uint64_t self[2], incl[2];
-	uint32_t stamp[2];     /* 1 + the last stack of run k that counted incl */
 };
 
 struct keys {
@@ -237,19 +236,20 @@ static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_r
 	return (uint32_t)K->n++;
 }
 
-/* Self and inclusive samples of every key in run k; inclusive counts a
- * sample once even when its key is on the stack several times (recursion,
- * or two frames that a rename made equal).  Also the share of samples with
- * a Python frame.  0, or -1 on OOM. */
+/* Self and inclusive samples of every key in run k, counted as `ember
+ * report` counts (ember_report_count: a sample once per key even when the
+ * key is on its stack several times -- recursion, or two frames that a
+ * rename made equal).  Also the share of samples with a Python frame.  0, or
+ * -1 on OOM. */
 static int count_run(struct keys *K, const struct ember_profile *p, int k, enum ember_report_key by,
 		     double *python_share)
 {
 	uint32_t *fkey = malloc(((size_t)p->nframes + 1) * sizeof(*fkey));
-	uint64_t *scount = calloc((size_t)p->nstacks + 1, sizeof(*scount));
-	uint64_t py = 0, all = 0;
+	uint8_t *has_py = calloc((size_t)p->nstacks + 1, 1);
+	uint64_t *self = NULL, *incl = NULL, py = 0, all = 0;
 	int ret = -1;
 
-	if (!fkey || !scount)
+	if (!fkey || !has_py)
 		goto out;
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		fkey[i] = UINT32_MAX;
@@ -258,34 +258,31 @@ static int count_run(struct keys *K, const struct ember_profile *p, int k, enum 
 		    (fkey[i] = key_of(K, &p->frames[i], by)) == UINT32_MAX)
 			goto out;
 	}
-	for (uint32_t r = 0; r < p->nrows; r++)
-		scount[p->rows[r].stack] += p->rows[r].count;
+	self = calloc(K->n + 1, sizeof(*self));
+	incl = calloc(K->n + 1, sizeof(*incl));
+	if (!self || !incl || ember_report_count(p, fkey, (uint32_t)K->n, self, incl) < 0)
+		goto out;
+	for (size_t i = 0; i < K->n; i++) {
+		K->k[i].self[k] = self[i];
+		K->k[i].incl[k] = incl[i];
+	}
 	for (uint32_t s = 0; s < p->nstacks; s++) {
 		uint32_t n;
 		const uint32_t *ids = ember_profile_stack_frames(p, s, &n);
-		uint64_t c = scount[s];
-		bool has_py = false;
-		if (!c)
-			continue;
-		all += c;
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t id = fkey[ids[i]];
-			has_py |= p->frames[ids[i]].kind == EMBER_FRAME_PYTHON;
-			if (id == UINT32_MAX || K->k[id].stamp[k] == s + 1)
-				continue;
-			K->k[id].stamp[k] = s + 1;
-			K->k[id].incl[k] += c;
-		}
-		if (n && fkey[ids[n - 1]] != UINT32_MAX)
-			K->k[fkey[ids[n - 1]]].self[k] += c;
-		if (has_py)
-			py += c;
+		for (uint32_t i = 0; i < n && !has_py[s]; i++)
+			has_py[s] = p->frames[ids[i]].kind == EMBER_FRAME_PYTHON;
+	}
+	for (uint32_t r = 0; r < p->nrows; r++) {
+		all += p->rows[r].count;
+		py += has_py[p->rows[r].stack] ? p->rows[r].count : 0;
 	}
 	*python_share = all ? (double)py / (double)all : 0;
 	ret = 0;
 out:
 	free(fkey);
-	free(scount);
+	free(has_py);
+	free(self);
+	free(incl);
 	return ret;
 }
 

@@ -209,6 +209,15 @@ int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 		      struct ember_report_row **rows, size_t *nrows);
 void ember_report_rows_free(struct ember_report_row *rows, size_t nrows);
 
+/* Self and total samples per key of a frame-to-key mapping: frame_key[i] is
+ * frame i's key (< nkeys), or UINT32_MAX for a frame counted under no key.
+ * A key's total counts a sample once however often the key is on its stack
+ * (recursion, several lines of one function); its self counts the samples
+ * whose leaf frame has it.  Adds into self[] and total[] (nkeys each).
+ * `report` and `diff` both count with it.  0, or -1 on OOM. */
+int ember_report_count(const struct ember_profile *p, const uint32_t *frame_key, uint32_t nkeys,
+		       uint64_t *self, uint64_t *total);
+
 /* Print "top N by self" and "top N by total" tables with percentages of
  * ember_profile_total; top 0 prints every row.  Labels are shortened to 80
  * characters and control characters print as '?'. */

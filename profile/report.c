@@ -14,7 +14,6 @@ struct report_key {
 	const char *ident;     /* interned identity bytes: equal keys, equal pointer */
 	const char *label;     /* interned display text */
 	uint64_t self, total;
-	uint32_t stamp;        /* 1 + the last stack that counted this key's total */
 	uint32_t order;        /* creation order: the final, deterministic tie-break */
 };
 
@@ -143,23 +142,15 @@ static int cmp_by_self(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Count self and total for every key.  Totals are counted once per sample:
- * a key that occurs several times on one stack (recursion, or several
- * frames of one function at different lines) adds that stack's count once. */
-static int count_keys(const struct ember_profile *p, struct report_keys *k, enum ember_report_key key)
+int ember_report_count(const struct ember_profile *p, const uint32_t *frame_key, uint32_t nkeys,
+		       uint64_t *self, uint64_t *total)
 {
-	uint32_t *frame_key = malloc(((size_t)p->nframes + 1) * sizeof(*frame_key));
 	uint64_t *stack_count = calloc((size_t)p->nstacks + 1, sizeof(*stack_count));
+	uint32_t *stamp = calloc((size_t)nkeys + 1, sizeof(*stamp));   /* 1 + the last stack counted */
 	int ret = -1;
 
-	if (!frame_key || !stack_count)
+	if (!stack_count || !stamp)
 		goto out;
-	for (uint32_t i = 0; i < p->nframes; i++) {
-		frame_key[i] = UINT32_MAX;
-		if (p->frames[i].kind != EMBER_FRAME_SPECIAL &&
-		    key_of_frame(k, &p->frames[i], key, &frame_key[i]) < 0)
-			goto out;
-	}
 	/* Per stack first: rows of one stack on many threads cost one walk. */
 	for (uint32_t r = 0; r < p->nrows; r++)
 		stack_count[p->rows[r].stack] += p->rows[r].count;
@@ -172,18 +163,49 @@ static int count_keys(const struct ember_profile *p, struct report_keys *k, enum
 			continue;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t kid = frame_key[ids[i]];
-			if (kid == UINT32_MAX || k->keys[kid].stamp == s + 1)
+			if (kid == UINT32_MAX || stamp[kid] == s + 1)
 				continue;
-			k->keys[kid].stamp = s + 1;
-			k->keys[kid].total += c;
+			stamp[kid] = s + 1;
+			total[kid] += c;
 		}
 		if (frame_key[ids[n - 1]] != UINT32_MAX)
-			k->keys[frame_key[ids[n - 1]]].self += c;
+			self[frame_key[ids[n - 1]]] += c;
+	}
+	ret = 0;
+out:
+	free(stack_count);
+	free(stamp);
+	return ret;
+}
+
+/* Count self and total for every key (synthetic frames under none). */
+static int count_keys(const struct ember_profile *p, struct report_keys *k, enum ember_report_key key)
+{
+	uint32_t *frame_key = malloc(((size_t)p->nframes + 1) * sizeof(*frame_key));
+	uint64_t *self = NULL, *total = NULL;
+	int ret = -1;
+
+	if (!frame_key)
+		goto out;
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		frame_key[i] = UINT32_MAX;
+		if (p->frames[i].kind != EMBER_FRAME_SPECIAL &&
+		    key_of_frame(k, &p->frames[i], key, &frame_key[i]) < 0)
+			goto out;
+	}
+	self = calloc(k->nkeys + 1, sizeof(*self));
+	total = calloc(k->nkeys + 1, sizeof(*total));
+	if (!self || !total || ember_report_count(p, frame_key, (uint32_t)k->nkeys, self, total) < 0)
+		goto out;
+	for (size_t i = 0; i < k->nkeys; i++) {
+		k->keys[i].self = self[i];
+		k->keys[i].total = total[i];
 	}
 	ret = 0;
 out:
 	free(frame_key);
-	free(stack_count);
+	free(self);
+	free(total);
 	return ret;
 }
 
