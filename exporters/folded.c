@@ -466,6 +466,22 @@ static int print_lines(FILE *out, const struct folded_ctx *c, const uint32_t *st
 	return 0;
 }
 
+/* The result of a locked print: 0 when it (rc) and the stream went well,
+ * else -1 with errno (ENOMEM from the printer, the stream's error, or EIO;
+ * the caller cleared errno before printing). */
+static int finish_output(FILE *out, int rc)
+{
+	if (rc < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (fflush(out) == 0 && !ferror(out))
+		return 0;
+	if (!errno)
+		errno = EIO;
+	return -1;
+}
+
 int ember_write_folded(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
 {
 	bool threads = o && o->threads;
@@ -484,12 +500,7 @@ int ember_write_folded(FILE *out, const struct ember_profile *p, const struct em
 	errno = 0;
 	rc = print_lines(out, &c, stack_rank, threads);
 	funlockfile(out);
-	if (rc < 0)
-		errno = ENOMEM;
-	else if (fflush(out) == 0 && !ferror(out))
-		ret = 0;
-	else if (!errno)
-		errno = EIO;
+	ret = finish_output(out, rc);
 out:
 	free(stack_rank);
 	free(c.frames);
@@ -575,12 +586,7 @@ int ember_write_folded_diff(FILE *out, const struct ember_profile *base, const s
 	errno = 0;
 	rc = print_diff_lines(out, &c, stack_rank, factor);
 	funlockfile(out);
-	if (rc < 0)
-		errno = ENOMEM;
-	else if (fflush(out) == 0 && !ferror(out))
-		ret = 0;
-	else if (!errno)
-		errno = EIO;
+	ret = finish_output(out, rc);
 out:
 	free(stack_rank);
 	free(c.frames);
