@@ -1,6 +1,7 @@
 # python-stacks/: line-table decoders against every installed CPython's own
 # answers, the frame reader against live interpreters (every pyenv version
-# found at configure time, plus the system /usr/bin/python3), a churn
+# found at configure time, the system /usr/bin/python3 and Debian's Py_DEBUG
+# build /usr/bin/python3.11d from python3.11-dbg), a churn
 # robustness run, a non-Python target, and the generated offset table
 # against the installed headers.  Tests whose interpreter is missing exit 77.
 add_executable(test_python_linetable ${PROJECT_SOURCE_DIR}/tests/unit/test_python_linetable.c)
@@ -17,7 +18,7 @@ else()
   set(EMBER_PYENV_ROOT $ENV{HOME}/.pyenv)
 endif()
 file(GLOB EMBER_PYENV_VERSIONS LIST_DIRECTORIES true ${EMBER_PYENV_ROOT}/versions/*)
-set(EMBER_PYTHONS "system=/usr/bin/python3")
+set(EMBER_PYTHONS "system=/usr/bin/python3" "debug=/usr/bin/python3.11d")
 foreach(dir ${EMBER_PYENV_VERSIONS})
   get_filename_component(ver ${dir} NAME)
   if(ver MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+$" AND EXISTS ${dir}/bin/python)
