@@ -200,6 +200,8 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		 * 0): a module's code is freed after its import and the next
 		 * module's often lands at the same address within milliseconds. */
 		o.no_gil_check = !pc->gil;
+		/* Tests and bench compare the sample check with and without DWARF. */
+		o.no_debug_info = getenv("EMBER_TEST_PY_NO_DWARF") != NULL;
 		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
 		if (p->status != EMBER_PY_OK) {
 			p->py = NULL;

@@ -23,6 +23,7 @@
 #include "py_internal.h"
 
 #define CALIB_MIN_TRIALS 8
+#define FRAME_MIN_TRIALS 3            /* frame holders match exactly: fewer trials */
 #define PROVISIONAL_TRIALS 2         /* a site's candidate may confirm reads from here */
 #define CALIB_DECAY_AT 256            /* halve the counts: later behaviour counts more */
 #define CALIB_MAX_SITES 8192
@@ -151,6 +152,7 @@ static struct py_calib *calib_get(struct ember_python *py, uint64_t pc, bool cre
 		return NULL;
 	py->calib[h].pc = pc;
 	py->calib[h].cand = -1;
+	py->calib[h].fcand = -1;
 	py->calib_n++;
 	return &py->calib[h];
 }
@@ -195,14 +197,43 @@ static int calib_trial(struct ember_python *py, struct py_calib *cb, const struc
 	return change;
 }
 
-static void calib_update(struct ember_python *py, const struct ember_py_evidence *ev, const struct ember_py_frame *f)
+/* Count one trial of which candidate holds the activation's frame at
+ * address frame (exact equality: a few trials suffice). */
+static void frame_trial(struct py_calib *cb, const struct ember_py_evidence *ev, uint64_t frame)
 {
+	cb->ftrials++;
+	for (uint32_t j = 0; j < ev->n && j < EMBER_PY_EVIDENCE_MAX; j++)
+		cb->frame_hits[j] += ev->vals[j] == frame;
+	cb->fcand = -1;
+	for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX && cb->ftrials >= FRAME_MIN_TRIALS; j++)
+		if (cb->frame_hits[j] * 10 >= cb->ftrials * 9) {
+			cb->fcand = (int16_t)j;
+			break;
+		}
+	if (cb->ftrials >= CALIB_DECAY_AT) {
+		cb->ftrials /= 2;
+		for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++)
+			cb->frame_hits[j] /= 2;
+	}
+}
+
+/* frame: the address of the read's (innermost) frame for this activation,
+ * 0 if unknown. */
+static void calib_update(struct ember_python *py, const struct ember_py_evidence *ev, const struct ember_py_frame *f,
+			 uint64_t frame)
+{
+	bool dw_instr = py_eval_dwarf_cand(py, ev->pc, PY_EVAL_NEXT_INSTR) >= 0;
+	bool want_frame = frame && py_eval_dwarf_cand(py, ev->pc, PY_EVAL_FRAME) < 0;
+	if (dw_instr && !want_frame)
+		return;   /* known from DWARF: nothing to learn */
+	struct py_calib *cb = calib_get(py, ev->pc, true);
+	if (!cb)
+		return;
+	if (want_frame)
+		frame_trial(cb, ev, frame);
 	uint32_t code = py_code_base(py, f->code);
 	const struct py_code_entry *c = py->codes[code - 1];
-	if (!c->bc_start || c->ninstr_bytes <= 0)
-		return;
-	struct py_calib *cb = calib_get(py, ev->pc, true);
-	if (cb)
+	if (!dw_instr && c->bc_start && c->ninstr_bytes > 0)
 		py->calib_learnt += (uint64_t)(int64_t)calib_trial(py, cb, ev, code, f->line);
 }
 
@@ -215,33 +246,89 @@ struct resolved {
 	bool guess;       /* a site not learnt yet: may confirm a read, never change it */
 };
 
+/* What candidate cand of ev names: code and line, or code 0. */
+static struct resolved resolve_with(const struct ember_python *py, const struct ember_py_evidence *ev,
+				    int32_t cand, bool lines, bool guess)
+{
+	struct resolved r = { .guess = guess };
+	if (cand < 0 || (uint32_t)cand >= ev->n)
+		return r;
+	uint64_t v = ev->vals[cand];
+	uint32_t id = v ? bc_lookup(py, v) : 0;
+	if (!id)
+		return r;
+	r.code = id;
+	r.line = (uint32_t)line_at(py, id, v);
+	r.lines = lines && !guess;
+	return r;
+}
+
+/* The instruction pointer's holder at ev->pc: from the interpreter's DWARF
+ * when it has some (exact, at every pc, the sampled frame's too), else
+ * learnt per site. */
 static struct resolved resolve(struct ember_python *py, const struct ember_py_evidence *ev)
 {
 	struct resolved r = { 0 };
+	int32_t cand = py_eval_dwarf_cand(py, ev->pc, PY_EVAL_NEXT_INSTR);
+	if (cand >= 0)
+		return resolve_with(py, ev, cand, true, false);
 	const struct py_calib *cb = calib_get(py, ev->pc, false);
 	if (!cb)
 		return r;
-	int32_t cand = cb->cand;
+	cand = cb->cand;
 	if (cand < 0 && cb->trials >= PROVISIONAL_TRIALS && cb->trials < CALIB_MIN_TRIALS) {
 		/* Too few trials to learn the site, but one candidate agreed with
 		 * every read so far: good enough to confirm a read. */
 		for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX && cand < 0; j++)
 			if (cb->line_hits[j] == cb->trials)
 				cand = (int32_t)j;
-		r.guess = true;
+		return resolve_with(py, ev, cand, false, true);
 	}
-	if (cand < 0 || (uint32_t)cand >= ev->n)
-		return r;
-	uint64_t v = ev->vals[cand];
-	if (!v)
-		return r;
-	uint32_t id = bc_lookup(py, v);
-	if (!id)
-		return r;
-	r.code = id;
-	r.line = (uint32_t)line_at(py, id, v);
-	r.lines = cb->lines && !r.guess;
-	return r;
+	return resolve_with(py, ev, cand, cb->lines, false);
+}
+
+/* The frame object activation ev ran, per DWARF or learnt; 0 if unknown. */
+static uint64_t frame_of(struct ember_python *py, const struct ember_py_evidence *ev)
+{
+	int c = py_eval_dwarf_cand(py, ev->pc, PY_EVAL_FRAME);
+	if (c < 0) {
+		const struct py_calib *cb = calib_get(py, ev->pc, false);
+		c = cb ? cb->fcand : -1;
+	}
+	return c >= 0 && (uint32_t)c < ev->n ? ev->vals[c] : 0;
+}
+
+/* <= 3.10: resolve activations res[k] left unknown from their frame
+ * objects as they are now.  A frame that returned keeps its code and f_back
+ * (3.9 and older keep one "zombie" frame per code object for its next call;
+ * a traceback keeps a raising frame alive), so it is accepted only when its
+ * f_back is the frame of the activation below it in the sample (or NULL for
+ * the outermost): a frame reused by another call fails that.  Returns how
+ * many it resolved. */
+static uint32_t resolve_by_frames(struct ember_python *py, const struct ember_py_evidence *ev, uint32_t nev,
+				  struct resolved *res, const uint64_t *read_root_first, uint32_t nread)
+{
+	uint64_t f[64];
+	uint32_t added = 0;
+	for (uint32_t k = 0; k < nev; k++)
+		f[k] = frame_of(py, &ev[k]);
+	for (uint32_t k = 0; k < nev; k++) {
+		if (!f[k])
+			continue;
+		/* the parent's frame: from the sample, else where the read has it */
+		if (k > 0 && !f[k - 1] && k - 1 < nread)
+			f[k - 1] = read_root_first[k - 1];
+		if (res[k].code || !f[k] || (k > 0 && !f[k - 1]))
+			continue;
+		uint64_t back = 0;
+		uint32_t line = 0;
+		uint32_t id = py_frame_object_code(py, f[k], &back, &line);
+		if (!id || back != (k > 0 ? f[k - 1] : 0))
+			continue;
+		res[k] = (struct resolved){ .code = py_code_base(py, id), .line = line };
+		added++;
+	}
+	return added;
 }
 
 /* Whether the read has a frame running code base. */
@@ -276,9 +363,10 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	uint32_t nruns = unreadable ? 0 : ember_python_runs(fr, (uint32_t)n, lo, hi, MAX_RUNS);
 
 	/* Learn from prompt reads that pair up with the sample. */
+	bool have_addrs = py->nfr_addrs == (uint32_t)n;
 	if (!broken && nruns == nev && read_lag_ns < PROMPT_NS)
 		for (uint32_t k = 0; k < nev; k++)
-			calib_update(py, &ev[k], &fr[lo[k]]);
+			calib_update(py, &ev[k], &fr[lo[k]], have_addrs && lo[k] < PY_FRAME_ADDRS ? py->fr_addrs[lo[k]] : 0);
 
 	struct resolved res[64];
 	if (nev > 64)
@@ -287,6 +375,16 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	for (uint32_t k = 0; k < nev; k++) {
 		res[k] = resolve(py, &ev[k]);
 		known += res[k].code != 0;
+	}
+	/* <= 3.10, when the read disagrees: activations whose instruction
+	 * pointer is not known (DWARF has gaps, e.g. on exception paths) by
+	 * their frame object, if DWARF says where `f` is. */
+	if (one_per_activation && known < nev && (broken || nruns != nev)) {
+		uint64_t read_addrs[64];
+		uint32_t nread = 0;
+		for (uint32_t r = 0; have_addrs && !broken && r < nruns && r < 64 && lo[r] < PY_FRAME_ADDRS; r++)
+			read_addrs[nread++] = py->fr_addrs[lo[r]];
+		known += resolve_by_frames(py, ev, nev, res, read_addrs, nread);
 	}
 	if (!known)
 		return n;
@@ -360,6 +458,7 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 			}
 			shift = 0;
 			nruns = nev;
+			have_addrs = false;   /* fr_addrs no longer lines up with fr */
 			*flags |= EMBER_PY_CORRECTED;
 		}
 	} else if (nruns < nev) {
@@ -393,6 +492,7 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 		if (j <= hi[r]) {
 			/* went deeper inside the activation: drop the newer frames */
 			uint32_t drop = j - in;
+			have_addrs = false;
 			memmove(&fr[in], &fr[j], (size_t)(n - (int)j) * sizeof *fr);
 			n -= (int)drop;
 			for (uint32_t q = 0; q < nruns; q++) {
@@ -404,7 +504,21 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 			fr[in].line = rs->line;
 		} else {
 			/* returned and called something else: the sample's function,
-			 * under the callers the read found */
+			 * under the callers the read found.  Not for the sampled frame
+			 * itself from 3.11 on: there the sample's code is as likely a
+			 * callee of the read's innermost frame, run in the same
+			 * activation (`rng.choice` inside a generator expression), and
+			 * the frames between them are unknown.  Where the sample's frame
+			 * pointer is known, only the same frame slot (a call that
+			 * replaced the read's innermost one) is taken. */
+			if (!one_per_activation) {
+				uint64_t fs = frame_of(py, &ev[k]);
+				uint64_t fread = have_addrs && in < PY_FRAME_ADDRS ? py->fr_addrs[in] : 0;
+				if (fs && fread ? fs != fread : ev[k].leaf) {
+					all = false;
+					continue;
+				}
+			}
 			if (!in_read(py, fr, n, rs->code) && !py_code_still_there(py, rs->code)) {
 				all = false;
 				continue;

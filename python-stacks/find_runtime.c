@@ -354,8 +354,10 @@ int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_p
 		snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, obj->path);
 		rc = elf_open(&elf, path);
 	}
-	if (rc < 0)
-		rc = elf_open(&elf, obj->path);
+	if (rc < 0) {
+		snprintf(path, sizeof path, "%s", obj->path);
+		rc = elf_open(&elf, path);
+	}
 	if (rc < 0) {
 		int st = rc == -ENOEXEC ? EMBER_PY_NOT_PYTHON : EMBER_PY_NO_ACCESS;
 		fail(msg, msglen, st, "pid %d: cannot open %s: %s", (int)pid, obj->path, strerror(-rc));
@@ -373,6 +375,9 @@ int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_p
 		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read its memory: %s", (int)pid, strerror(err));
 	}
 	rc = locate(py, &m, obj, &elf, msg, msglen);
+	if (rc == EMBER_PY_OK && !py->opts.no_debug_info)
+		py_eval_dwarf_start(py, path, obj->start - (elf.first_load_vaddr & ~4095ull),
+				    py->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault");
 	elf_close(&elf);
 	proc_maps_free(&m);
 	if (rc != EMBER_PY_OK) {
@@ -406,6 +411,8 @@ void ember_python_close(struct ember_python *py)
 	py_code_free_all(py);
 	free(py->bc);
 	free(py->calib);
+	py_eval_dwarf_stop(py);
+	free(py->eval_locs);
 	for (size_t i = 0; i < py->nthreads; i++)
 		free(py->threads[i].plan);
 	free(py->threads);

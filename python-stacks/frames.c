@@ -89,6 +89,28 @@ static uint32_t class_variant(struct ember_python *py, uint64_t f, uint32_t id)
 	return tp_name ? py_code_variant(py, id, type, tp_name) : id;
 }
 
+uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *back, uint32_t *line)
+{
+	const struct py_offsets *o = &py->off;
+	uint8_t b[512], h[512];
+	if (!rm_ptr_ok(f, 8) || py->fr_len > sizeof b || py->co_len > sizeof h ||
+	    !rm_read(py->pid, f, b, py->fr_len, NULL, &py->st.syscalls) || rd64(b, o->ob_type) != py->t_frame)
+		return 0;
+	uint64_t code = rd64(b, o->fo_code);
+	if (!rm_ptr_ok(code, 8) || !rm_read(py->pid, code, h, py->co_len, NULL, &py->st.syscalls))
+		return 0;
+	uint32_t id = py_code_get(py, code, h);
+	if (!id)
+		return 0;
+	int64_t lasti = rd32(b, o->fo_lasti);
+	if (py->minor == 10 && py->major == 3)
+		lasti *= 2;
+	int l = line_of(py, id, lasti);
+	*line = l < 0 ? 0 : (uint32_t)l;
+	*back = rd64(b, o->fo_back);
+	return id;
+}
+
 static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_py_frame *out, int max,
 			     uint32_t *flags, uint64_t *leaf)
 {
@@ -129,7 +151,10 @@ static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_p
 		}
 		if (py->codes[id - 1]->first_arg)
 			id = class_variant(py, f, id);
+		if ((size_t)n < PY_FRAME_ADDRS)
+			py->fr_addrs[n] = f;
 		out[n++] = (struct ember_py_frame){ .code = id, .line = (uint32_t)line, .activation_start = true };
+		py->nfr_addrs = (uint32_t)n;
 		f = rd64(b, o->fo_back);
 	}
 	return n;
@@ -205,6 +230,9 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 		}
 		if (!*leaf)
 			*leaf = f;
+		if ((size_t)n < PY_FRAME_ADDRS)
+			py->fr_addrs[n] = f;
+		py->nfr_addrs = (uint32_t)n + 1;
 		out[n++] = (struct ember_py_frame){
 			.code = id, .line = (uint32_t)line,
 			.activation_start = v311 && b[o->if_is_entry] != 0,

@@ -230,7 +230,12 @@ struct py_calib {
 	uint16_t line_hits[EMBER_PY_EVIDENCE_MAX];
 	int16_t cand;                  /* -1: not learnt */
 	bool lines;                    /* its line agrees often enough to replace the read's */
+	/* which candidate holds the activation's (innermost) frame */
+	uint16_t ftrials;
+	uint16_t frame_hits[EMBER_PY_EVIDENCE_MAX];
+	int16_t fcand;                 /* -1: not learnt */
 };
+#define PY_FRAME_ADDRS 256
 
 struct str_intern {
 	char **v;                   /* open addressing, cap power of two */
@@ -280,9 +285,19 @@ struct ember_python {
 	/* eval-loop function ranges (absolute) */
 	uint64_t eval_lo[2], eval_hi[2];
 	uint32_t neval;
+	struct py_dwarf_job *dwarf_job; /* eval_dwarf.c loader, until adopted */
+	/* where the eval loop's variables live per pc range (eval_dwarf.c),
+	 * sorted by variable then pc; absolute */
+	struct py_eval_loc *eval_locs;
+	size_t neval_locs;
 	/* bytecode address -> code id, sorted by start (evidence.c) */
 	struct py_bc_range *bc;
 	size_t nbc, bc_cap;
+	/* addresses of the last read's frames (frame objects up to 3.10,
+	 * interpreter frames from 3.11), innermost first: the sample check
+	 * pairs them with the frame pointers the sample held */
+	uint64_t fr_addrs[PY_FRAME_ADDRS];
+	uint32_t nfr_addrs;
 	struct py_calib *calib;        /* by pc, open addressing; NULL until needed */
 	size_t calib_cap, calib_n;
 	uint64_t calib_learnt;         /* sites with a candidate */
@@ -293,6 +308,29 @@ struct ember_python {
 	struct ember_python_stats st;
 	struct py_tn_cache tn;         /* thread_names.c */
 };
+
+/* eval_dwarf.c: where the eval loop keeps `next_instr`, from the
+ * interpreter's DWARF (its own or a separate debug file), per pc range. */
+enum py_eval_var {
+	PY_EVAL_NEXT_INSTR,            /* the instruction pointer */
+	PY_EVAL_FRAME,                 /* the frame: `f` (PyFrameObject *, <= 3.10), `frame` (3.11+) */
+	PY_EVAL_NVARS
+};
+struct py_eval_loc {
+	uint64_t lo, hi;               /* absolute pcs [lo, hi) */
+	int16_t cand;                  /* evidence candidate index (python_stacks.h layout) */
+	uint8_t var;                   /* enum py_eval_var */
+};
+/* Start loading, in a thread, for the runtime object opened at elf_path
+ * (load bias `bias`) once eval_lo/hi[0] is known; nothing when there is no
+ * DWARF.  _adopt (reader thread, at each read) takes the result over once
+ * the loader is done: the table, and the .cold part from DWARF when the
+ * symbols lacked it.  _stop waits for the loader and frees (at close). */
+void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, const char *eval_name);
+void py_eval_dwarf_adopt(struct ember_python *py);
+void py_eval_dwarf_stop(struct ember_python *py);
+/* Candidate holding variable var at pc, -1 if unknown. */
+int py_eval_dwarf_cand(const struct ember_python *py, uint64_t pc, enum py_eval_var var);
 
 /* threads.c */
 int py_scan_threads(struct ember_python *py);
@@ -307,6 +345,10 @@ void snap_end(struct ember_python *py, struct py_thread *t);
 /* frames.c */
 int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,
             int max, uint32_t *flags);
+
+/* <= 3.10: the code id of the frame object at f as it is now (two reads),
+ * its f_back and the line of its last instruction; 0 if f is not a frame. */
+uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *back, uint32_t *line);
 
 /* code_cache.c */
 /* Code id for the code object at addr whose header bytes (co_len) are hdr;

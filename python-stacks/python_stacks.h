@@ -54,10 +54,12 @@ struct ember_python_opts {
 	                          * N: at most every N ms per code object, which drops those
 	                          * reads from most samples (a freed and reused code address is
 	                          * then noticed within N ms) */
+	bool no_debug_info;      /* do not read the interpreter's DWARF for where the eval loop
+	                          * keeps its instruction pointer: learn it from samples only */
 };
 #define EMBER_PYTHON_OPTS_DEFAULT { .max_depth = 2048, .verify = true, .no_build_id_check = false, \
                                     .no_gil_check = false, \
-                                    .code_recheck_ms = 0 }
+                                    .code_recheck_ms = 0, .no_debug_info = false }
 
 /* Attach to process pid (it keeps running; nothing is stopped or ptraced).
  * opts may be NULL (defaults).  On success returns EMBER_PY_OK and *out; on
@@ -139,8 +141,12 @@ uint32_t ember_python_runs(const struct ember_py_frame *frames, uint32_t n, uint
 bool ember_python_is_eval(const struct ember_python *py, uint64_t pc);
 
 /* What the native sample held for one eval activation: candidate words with
- * a fixed meaning per index across samples (registers, then stack words). */
+ * a fixed meaning per index across samples.  Learning works with any fixed
+ * layout; the interpreter's DWARF (when it has some) is used only with this
+ * one, the sampler's: vals[0..14] the registers ax bx cx dx si di bp r8..r15
+ * (0 = unknown), vals[15 + k] the word at CFA - 8 * (k + 1). */
 #define EMBER_PY_EVIDENCE_MAX 96
+#define EMBER_PY_EVIDENCE_REGS 15
 struct ember_py_evidence {
 	uint64_t pc;             /* where the activation is: the call site, or the sampled pc */
 	bool leaf;               /* the activation is the sampled frame itself */

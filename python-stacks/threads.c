@@ -516,8 +516,11 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 	int n = 0;
 
 	py->st.reads++;
+	py->nfr_addrs = 0;
 	if (flags)
 		*flags = 0;
+	if (py->dwarf_job)
+		py_eval_dwarf_adopt(py);
 	/* A torn read (a call or return happened while it ran) is retried: the
 	 * retry's prefetch already has the new objects, so it is quick. */
 	for (int torn_retry = 0; torn_retry < TORN_RETRIES + 1; torn_retry++) {

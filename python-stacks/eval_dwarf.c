@@ -1,0 +1,325 @@
+/* Where the eval loop keeps its instruction pointer, from the interpreter's
+ * own DWARF (see py_internal.h, "eval_dwarf.c").
+ *
+ * The sample check (evidence.c) maps the eval loop's `next_instr` variable,
+ * as the native sample held it, back to a code object and line.  Without
+ * debug information it has to learn, per call site, which register or stack
+ * slot holds it -- which never works for the sampled frame itself (every
+ * pc in the loop is its own site, seen once or twice).  When the
+ * interpreter has DWARF (pyenv builds are compiled with -g; Debian's python3
+ * has it in python3.X-dbg, found by build-id or .gnu_debuglink like the
+ * symbolizer finds it), the location lists of `next_instr` say exactly
+ * where it lives at each pc: a register, or a slot at a fixed offset from
+ * the CFA.  Those map directly onto the sampler's probe candidates.
+ *
+ * Loaded once per process, in a thread of its own started at open; lookups
+ * are a binary search.
+ * The subprogram's address ranges also give the eval function's `.cold`
+ * part when the mapped ELF has no symbol for it (Debian's stripped
+ * python3). */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "py_internal.h"
+
+/* DWARF x86-64 register number -> probe candidate index (ax bx cx dx si di
+ * bp r8..r15); -1 for rsp and anything else. */
+static int reg_to_cand(unsigned reg)
+{
+	static const int8_t map[16] = { 0, 3, 2, 1, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12, 13, 14 };
+	return reg < 16 ? map[reg] : -1;
+}
+
+/* Candidate holding the variable for one location expression, or -1:
+ * a register, or a word at CFA - 8 * (k + 1) (DW_OP_fbreg with the
+ * frame base being the CFA). */
+static int expr_to_cand(const Dwarf_Op *e, size_t n, bool fb_is_cfa)
+{
+	if (n != 1)
+		return -1;   /* pieces, computed values, entry values: not a plain holder */
+	if (e[0].atom >= DW_OP_reg0 && e[0].atom <= DW_OP_reg31)
+		return reg_to_cand(e[0].atom - DW_OP_reg0);
+	if (e[0].atom == DW_OP_regx)
+		return reg_to_cand((unsigned)e[0].number);
+	if (e[0].atom == DW_OP_fbreg && fb_is_cfa) {
+		int64_t off = (int64_t)e[0].number;
+		if (off >= 0 || off % 8)
+			return -1;
+		int64_t k = -off / 8 - 1;
+		return k < EMBER_PY_EVIDENCE_MAX - EMBER_PY_EVIDENCE_REGS ? EMBER_PY_EVIDENCE_REGS + (int)k : -1;
+	}
+	return -1;
+}
+
+/* A DIE's name, also through DW_AT_abstract_origin / DW_AT_specification
+ * (an out-of-line instance of a function GCC also inlined, or cloned, names
+ * itself and its variables only there). */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	return dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+struct collect {
+	struct py_eval_loc *v;
+	size_t n, cap;
+	int var;                     /* enum py_eval_var being collected */
+	const char *names[PY_EVAL_NVARS];
+	bool fb_is_cfa;
+	Dwarf_Addr sub_lo, sub_hi;   /* for single-expression (non-list) locations: the entry range */
+	Dwarf_Die *sub;
+};
+
+static int push(struct collect *c, uint64_t lo, uint64_t hi, int cand)
+{
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 256;
+		struct py_eval_loc *t = realloc(c->v, nc * sizeof *t);
+		if (!t)
+			return -1;
+		c->v = t;
+		c->cap = nc;
+	}
+	c->v[c->n++] = (struct py_eval_loc){ .lo = lo, .hi = hi, .cand = (int16_t)cand, .var = (uint8_t)c->var };
+	return 0;
+}
+
+/* One `next_instr` variable: every range of its location list. */
+static void add_variable(struct collect *c, Dwarf_Die *var)
+{
+	Dwarf_Attribute attr;
+	if (!dwarf_attr(var, DW_AT_location, &attr))
+		return;
+	Dwarf_Addr base, start, end;
+	Dwarf_Op *expr;
+	size_t len;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_getlocations(&attr, off, &base, &start, &end, &expr, &len)) > 0) {
+		int cand = expr_to_cand(expr, len, c->fb_is_cfa);
+		if (cand < 0)
+			continue;
+		if (start == 0 && end == (Dwarf_Addr)-1) {
+			/* one expression for the whole scope: the subprogram's ranges */
+			Dwarf_Addr b, s, e;
+			ptrdiff_t r = 0;
+			while ((r = dwarf_ranges(c->sub, r, &b, &s, &e)) > 0)
+				push(c, s, e, cand);
+		} else {
+			push(c, start, end, cand);
+		}
+	}
+}
+
+/* The variables in the subprogram's own scopes (its parameters, lexical
+ * blocks; not the functions inlined into it). */
+static void walk(struct collect *c, Dwarf_Die *die)
+{
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) {
+			const char *name = die_name(&child);
+			for (int v = 0; name && v < PY_EVAL_NVARS; v++)
+				if (strcmp(name, c->names[v]) == 0) {
+					c->var = v;
+					add_variable(c, &child);
+				}
+		} else if (tag == DW_TAG_lexical_block) {
+			walk(c, &child);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int cmp_loc(const void *a, const void *b)
+{
+	const struct py_eval_loc *x = a, *y = b;
+	if (x->var != y->var)
+		return x->var < y->var ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The subprogram DIE named `name` whose ranges contain pc (DWARF addresses). */
+static bool find_subprogram(Dwfl_Module *mod, Dwarf_Addr pc, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
+	if (!cu)
+		return false;
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, pc - bias, &scopes);
+	bool found = false;
+	for (int i = 0; i < n && !found; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		const char *nm = die_name(&scopes[i]);
+		if (nm && strcmp(nm, name) == 0) {
+			*out = scopes[i];
+			found = true;
+		}
+	}
+	free(scopes);
+	return found;
+}
+
+/* What the loader thread hands over (owned by it until `done`). */
+struct py_dwarf_job {
+	char *path;
+	uint64_t bias;                 /* load bias of the runtime object */
+	uint64_t hot_lo, hot_hi;       /* absolute */
+	bool want_cold;
+	char name[32];
+	bool frame_objects;            /* <= 3.10: the frame variable is `f` */
+	pthread_t thread;
+	atomic_bool done;
+	/* results, absolute */
+	struct py_eval_loc *locs;
+	size_t nlocs;
+	uint64_t cold_lo, cold_hi;     /* 0, 0: none */
+};
+
+static void load(struct py_dwarf_job *j)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+	if (!dwfl)
+		return;
+	dwfl_report_begin(dwfl);
+	/* base 0 + add_p_vaddr: module addresses are the file's own vaddrs */
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, "python", j->path, -1, 0, true);
+	dwfl_report_end(dwfl, NULL, NULL);
+	Dwarf_Die sub;
+	if (!mod || !find_subprogram(mod, j->hot_lo - j->bias, j->name, &sub)) {
+		dwfl_end(dwfl);
+		return;
+	}
+	Dwarf_Addr dwbias = 0;
+	dwfl_module_getdwarf(mod, &dwbias);
+	uint64_t to_abs = dwbias + j->bias;
+
+	struct collect c = { .sub = &sub, .names = { "next_instr", j->frame_objects ? "f" : "frame" } };
+	Dwarf_Attribute fb;
+	Dwarf_Op *fbe;
+	size_t fbn;
+	c.fb_is_cfa = dwarf_attr(&sub, DW_AT_frame_base, &fb) && dwarf_getlocation(&fb, &fbe, &fbn) == 0 &&
+		      fbn == 1 && fbe[0].atom == DW_OP_call_frame_cfa;
+	walk(&c, &sub);
+
+	/* The function's other part (.cold) when the symbols did not name it. */
+	Dwarf_Addr b, s, e;
+	ptrdiff_t r = 0;
+	while (j->want_cold && !j->cold_hi && (r = dwarf_ranges(&sub, r, &b, &s, &e)) > 0)
+		if (e + to_abs <= j->hot_lo || s + to_abs >= j->hot_hi) {
+			j->cold_lo = s + to_abs;
+			j->cold_hi = e + to_abs;
+		}
+	for (size_t i = 0; i < c.n; i++) {
+		c.v[i].lo += to_abs;
+		c.v[i].hi += to_abs;
+	}
+	if (c.n)
+		qsort(c.v, c.n, sizeof *c.v, cmp_loc);
+	j->locs = c.v;
+	j->nlocs = c.n;
+	dwfl_end(dwfl);
+}
+
+static void *loader(void *arg)
+{
+	struct py_dwarf_job *j = arg;
+	load(j);
+	atomic_store_explicit(&j->done, true, memory_order_release);
+	return NULL;
+}
+
+/* Reading a separate debug file costs up to ~200 ms (Debian's python3:
+ * 11 MB of compressed DWARF): a thread of its own, so that no sample's
+ * read waits for it.  Until it is done, sites are learnt as without DWARF. */
+void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, const char *eval_name)
+{
+	if (py->neval == 0)
+		return;
+	struct py_dwarf_job *j = calloc(1, sizeof *j);
+	if (!j || !(j->path = strdup(elf_path))) {
+		free(j);
+		return;
+	}
+	j->bias = bias;
+	j->hot_lo = py->eval_lo[0];
+	j->hot_hi = py->eval_hi[0];
+	j->want_cold = py->neval == 1;
+	j->frame_objects = py->off.ts_frame >= 0;
+	snprintf(j->name, sizeof j->name, "%s", eval_name);
+	atomic_init(&j->done, false);
+	if (pthread_create(&j->thread, NULL, loader, j) != 0) {
+		free(j->path);
+		free(j);
+		return;
+	}
+	py->dwarf_job = j;
+}
+
+void py_eval_dwarf_adopt(struct ember_python *py)
+{
+	struct py_dwarf_job *j = py->dwarf_job;
+	if (!j || !atomic_load_explicit(&j->done, memory_order_acquire))
+		return;
+	pthread_join(j->thread, NULL);
+	py->eval_locs = j->locs;
+	py->neval_locs = j->nlocs;
+	if (j->cold_hi && py->neval == 1) {
+		py->eval_lo[1] = j->cold_lo;
+		py->eval_hi[1] = j->cold_hi;
+		py->neval = 2;
+	}
+	if (py->neval_locs) {
+		size_t len = strlen(py->describe);
+		snprintf(py->describe + len, sizeof py->describe - len, "; eval loop from DWARF%s",
+			 j->cold_hi ? ", its .cold part too" : "");
+	}
+	free(j->path);
+	free(j);
+	py->dwarf_job = NULL;
+}
+
+void py_eval_dwarf_stop(struct ember_python *py)
+{
+	struct py_dwarf_job *j = py->dwarf_job;
+	if (!j)
+		return;
+	pthread_join(j->thread, NULL);
+	free(j->locs);
+	free(j->path);
+	free(j);
+	py->dwarf_job = NULL;
+}
+
+int py_eval_dwarf_cand(const struct ember_python *py, uint64_t pc, enum py_eval_var var)
+{
+	/* first entry of a later variable, or of this one starting after pc */
+	size_t lo = 0, hi = py->neval_locs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct py_eval_loc *l = &py->eval_locs[mid];
+		if (l->var < var || (l->var == var && l->lo <= pc))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges of different lexical-block variables may nest: look back a few. */
+	for (size_t i = lo, k = 0; i-- > 0 && k < 8 && py->eval_locs[i].var == var; k++)
+		if (pc < py->eval_locs[i].hi)
+			return py->eval_locs[i].cand;
+	return -1;
+}
