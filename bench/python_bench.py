@@ -8,6 +8,8 @@ usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N]
   its own native hot function: cv::GaussianBlur, cv::Canny, BLAS dgemm, zlib
   deflate) at -F 999; share of those native samples whose nearest Python frame
   is the right caller, and the mismatch rate ember reports;
+- mismatch with and without the eval loop's DWARF: raise_gen.py and
+  zlib_pair.py on every interpreter, 2 s each, interleaved;
 - read cost: a 20-deep Python recursion burning at the bottom, -F 999; the
   mean time of a Python stack read from ember's summary;
 - reader: bench/py_read_bench.c on every interpreter, against a floor read
@@ -113,8 +115,34 @@ def main():
     print("Python frames per sample (max): %d; read %s us/sample; ember capture CPU %s us/sample"
           % (max(frames or [0]), m.group(1) if m else "?", cap.group(1) if cap else "?"))
 
+    mismatch_dwarf(ember, tmp)
     reader_cost(build, tmp)
     slowdown_attached(ember, tmp, rounds)
+
+
+def mismatch_dwarf(ember, tmp, reps=2):
+    """Uncertain share with the eval loop's DWARF and without it (test knob
+    EMBER_TEST_PY_NO_DWARF: holders learnt from samples only), interleaved,
+    on every interpreter: raise_gen.py (the stack changes every microsecond)
+    and zlib_pair.py (2 s: start-up imports are most of the uncertain)."""
+    print("== mismatch rate with / without the eval loop's DWARF (-F 999, 2 s, %d interleaved runs each)" % reps)
+    pat = re.compile(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed")
+    for script in ("raise_gen.py", "zlib_pair.py"):
+        for label, exe in interpreters() + [("debug /usr/bin/python3.11d", "/usr/bin/python3.11d")]:
+            if not os.path.exists(exe):
+                continue
+            got = {"dwarf": [], "learnt": []}
+            for _ in range(reps):
+                for mode in ("dwarf", "learnt"):
+                    env = dict(os.environ)
+                    if mode == "learnt":
+                        env["EMBER_TEST_PY_NO_DWARF"] = "1"
+                    err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "mm.folded")],
+                                 [exe, os.path.join(ROOT, "tests/e2e/py", script), "2"], env)
+                    m = pat.search(err)
+                    got[mode].append(m.group(3) + "%" if m else "?")
+            print("%-14s %-32s DWARF %-16s learnt only %s" % (script, label, " / ".join(got["dwarf"]),
+                                                            " / ".join(got["learnt"])))
 
 
 def interpreters():

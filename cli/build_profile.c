@@ -238,6 +238,18 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 			break;
 		for (uint32_t i = 0; i < ngroups; i++)
 			groups[i].ids = cache.ids + groups[i].off;
+		const struct ember_python *handle = pc ? python_capture_get(pc, v.pid) : NULL;
+		/* An eval-loop part no symbol names (the .cold part of a stripped
+		 * python3, found by its jumps): an activation all the same. */
+		for (uint32_t i = 0, k = v.nframes; handle && i < ngroups; i++) {
+			const struct ember_frame_addr *fa = &v.frames[--k];
+			if (groups[i].cls & (GROUP_EVAL_DEFAULT | GROUP_EVAL_EX) || fa->module == EMBER_NO_MODULE)
+				continue;
+			struct ember_module_info mi;
+			ember_sampler_module(sampler, fa->module, &mi);
+			if (ember_python_is_eval_vaddr(handle, mi.path, fa->addr))
+				groups[i].cls |= GROUP_EVAL_DEFAULT | GROUP_EVAL_EX | GROUP_INTERP;
+		}
 		uint32_t n = 0;
 		if (mo->subprocesses) {
 			char label[320];
@@ -252,7 +264,6 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		if (v.flags & EMBER_SAMPLE_TRUNCATED)
 			stack[n++] = truncated_id;
 		bool uncertain;
-		const struct ember_python *handle = pc ? python_capture_get(pc, v.pid) : NULL;
 		n += merge_stack(p, mo, groups, ngroups, v.py, v.npy, v.pyflags, handle,
 				 (v.flags & EMBER_SAMPLE_TRUNCATED) != 0, stack + n, (uint32_t)(stack_cap - n),
 				 &uncertain);

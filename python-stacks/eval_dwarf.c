@@ -183,6 +183,7 @@ struct py_dwarf_job {
 	struct py_eval_loc *locs;
 	size_t nlocs;
 	uint64_t cold_lo, cold_hi;     /* 0, 0: none */
+	bool cold_scanned;             /* found by eval_cold.c, not DWARF */
 };
 
 static void load(struct py_dwarf_job *j)
@@ -201,6 +202,13 @@ static void load(struct py_dwarf_job *j)
 	dwfl_report_end(dwfl, NULL, NULL);
 	Dwarf_Die sub;
 	if (!mod || !find_subprogram(mod, j->hot_lo - j->bias, j->name, &sub)) {
+		/* No DWARF for it: the .cold part may still be found by its jumps. */
+		uint64_t lo, hi;
+		if (mod && j->want_cold && py_find_cold_part(mod, j->hot_lo - j->bias, j->hot_hi - j->bias, &lo, &hi)) {
+			j->cold_lo = lo + j->bias;
+			j->cold_hi = hi + j->bias;
+			j->cold_scanned = true;
+		}
 		dwfl_end(dwfl);
 		return;
 	}
@@ -283,11 +291,12 @@ void py_eval_dwarf_adopt(struct ember_python *py)
 		py->eval_hi[1] = j->cold_hi;
 		py->neval = 2;
 	}
-	if (py->neval_locs) {
-		size_t len = strlen(py->describe);
+	size_t len = strlen(py->describe);
+	if (py->neval_locs)
 		snprintf(py->describe + len, sizeof py->describe - len, "; eval loop from DWARF%s",
 			 j->cold_hi ? ", its .cold part too" : "");
-	}
+	else if (j->cold_scanned)
+		snprintf(py->describe + len, sizeof py->describe - len, "; eval loop's .cold part found by its jumps");
 	free(j->path);
 	free(j);
 	py->dwarf_job = NULL;

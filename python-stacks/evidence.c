@@ -39,6 +39,11 @@ bool ember_python_is_eval(const struct ember_python *py, uint64_t pc)
 	return false;
 }
 
+bool ember_python_is_eval_vaddr(const struct ember_python *py, const char *path, uint64_t vaddr)
+{
+	return py && path && strcmp(path, py->rt_path) == 0 && ember_python_is_eval(py, vaddr + py->rt_bias);
+}
+
 /* ------------------------------------------------------- bytecode index */
 
 void py_bc_add(struct ember_python *py, uint32_t id)

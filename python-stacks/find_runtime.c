@@ -375,6 +375,8 @@ int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_p
 		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read its memory: %s", (int)pid, strerror(err));
 	}
 	rc = locate(py, &m, obj, &elf, msg, msglen);
+	snprintf(py->rt_path, sizeof py->rt_path, "%s", obj->path);
+	py->rt_bias = obj->start - (elf.first_load_vaddr & ~4095ull);
 	if (rc == EMBER_PY_OK && !py->opts.no_debug_info)
 		py_eval_dwarf_start(py, path, obj->start - (elf.first_load_vaddr & ~4095ull),
 				    py->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault");

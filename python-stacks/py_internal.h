@@ -282,6 +282,8 @@ struct ember_python {
 	size_t code_hash_cap, code_hash_n;
 	struct str_intern strs;
 
+	char rt_path[4096];            /* the runtime object as mapped (maps path) */
+	uint64_t rt_bias;              /* its load bias: absolute = file vaddr + rt_bias */
 	/* eval-loop function ranges (absolute) */
 	uint64_t eval_lo[2], eval_hi[2];
 	uint32_t neval;
@@ -331,6 +333,14 @@ void py_eval_dwarf_adopt(struct ember_python *py);
 void py_eval_dwarf_stop(struct ember_python *py);
 /* Candidate holding variable var at pc, -1 if unknown. */
 int py_eval_dwarf_cand(const struct ember_python *py, uint64_t pc, enum py_eval_var var);
+
+/* eval_cold.c: the .cold part of the function at [hot_lo, hot_hi) (module
+ * addresses) found from the targets of its jumps and the CFI rows there,
+ * without symbols or DWARF; x86-64 only.  py_cold_part_of opens path itself
+ * (tests). */
+struct Dwfl_Module;
+bool py_find_cold_part(struct Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
+bool py_cold_part_of(const char *path, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
 
 /* threads.c */
 int py_scan_threads(struct ember_python *py);

@@ -13,6 +13,7 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/code_cache.c
   ${PROJECT_SOURCE_DIR}/python-stacks/evidence.c
   ${PROJECT_SOURCE_DIR}/python-stacks/eval_dwarf.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/eval_cold.c
   ${PROJECT_SOURCE_DIR}/python-stacks/thread_names.c
   ${PROJECT_SOURCE_DIR}/python-stacks/linetable.c)
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)

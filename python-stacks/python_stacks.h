@@ -139,6 +139,11 @@ uint32_t ember_python_runs(const struct ember_py_frame *frames, uint32_t n, uint
  * PyEval_EvalFrameEx on 2.7; the hot part and, where the symbol table names
  * it, its .cold part): the native frames that are Python activations. */
 bool ember_python_is_eval(const struct ember_python *py, uint64_t pc);
+/* The same for an address in a file's own virtual addresses (as the
+ * symbolizer sees frames): whether vaddr of the mapped file `path` lies in
+ * the eval loop.  For the .cold part found without a symbol, which no name
+ * gives away. */
+bool ember_python_is_eval_vaddr(const struct ember_python *py, const char *path, uint64_t vaddr);
 
 /* What the native sample held for one eval activation: candidate words with
  * a fixed meaning per index across samples.  Learning works with any fixed

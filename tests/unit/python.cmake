@@ -2,7 +2,8 @@
 # answers, the frame reader against live interpreters (every pyenv version
 # found at configure time, the system /usr/bin/python3 and Debian's Py_DEBUG
 # build /usr/bin/python3.11d from python3.11-dbg), a churn
-# robustness run, a non-Python target, and the generated offset table
+# robustness run, a non-Python target, the .cold part of the eval loop
+# found without symbols, and the generated offset table
 # against the installed headers.  Tests whose interpreter is missing exit 77.
 add_executable(test_python_linetable ${PROJECT_SOURCE_DIR}/tests/unit/test_python_linetable.c)
 target_link_libraries(test_python_linetable PRIVATE ember_python)
@@ -10,6 +11,10 @@ target_include_directories(test_python_linetable PRIVATE ${PROJECT_SOURCE_DIR}/t
 add_executable(test_python_stacks ${PROJECT_SOURCE_DIR}/tests/unit/test_python_stacks.c)
 target_link_libraries(test_python_stacks PRIVATE ember_python)
 target_include_directories(test_python_stacks PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+
+add_executable(test_python_cold ${PROJECT_SOURCE_DIR}/tests/unit/test_python_cold.c)
+target_link_libraries(test_python_cold PRIVATE ember_python PkgConfig::LIBDW)
+target_include_directories(test_python_cold PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
 
 set(EMBER_PYDIR ${PROJECT_SOURCE_DIR}/tests/python)
 if(DEFINED ENV{PYENV_ROOT})
@@ -26,8 +31,11 @@ foreach(dir ${EMBER_PYENV_VERSIONS})
   endif()
 endforeach()
 
-set(EMBER_PY_TESTS python_notpython)
+set(EMBER_PY_TESTS python_notpython python_cold_scan)
 add_test(NAME python_notpython COMMAND test_python_stacks notpython)
+# The eval loop's .cold part found without symbols, against Debian's python3
+# and the symbol table of its debug file (python3.11-dbg).
+add_test(NAME python_cold_scan COMMAND test_python_cold /usr/bin/python3)
 foreach(entry ${EMBER_PYTHONS})
   string(REPLACE "=" ";" pair ${entry})
   list(GET pair 0 ver)
