@@ -1,5 +1,6 @@
 /* ember: entry point and subcommand dispatch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -25,6 +26,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EMBER_EXIT_USAGE;
 	}
+	/* Debian's libdw asks debuginfod for debug files it lacks when
+	 * DEBUGINFOD_URLS is set (its shells set it): a download in the middle of
+	 * a recording (python-stacks reads the interpreter's DWARF while
+	 * sampling) or a report.  Everything ember reads stays local. */
+	unsetenv("DEBUGINFOD_URLS");
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "record") == 0)
 		return cmd_record(argc - 1, argv + 1);

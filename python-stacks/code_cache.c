@@ -454,6 +454,8 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	c->k_code = o->co_code >= 0 ? rd64(h, o->co_code) : 0;
 	c->k_size = (int64_t)rd64(h, o->ob_size);
 	c->firsttraceable = o->co_firsttraceable >= 0 ? rd32(h, o->co_firsttraceable) : 0;
+	/* CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR */
+	c->generator = o->co_flags >= 0 && (rd32(h, o->co_flags) & (0x20 | 0x80 | 0x100 | 0x200)) != 0;
 	if (o->co_code_adaptive >= 0)
 		c->ninstr_bytes = c->k_size >= 0 ? c->k_size * 2 : -1;
 	else

@@ -1,22 +1,23 @@
-/* Where the eval loop keeps its instruction pointer, from the interpreter's
- * own DWARF (see py_internal.h, "eval_dwarf.c").
+/* Where the eval loop keeps its instruction pointer and its frame, from the
+ * interpreter's own DWARF (see py_internal.h, "eval_dwarf.c").
  *
  * The sample check (evidence.c) maps the eval loop's `next_instr` variable,
- * as the native sample held it, back to a code object and line.  Without
- * debug information it has to learn, per call site, which register or stack
- * slot holds it -- which never works for the sampled frame itself (every
- * pc in the loop is its own site, seen once or twice).  When the
- * interpreter has DWARF (pyenv builds are compiled with -g; Debian's python3
- * has it in python3.X-dbg, found by build-id or .gnu_debuglink like the
- * symbolizer finds it), the location lists of `next_instr` say exactly
- * where it lives at each pc: a register, or a slot at a fixed offset from
- * the CFA.  Those map directly onto the sampler's probe candidates.
+ * as the native sample held it, back to a code object and line, and its
+ * frame variable (`f`, a PyFrameObject, up to 3.10; `frame` from 3.11) to
+ * the frame it ran.  Without debug information it has to learn, per call
+ * site, which register or stack slot holds them -- which never works for
+ * the sampled frame itself (every pc in the loop is its own site, seen once
+ * or twice).  When the interpreter has DWARF (pyenv builds are compiled
+ * with -g; Debian's python3 has it in python3.X-dbg, found by build-id or
+ * .gnu_debuglink as the symbolizer finds it), their location lists say
+ * exactly where they live at each pc: a register, or a slot at a fixed
+ * offset from the CFA.  Those map directly onto the sampler's candidates
+ * (x86-64 register numbering).
  *
  * Loaded once per process, in a thread of its own started at open; lookups
- * are a binary search.
- * The subprogram's address ranges also give the eval function's `.cold`
- * part when the mapped ELF has no symbol for it (Debian's stripped
- * python3). */
+ * are a binary search.  The subprogram's address ranges also give the eval
+ * function's `.cold` part when the mapped ELF has no symbol for it
+ * (Debian's stripped python3); without DWARF, eval_cold.c looks for it. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -32,8 +33,13 @@
  * bp r8..r15); -1 for rsp and anything else. */
 static int reg_to_cand(unsigned reg)
 {
+#if defined(__x86_64__)
 	static const int8_t map[16] = { 0, 3, 2, 1, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12, 13, 14 };
 	return reg < 16 ? map[reg] : -1;
+#else
+	(void)reg;
+	return -1;   /* the sampler's candidates are x86-64 registers */
+#endif
 }
 
 /* Candidate holding the variable for one location expression, or -1:
@@ -71,9 +77,8 @@ struct collect {
 	size_t n, cap;
 	int var;                     /* enum py_eval_var being collected */
 	const char *names[PY_EVAL_NVARS];
-	bool fb_is_cfa;
-	Dwarf_Addr sub_lo, sub_hi;   /* for single-expression (non-list) locations: the entry range */
-	Dwarf_Die *sub;
+	bool fb_is_cfa;              /* DW_AT_frame_base is DW_OP_call_frame_cfa */
+	Dwarf_Die *sub;              /* the subprogram: its ranges for single-expression locations */
 };
 
 static int push(struct collect *c, uint64_t lo, uint64_t hi, int cand)
@@ -90,7 +95,8 @@ static int push(struct collect *c, uint64_t lo, uint64_t hi, int cand)
 	return 0;
 }
 
-/* One `next_instr` variable: every range of its location list. */
+/* One variable: every range of its location list where it is in a register
+ * or a CFA-relative slot. */
 static void add_variable(struct collect *c, Dwarf_Die *var)
 {
 	Dwarf_Attribute attr;
@@ -291,10 +297,19 @@ void py_eval_dwarf_adopt(struct ember_python *py)
 		py->eval_hi[1] = j->cold_hi;
 		py->neval = 2;
 	}
+	/* How much of the loop it covers: GCC's variable tracking gives up on
+	 * parts of a function this large (pyenv 3.13: next_instr nowhere). */
+	uint64_t covered = 0, size = 0;
+	for (uint32_t i = 0; i < py->neval; i++)
+		size += py->eval_hi[i] - py->eval_lo[i];
+	for (size_t i = 0; i < py->neval_locs; i++)
+		if (py->eval_locs[i].var == PY_EVAL_NEXT_INSTR)
+			covered += py->eval_locs[i].hi - py->eval_locs[i].lo;
 	size_t len = strlen(py->describe);
 	if (py->neval_locs)
-		snprintf(py->describe + len, sizeof py->describe - len, "; eval loop from DWARF%s",
-			 j->cold_hi ? ", its .cold part too" : "");
+		snprintf(py->describe + len, sizeof py->describe - len,
+			 "; eval loop from DWARF%s: instruction pointer known at %.0f%% of it",
+			 j->cold_hi ? " (its .cold part too)" : "", size ? 100.0 * (double)covered / (double)size : 0.0);
 	else if (j->cold_scanned)
 		snprintf(py->describe + len, sizeof py->describe - len, "; eval loop's .cold part found by its jumps");
 	free(j->path);

@@ -2,20 +2,25 @@
  *
  * Each eval-loop activation keeps the instruction it runs in a register or
  * a stack slot: which one is up to the compiler (Debian's 3.11: r15; pyenv
- * 3.12: a slot 46 words below the frame's CFA), so it is learnt per process.
- * Every read whose activations pair up with the sample is a trial: each
- * candidate word that points into the bytecode of the read's running code
- * object scores a code hit, and a line hit when it also gives the read's
- * line.  The candidate with most line hits wins once it has enough of both
- * (a word holding the first instruction scores code hits but rarely line
- * hits).  Reads that lag the sample only add noise to the counts.
+ * 3.12: a slot 46 words below the frame's CFA).  Where the interpreter's
+ * DWARF says so (eval_dwarf.c), that is used at every pc.  Elsewhere it is
+ * learnt per call site: every read whose activations pair up with the
+ * sample is a trial: each candidate word that points into the bytecode of
+ * the read's running code object scores a code hit, and a line hit when it
+ * also gives the read's line.  The candidate with most line hits wins once
+ * it has enough of both (a word holding the first instruction scores code
+ * hits but rarely line hits).  Reads that lag the sample only add noise to
+ * the counts.  Which candidate holds the activation's frame is learnt the
+ * same way, by exact match with the frame address the read found.
  *
  * From then on, each activation's candidate word is looked up among the
  * bytecode ranges of the code objects the reader has seen (recently
  * validated ones only: a freed range may hold something else now), which
  * gives the code object and line running at the sample.  A site with only
  * a few trials whose one candidate agreed every time is used provisionally:
- * it may confirm a read (a torn one included), never change one. */
+ * it may confirm a read (a torn one included), never change one.  On
+ * <= 3.10 an activation whose instruction pointer is not known is resolved
+ * from its frame object instead (resolve_by_frames). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +360,30 @@ static uint32_t named_like_read(const struct ember_python *py, const struct embe
 	return base;
 }
 
+/* 3.11+: the read lacks the sample's innermost activation (a generator
+ * that sum() or join() resumed had yielded by the time of the read).  Put
+ * it back when the sample says which code and frame it ran, and that frame,
+ * read now, still runs that code and is a whole activation by itself (see
+ * py_frame_starts_activation): then the activation was that one frame.
+ * read_inner: the read's innermost frame address, which the lost frame
+ * cannot be. */
+static bool restore_lost_leaf(struct ember_python *py, const struct ember_py_evidence *ev, uint32_t nev,
+			      const struct resolved *res, uint64_t read_inner, struct ember_py_frame *fr, int *n,
+			      int max, uint32_t nruns)
+{
+	const struct resolved *rs = &res[nev - 1];
+	if (py->off.ts_frame >= 0 || nruns + 1 != nev || !rs->code || rs->guess || *n >= max)
+		return false;
+	uint64_t f = frame_of(py, &ev[nev - 1]);
+	if (!f || f == read_inner || !py_frame_starts_activation(py, f, rs->code))
+		return false;
+	memmove(fr + 1, fr, (size_t)*n * sizeof *fr);
+	fr[0] = (struct ember_py_frame){ .code = named_like_read(py, fr + 1, *n, rs->code), .line = rs->line,
+					 .activation_start = true };
+	(*n)++;
+	return true;
+}
+
 int ember_python_reconcile(struct ember_python *py, const struct ember_py_evidence *ev, uint32_t nev,
 			   bool native_truncated, uint64_t read_lag_ns, struct ember_py_frame *fr, int n, int max,
 			   uint32_t *flags)
@@ -382,8 +411,9 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 		known += res[k].code != 0;
 	}
 	/* <= 3.10, when the read disagrees: activations whose instruction
-	 * pointer is not known (DWARF has gaps, e.g. on exception paths) by
-	 * their frame object, if DWARF says where `f` is. */
+	 * pointer is not known (DWARF has gaps, e.g. on exception paths, where
+	 * next_instr is dead) by their frame object, where DWARF or learning
+	 * says which candidate holds it. */
 	if (one_per_activation && known < nev && (broken || nruns != nev)) {
 		uint64_t read_addrs[64];
 		uint32_t nread = 0;
@@ -467,7 +497,14 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 			*flags |= EMBER_PY_CORRECTED;
 		}
 	} else if (nruns < nev) {
-		return n;   /* the thread left activations: their frames are gone */
+		/* The thread left activations: their frames are gone -- unless it
+		 * is only the innermost one and it ran a single frame. */
+		if (!restore_lost_leaf(py, ev, nev, res, have_addrs && nruns ? py->fr_addrs[lo[nruns - 1]] : 0, fr, &n,
+				       max, nruns))
+			return n;
+		nruns = ember_python_runs(fr, (uint32_t)n, lo, hi, MAX_RUNS);
+		have_addrs = false;
+		*flags |= EMBER_PY_CORRECTED;
 	}
 
 	bool corrected = false, all = true;

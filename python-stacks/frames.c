@@ -111,6 +111,20 @@ uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *bac
 	return id;
 }
 
+bool py_frame_starts_activation(struct ember_python *py, uint64_t f, uint32_t id)
+{
+	const struct py_offsets *o = &py->off;
+	uint8_t b[512];
+	if (o->ts_frame >= 0 || !rm_ptr_ok(f, 8) || py->fr_len > sizeof b ||
+	    !rm_read(py->pid, f, b, py->fr_len, NULL, &py->st.syscalls))
+		return false;
+	if (rd64(b, o->if_code) != py->codes[id - 1]->addr)
+		return false;
+	if (o->if_is_entry >= 0)
+		return b[o->if_is_entry] != 0;                 /* 3.11 */
+	return b[o->if_owner] == OWNED_BY_GENERATOR;       /* 3.12+: resumed from C */
+}
+
 static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_py_frame *out, int max,
 			     uint32_t *flags, uint64_t *leaf)
 {
@@ -156,6 +170,11 @@ static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_p
 		out[n++] = (struct ember_py_frame){ .code = id, .line = (uint32_t)line, .activation_start = true };
 		py->nfr_addrs = (uint32_t)n;
 		f = rd64(b, o->fo_back);
+		/* A thread's outermost frame is never a generator's: a chain ending
+		 * at one was read while the generator yielded (its f_back is
+		 * cleared just after the thread's current frame moved back). */
+		if (!f && py->codes[py_code_base(py, id) - 1]->generator)
+			*flags |= EMBER_PY_TORN;
 	}
 	return n;
 }
@@ -167,6 +186,7 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 	int n = 0;
 	uint32_t depth = 0;
 	bool v311 = o->if_is_entry >= 0;
+	uint8_t last_owner = 0;
 	*leaf = 0;
 	while (f) {
 		if (depth++ >= py->opts.max_depth) {
@@ -188,6 +208,7 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 		}
 		uint8_t owner = b[o->if_owner];
 		uint64_t prev = rd64(b, o->if_previous);
+		last_owner = owner;
 		if (!v311 && owner == OWNED_BY_CSTACK) {
 			if (n)
 				out[n - 1].activation_start = true;
@@ -239,6 +260,11 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 		};
 		f = prev;
 	}
+	/* A thread's outermost frame is never a generator's: a chain ending at
+	 * one was read while the generator yielded (its `previous` is cleared
+	 * just after the thread's current frame moved back to its caller). */
+	if (!f && n && last_owner == OWNED_BY_GENERATOR)
+		*flags |= EMBER_PY_TORN;
 	if (!f && n && !(*flags & (EMBER_PY_UNREADABLE | EMBER_PY_TORN)))
 		out[n - 1].activation_start = true;   /* the bottom frame starts an activation */
 	return n;

@@ -29,6 +29,7 @@ struct py_offsets {
 	int32_t if_size, if_code, if_previous, if_instr, if_owner, if_is_entry;
 	int32_t co_size, co_firstlineno, co_code, co_filename, co_name, co_qualname;
 	int32_t co_linetable, co_firsttraceable, co_code_adaptive, co_argcount, co_varnames;
+	int32_t co_flags;            /* <= 3.10 only: generators are told from their code */
 	int32_t tuple_item, type_name;
 	int32_t ob_type, ob_size, bytes_sval;
 	int32_t str_length, str_state, str_ascii_data, str_compact_data, str_utf8, str_utf8_length;
@@ -157,6 +158,7 @@ struct py_code_entry {
 	int32_t k_firstlineno;
 	int64_t ninstr_bytes;       /* bytes of bytecode (bounds for the instruction offset); -1 unknown */
 	int32_t firsttraceable;     /* 3.11+ _co_firsttraceable (code units) */
+	bool generator;             /* <= 3.10: a generator's or coroutine's code (co_flags) */
 	uint64_t checked_ns;        /* last time the header was compared */
 	uint64_t bc_start;          /* remote address of the bytecode, 0 unknown */
 	struct py_lines lines;
@@ -359,6 +361,11 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 /* <= 3.10: the code id of the frame object at f as it is now (two reads),
  * its f_back and the line of its last instruction; 0 if f is not a frame. */
 uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *back, uint32_t *line);
+
+/* 3.11+: whether the interpreter frame at f runs code id and is, by
+ * itself, a whole eval-loop activation: 3.11's entry frame, or (3.12+) a
+ * generator's frame, which the sample shows resumed from C.  One read. */
+bool py_frame_starts_activation(struct ember_python *py, uint64_t f, uint32_t id);
 
 /* code_cache.c */
 /* Code id for the code object at addr whose header bytes (co_len) are hdr;

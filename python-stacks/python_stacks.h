@@ -129,15 +129,18 @@ uint32_t ember_python_runs(const struct ember_py_frame *frames, uint32_t n, uint
  * instruction pointer in a register or a stack slot, and the sampler records
  * those (callee-saved registers as the unwinder restored them, and the words
  * of the activation's own stack frame).  Which candidate holds it depends on
- * the compiler; the reader learns it per process, from samples whose read
- * agreed, and from then on maps the sampled instruction pointer back to its
+ * the compiler and the pc: the interpreter's DWARF says so where it has some
+ * (read in a thread of its own after ember_python_open; opts.no_debug_info
+ * turns it off), otherwise the reader learns it per call site, from samples
+ * whose read agreed.  It maps the sampled instruction pointer back to its
  * code object (by bytecode address, among the code objects it has read) and
  * line.  That confirms each activation's running function, corrects the
  * ones the thread had already left, and gives the line at the sample. */
 
 /* Whether pc lies in the eval-loop function (_PyEval_EvalFrameDefault;
- * PyEval_EvalFrameEx on 2.7; the hot part and, where the symbol table names
- * it, its .cold part): the native frames that are Python activations. */
+ * PyEval_EvalFrameEx on 2.7; the hot part and its .cold part, named by the
+ * symbol table, by DWARF, or found from the hot part's jumps): the native
+ * frames that are Python activations. */
 bool ember_python_is_eval(const struct ember_python *py, uint64_t pc);
 /* The same for an address in a file's own virtual addresses (as the
  * symbolizer sees frames): whether vaddr of the mapped file `path` lies in

@@ -35,7 +35,7 @@ FIELDS = [
     "fo_back", "fo_code", "fo_lasti", "fo_localsplus",
     "if_size", "if_code", "if_previous", "if_instr", "if_owner", "if_is_entry",
     "co_size", "co_firstlineno", "co_code", "co_filename", "co_name", "co_qualname",
-    "co_linetable", "co_firsttraceable", "co_code_adaptive", "co_argcount", "co_varnames",
+    "co_linetable", "co_firsttraceable", "co_code_adaptive", "co_argcount", "co_varnames", "co_flags",
     "tuple_item", "type_name",
     "ob_type", "ob_size", "bytes_sval",
     "str_length", "str_state", "str_ascii_data", "str_compact_data", "str_utf8", "str_utf8_length",
@@ -250,6 +250,7 @@ int main(void) {
     O("fo_localsplus", PyFrameObject, f_localsplus);
     O("co_argcount", PyCodeObject, co_argcount);
     O("co_varnames", PyCodeObject, co_varnames);
+    O("co_flags", PyCodeObject, co_flags);
 #else
     P("if_size", sizeof(_PyInterpreterFrame));
 # if PYV(3,13)
