@@ -546,17 +546,17 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 			fr[in].line = rs->line;
 		} else {
 			/* returned and called something else: the sample's function,
-			 * under the callers the read found.  Not for the sampled frame
-			 * itself from 3.11 on: there the sample's code is as likely a
-			 * callee of the read's innermost frame, run in the same
-			 * activation (`rng.choice` inside a generator expression), and
-			 * the frames between them are unknown.  Where the sample's frame
-			 * pointer is known, only the same frame slot (a call that
-			 * replaced the read's innermost one) is taken. */
+			 * under the callers the read found.  From 3.11 on, only when
+			 * the frame pointers show the same frame slot (a call that
+			 * replaced the read's innermost one, as compress_step replaces
+			 * decompress_step): the sample's code may as well be a callee
+			 * of the read's innermost frame run in the same activation
+			 * (`rng.choice` inside a generator expression), and the frames
+			 * between them are unknown. */
 			if (!one_per_activation) {
 				uint64_t fs = frame_of(py, &ev[k]);
 				uint64_t fread = have_addrs && in < PY_FRAME_ADDRS ? py->fr_addrs[in] : 0;
-				if (fs && fread ? fs != fread : ev[k].leaf) {
+				if (!fs || fs != fread) {
 					all = false;
 					continue;
 				}
