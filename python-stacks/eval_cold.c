@@ -152,18 +152,10 @@ bool py_find_cold_part(Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint6
 
 bool py_cold_part_of(const char *path, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi)
 {
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-	};
-	Dwfl *dwfl = dwfl_begin(&cb);
-	if (!dwfl)
-		return false;
-	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, "python", path, -1, 0, true);
-	dwfl_report_end(dwfl, NULL, NULL);
+	Dwfl_Module *mod;
+	Dwfl *dwfl = py_dwfl_open(path, &mod);
 	bool ok = mod && py_find_cold_part(mod, hot_lo, hot_hi, lo, hi);
-	dwfl_end(dwfl);
+	if (dwfl)
+		dwfl_end(dwfl);
 	return ok;
 }

@@ -192,20 +192,30 @@ struct py_dwarf_job {
 	bool cold_scanned;             /* found by eval_cold.c, not DWARF */
 };
 
-static void load(struct py_dwarf_job *j)
+Dwfl *py_dwfl_open(const char *path, Dwfl_Module **mod)
 {
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 	};
+	*mod = NULL;
 	Dwfl *dwfl = dwfl_begin(&cb);
 	if (!dwfl)
-		return;
+		return NULL;
 	dwfl_report_begin(dwfl);
 	/* base 0 + add_p_vaddr: module addresses are the file's own vaddrs */
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, "python", j->path, -1, 0, true);
+	*mod = dwfl_report_elf(dwfl, "python", path, -1, 0, true);
 	dwfl_report_end(dwfl, NULL, NULL);
+	return dwfl;
+}
+
+static void load(struct py_dwarf_job *j)
+{
+	Dwfl_Module *mod;
+	Dwfl *dwfl = py_dwfl_open(j->path, &mod);
+	if (!dwfl)
+		return;
 	Dwarf_Die sub;
 	if (!mod || !find_subprogram(mod, j->hot_lo - j->bias, j->name, &sub)) {
 		/* No DWARF for it: the .cold part may still be found by its jumps. */

@@ -341,6 +341,11 @@ int py_eval_dwarf_cand(const struct ember_python *py, uint64_t pc, enum py_eval_
  * without symbols or DWARF; x86-64 only.  py_cold_part_of opens path itself
  * (tests). */
 struct Dwfl_Module;
+struct Dwfl;
+/* eval_dwarf.c: libdwfl opened on one file, offline, with its debug file
+ * found by build-id or .gnu_debuglink; module addresses are the file's own
+ * vaddrs.  NULL (and *mod NULL) on failure; dwfl_end() it. */
+struct Dwfl *py_dwfl_open(const char *path, struct Dwfl_Module **mod);
 bool py_find_cold_part(struct Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
 bool py_cold_part_of(const char *path, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
 

@@ -45,15 +45,8 @@ int main(int argc, char **argv)
 		printf("SKIP: %s not installed\n", argv[1]);
 		return 77;
 	}
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-	};
-	Dwfl *dwfl = dwfl_begin(&cb);
-	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, "bin", path, -1, 0, true);
-	dwfl_report_end(dwfl, NULL, NULL);
+	Dwfl_Module *mod;
+	Dwfl *dwfl = py_dwfl_open(path, &mod);
 	CHECK(mod != NULL);
 	Dwarf_Addr bias;
 	dwfl_module_getdwarf(mod, &bias);   /* loads the debug file and its symbol table */
@@ -72,7 +65,8 @@ int main(int argc, char **argv)
 	}
 	if (!ncold) {
 		printf("SKIP: %s: no .cold symbols (no debug file with a symbol table?)\n", path);
-		dwfl_end(dwfl);
+		if (dwfl)
+			dwfl_end(dwfl);
 		free(v);
 		return 77;
 	}
@@ -122,7 +116,8 @@ int main(int argc, char **argv)
 		       (unsigned long)lo, (unsigned long)hi);
 		CHECK(ok && lo == c->lo && hi == c->hi);
 	}
-	dwfl_end(dwfl);
+	if (dwfl)
+		dwfl_end(dwfl);
 	free(v);
 	return check_report();
 }
