@@ -230,4 +230,5 @@ def slowdown_attached(ember, tmp, rounds, window=3.0, freq=99):
     print("pooled over %d detached / %d attached slices: %+.2f%% (95%% interval %+.2f%% .. %+.2f%%)"
           % (len(pools[False]), len(pools[True]), pooled(pools[False], pools[True]), boot[10], boot[389]))
 
-main()
+if __name__ == "__main__":
+    main()
