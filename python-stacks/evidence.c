@@ -234,6 +234,16 @@ static void calib_update(struct ember_python *py, const struct ember_py_evidence
 {
 	bool dw_instr = py_eval_dwarf_cand(py, ev->pc, PY_EVAL_NEXT_INSTR) >= 0;
 	bool want_frame = frame && py_eval_dwarf_cand(py, ev->pc, PY_EVAL_FRAME) < 0;
+	if (want_frame && ev->leaf && py->off.ts_frame >= 0) {
+		py->leaf_ftrials++;
+		for (uint32_t j = 0; j < ev->n && j < EMBER_PY_EVIDENCE_MAX; j++)
+			py->leaf_fhits[j] += ev->vals[j] == frame;
+		if (py->leaf_ftrials >= 1u << 16) {
+			py->leaf_ftrials /= 2;
+			for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++)
+				py->leaf_fhits[j] /= 2;
+		}
+	}
 	if (dw_instr && !want_frame)
 		return;   /* known from DWARF: nothing to learn */
 	struct py_calib *cb = calib_get(py, ev->pc, true);
@@ -304,6 +314,15 @@ static uint64_t frame_of(struct ember_python *py, const struct ember_py_evidence
 	if (c < 0) {
 		const struct py_calib *cb = calib_get(py, ev->pc, false);
 		c = cb ? cb->fcand : -1;
+	}
+	if (c < 0 && ev->leaf && py->off.ts_frame >= 0 && py->leaf_ftrials >= CALIB_MIN_TRIALS) {
+		/* the pooled leaf holder, when it held the frame in most trials */
+		uint32_t best = 0;
+		for (uint32_t j = 1; j < EMBER_PY_EVIDENCE_MAX; j++)
+			if (py->leaf_fhits[j] > py->leaf_fhits[best])
+				best = j;
+		if (py->leaf_fhits[best] * 2 >= py->leaf_ftrials)
+			c = (int)best;
 	}
 	return c >= 0 && (uint32_t)c < ev->n ? ev->vals[c] : 0;
 }

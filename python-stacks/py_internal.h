@@ -305,6 +305,11 @@ struct ember_python {
 	struct py_calib *calib;        /* by pc, open addressing; NULL until needed */
 	size_t calib_cap, calib_n;
 	uint64_t calib_learnt;         /* sites with a candidate */
+	/* <= 3.10: which candidate holds the frame object at sampled pcs, pooled
+	 * over all of them (each pc is seen too rarely to learn its own; the
+	 * frame object is checked by its f_back before it is used) */
+	uint32_t leaf_ftrials;
+	uint32_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
 
 	struct snap *snap;
 	bool prefetch_only;            /* this read so far came from its one batched prefetch */
