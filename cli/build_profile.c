@@ -241,6 +241,7 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		const struct ember_python *handle = pc ? python_capture_get(pc, v.pid) : NULL;
 		/* An eval-loop part no symbol names (the .cold part of a stripped
 		 * python3, found by its jumps): an activation all the same. */
+		uint8_t eval_cls = handle && ember_python_version(handle)[0] == '2' ? GROUP_EVAL_EX : GROUP_EVAL_DEFAULT;
 		for (uint32_t i = 0, k = v.nframes; handle && i < ngroups; i++) {
 			const struct ember_frame_addr *fa = &v.frames[--k];
 			if (groups[i].cls & (GROUP_EVAL_DEFAULT | GROUP_EVAL_EX) || fa->module == EMBER_NO_MODULE)
@@ -248,7 +249,7 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 			struct ember_module_info mi;
 			ember_sampler_module(sampler, fa->module, &mi);
 			if (ember_python_is_eval_vaddr(handle, mi.path, fa->addr))
-				groups[i].cls |= GROUP_EVAL_DEFAULT | GROUP_EVAL_EX | GROUP_INTERP;
+				groups[i].cls |= eval_cls | GROUP_INTERP;
 		}
 		uint32_t n = 0;
 		if (mo->subprocesses) {

@@ -207,24 +207,31 @@ static int calib_trial(struct ember_python *py, struct py_calib *cb, const struc
 	return change;
 }
 
-/* Count one trial of which candidate holds the activation's frame at
- * address frame (exact equality: a few trials suffice). */
+/* One trial of which candidate holds the frame at address frame (exact
+ * equality), counted in trials/hits; halved now and then like the sites'. */
+static void count_frame_hits(uint16_t *trials, uint16_t *hits, const struct ember_py_evidence *ev, uint64_t frame)
+{
+	(*trials)++;
+	for (uint32_t j = 0; j < ev->n && j < EMBER_PY_EVIDENCE_MAX; j++)
+		hits[j] += ev->vals[j] == frame;
+	if (*trials >= CALIB_DECAY_AT) {
+		*trials /= 2;
+		for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++)
+			hits[j] /= 2;
+	}
+}
+
+/* A site's frame holder: the first candidate that held it in 90% of at
+ * least a few trials (exact matches: few suffice). */
 static void frame_trial(struct py_calib *cb, const struct ember_py_evidence *ev, uint64_t frame)
 {
-	cb->ftrials++;
-	for (uint32_t j = 0; j < ev->n && j < EMBER_PY_EVIDENCE_MAX; j++)
-		cb->frame_hits[j] += ev->vals[j] == frame;
+	count_frame_hits(&cb->ftrials, cb->frame_hits, ev, frame);
 	cb->fcand = -1;
 	for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX && cb->ftrials >= FRAME_MIN_TRIALS; j++)
 		if (cb->frame_hits[j] * 10 >= cb->ftrials * 9) {
 			cb->fcand = (int16_t)j;
 			break;
 		}
-	if (cb->ftrials >= CALIB_DECAY_AT) {
-		cb->ftrials /= 2;
-		for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++)
-			cb->frame_hits[j] /= 2;
-	}
 }
 
 /* frame: the address of the read's (innermost) frame for this activation,
@@ -234,16 +241,8 @@ static void calib_update(struct ember_python *py, const struct ember_py_evidence
 {
 	bool dw_instr = py_eval_dwarf_cand(py, ev->pc, PY_EVAL_NEXT_INSTR) >= 0;
 	bool want_frame = frame && py_eval_dwarf_cand(py, ev->pc, PY_EVAL_FRAME) < 0;
-	if (want_frame && ev->leaf && py->off.ts_frame >= 0) {
-		py->leaf_ftrials++;
-		for (uint32_t j = 0; j < ev->n && j < EMBER_PY_EVIDENCE_MAX; j++)
-			py->leaf_fhits[j] += ev->vals[j] == frame;
-		if (py->leaf_ftrials >= 1u << 16) {
-			py->leaf_ftrials /= 2;
-			for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX; j++)
-				py->leaf_fhits[j] /= 2;
-		}
-	}
+	if (want_frame && ev->leaf && py->off.ts_frame >= 0)
+		count_frame_hits(&py->leaf_ftrials, py->leaf_fhits, ev, frame);
 	if (dw_instr && !want_frame)
 		return;   /* known from DWARF: nothing to learn */
 	struct py_calib *cb = calib_get(py, ev->pc, true);

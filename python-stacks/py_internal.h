@@ -308,8 +308,8 @@ struct ember_python {
 	/* <= 3.10: which candidate holds the frame object at sampled pcs, pooled
 	 * over all of them (each pc is seen too rarely to learn its own; the
 	 * frame object is checked by its f_back before it is used) */
-	uint32_t leaf_ftrials;
-	uint32_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
+	uint16_t leaf_ftrials;
+	uint16_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
 
 	struct snap *snap;
 	bool prefetch_only;            /* this read so far came from its one batched prefetch */
