@@ -94,6 +94,7 @@ struct record_opts {
 	struct merge_opts merge;      /* how Python frames join native ones */
 	bool python;                  /* read Python frames (default on; --no-python) */
 	bool gil_only;                /* --gil: only samples of the thread holding the GIL */
+	bool no_bpf;                  /* --no-bpf: read Python frames after the sample only */
 	bool quiet;
 };
 
@@ -117,7 +118,16 @@ uint64_t cli_monotonic_ns(void);   /* CLOCK_MONOTONIC, as sample times are */
 struct ember_py_frame;
 struct ember_python;
 struct python_capture;
-struct python_capture *python_capture_new(bool gil);   /* gil: --gil needs GIL ownership */
+/* gil: --gil needs GIL ownership; sample_time: load the in-kernel frame
+ * copier (its failure is not an error: frames are then read after each
+ * sample, and python_capture_bpf_note says why). */
+struct python_capture *python_capture_new(bool gil, bool sample_time);
+/* The copier's program for the sampler's events; 0 when there is none. */
+int python_capture_bpf_fd(const struct python_capture *pc);
+/* Why frames are not copied at the sample: "" when they are (or --no-bpf). */
+const char *python_capture_bpf_note(const struct python_capture *pc);
+struct ember_py_sampletime_stats;
+void python_capture_bpf_stats(const struct python_capture *pc, struct ember_py_sampletime_stats *out);
 void python_capture_free(struct python_capture *pc);
 /* The Python frames of the sampled thread, innermost first (0 when its
  * process is not Python or the thread has no Python state). */
@@ -218,6 +228,11 @@ struct run_summary {
 	double py_lag_us;               /* mean delay from the sample to its Python read */
 	uint64_t py_late;               /* Python reads more than 1 ms after their sample */
 	uint64_t py_checked, py_corrected; /* reads checked against / corrected from the sample */
+	uint64_t py_reads, py_at_sample;   /* Python reads; those from frames copied at the sample */
+	bool py_bpf_asked;                 /* the frame copier was asked for (no --no-bpf) */
+	uint32_t bpf_failed;               /* events the copier could not be attached to */
+	const char *py_bpf_note;           /* why it is not used, "" if it is */
+	uint64_t bpf_runs, bpf_run_ns;     /* its runs in the target and their time (EMBER_BPF_STATS) */
 };
 void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p);
 

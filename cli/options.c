@@ -49,6 +49,9 @@ void options_record_usage(FILE *out)
 	      "      --gil              only samples of the thread holding the GIL\n"
 	      "      --full-filenames   absolute Python file names (default: package-relative)\n"
 	      "      --no-python        do not read Python frames (native stacks only)\n"
+	      "      --no-bpf           read Python frames right after each sample instead of having\n"
+	      "                         the kernel copy them at the sample (a BPF program; needs root\n"
+	      "                         or CAP_BPF+CAP_PERFMON, else ember falls back by itself)\n"
 	      "\n"
 	      "      --threads          add a root frame per thread: 'name (tid)'\n"
 	      "      --icicle           SVG: root at the top\n"
@@ -212,7 +215,7 @@ static long max_sample_rate(void)
 }
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
-       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON };
+       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_BPF };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -228,6 +231,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "gil", no_argument, NULL, OPT_GIL },
 		{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+		{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,6 +298,9 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			break;
 		case OPT_NO_PYTHON:
 			o->python = false;
+			break;
+		case OPT_NO_BPF:
+			o->no_bpf = true;
 			break;
 		case 'q':
 			o->quiet = true;

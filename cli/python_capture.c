@@ -42,6 +42,8 @@ struct py_proc {
 
 struct python_capture {
 	bool gil;                     /* find out who holds the GIL (--gil) */
+	struct ember_py_sampletime *sf; /* the in-kernel frame copier, NULL when off or refused */
+	char sf_msg[256];             /* why it is not used ("" when it is, or was not asked for) */
 	struct py_proc *procs;
 	size_t nprocs, cap;
 	uint64_t reads, torn;
@@ -56,12 +58,30 @@ uint64_t cli_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct python_capture *python_capture_new(bool gil)
+struct python_capture *python_capture_new(bool gil, bool sample_time)
 {
 	struct python_capture *pc = calloc(1, sizeof(struct python_capture));
-	if (pc)
-		pc->gil = gil;
+	if (!pc)
+		return NULL;
+	pc->gil = gil;
+	if (sample_time && ember_py_sampletime_open(&pc->sf, pc->sf_msg, sizeof pc->sf_msg) != EMBER_PY_OK)
+		pc->sf = NULL;
 	return pc;
+}
+
+int python_capture_bpf_fd(const struct python_capture *pc)
+{
+	return pc->sf ? ember_py_sampletime_prog_fd(pc->sf) : 0;
+}
+
+const char *python_capture_bpf_note(const struct python_capture *pc)
+{
+	return pc->sf_msg;
+}
+
+void python_capture_bpf_stats(const struct python_capture *pc, struct ember_py_sampletime_stats *out)
+{
+	ember_py_sampletime_stats(pc->sf, out);
 }
 
 void python_capture_free(struct python_capture *pc)
@@ -77,6 +97,7 @@ void python_capture_free(struct python_capture *pc)
 		free(p->names);
 	}
 	free(pc->procs);
+	ember_py_sampletime_close(pc->sf);
 	free(pc);
 }
 
@@ -210,9 +231,10 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 			return 0;
 		}
 		read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
+		ember_python_set_sampletime(p->py, pc->sf);
 	}
 	pc->reads++;
-	int n = ember_python_read_thread(p->py, s->tid, out, max, flags);
+	int n = ember_python_read_sample(p->py, s->tid, s->time_ns, out, max, flags);
 	if (n < 0)
 		return 0;
 	if (*flags & EMBER_PY_TORN)

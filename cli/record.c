@@ -41,6 +41,7 @@ struct record_run {
 	uint64_t gil_dropped;         /* --gil: samples of threads not holding it */
 	uint64_t py_read_ns, py_reads;/* time reading Python frames, and reads that found some */
 	uint64_t py_lag_ns, py_late;  /* sample-to-read delay summed, and reads > 1 ms late */
+	uint64_t py_at_sample;        /* reads whose frames the kernel copied at the sample */
 	/* The last sample's Python frames, read before it was unwound. */
 	struct ember_py_frame py[MAX_PY_FRAMES];
 	uint32_t npy, pyflags, py_tid;
@@ -94,8 +95,11 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	run->pyflags = 0;
 	int n = python_capture_read(run->python, s, run->py, MAX_PY_FRAMES, &run->pyflags);
 	run->npy = n > 0 ? (uint32_t)n : 0;
+	if (run->pyflags & EMBER_PY_AT_SAMPLE)
+		run->py_lag = 0;   /* the frames are the sample's own */
 	if (n > 0) {
 		run->py_reads++;
+		run->py_at_sample += (run->pyflags & EMBER_PY_AT_SAMPLE) != 0;
 		run->py_read_ns += cli_monotonic_ns() - start;
 		run->py_lag_ns += run->py_lag;
 		run->py_late += run->py_lag > 1000000;
@@ -319,10 +323,11 @@ int cmd_record(int argc, char **argv)
 
 	if (run.opts.python)
 		run.opts.sampler.wake_per_sample = looks_like_python(&run.opts);
+	/* The frame copier first: the sampler attaches it to every event it opens. */
+	if (run.opts.python && (run.python = python_capture_new(run.opts.gil_only, !run.opts.no_bpf)))
+		run.opts.sampler.bpf_prog_fd = python_capture_bpf_fd(run.python);
 	run.sampler = ember_sampler_new(&run.opts.sampler);
 	run.raw = raw_stacks_new();
-	if (run.opts.python)
-		run.python = python_capture_new(run.opts.gil_only);
 	if (!run.sampler || !run.raw || (run.opts.python && !run.python) || ember_profile_init(&run.profile) != 0) {
 		fprintf(stderr, "ember: out of memory\n");
 		rc = EMBER_EXIT_INTERNAL;
@@ -419,6 +424,17 @@ int cmd_record(int argc, char **argv)
 	sum.py_read_us = run.py_reads ? (double)run.py_read_ns / 1e3 / (double)run.py_reads : 0;
 	sum.py_lag_us = run.py_reads ? (double)run.py_lag_ns / 1e3 / (double)run.py_reads : 0;
 	sum.py_late = run.py_late;
+	sum.py_reads = run.py_reads;
+	sum.py_at_sample = run.py_at_sample;
+	sum.py_bpf_asked = run.python && !run.opts.no_bpf;
+	sum.bpf_failed = sum.stats.bpf_failed;
+	sum.py_bpf_note = run.python ? python_capture_bpf_note(run.python) : "";
+	if (run.python) {
+		struct ember_py_sampletime_stats bst;
+		python_capture_bpf_stats(run.python, &bst);
+		sum.bpf_runs = bst.timed ? bst.runs : 0;
+		sum.bpf_run_ns = bst.run_ns;
+	}
 	if (run.python)
 		python_capture_totals(run.python, &sum.py_checked, &sum.py_corrected);
 	int wrc = outputs_write(&run.opts.out, &run.profile, run.opts.quiet);

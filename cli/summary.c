@@ -33,6 +33,17 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 			sum->py_read_us, sum->py_lag_us, (unsigned long long)sum->py_late,
 			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)st->samples,
 			(unsigned long long)sum->py_corrected);
+		if (sum->py_bpf_asked && sum->py_bpf_note[0])
+			fprintf(out, "ember: Python frames read after each sample: %s\n", sum->py_bpf_note);
+		else if (sum->py_bpf_asked)
+			fprintf(out, "ember: Python frames copied by the kernel at the sample (BPF) for %llu of %llu "
+				"reads (%.1f%%)%s\n", (unsigned long long)sum->py_at_sample,
+				(unsigned long long)sum->py_reads,
+				sum->py_reads ? 100.0 * (double)sum->py_at_sample / (double)sum->py_reads : 0.0,
+				sum->bpf_failed ? "; some events refused the BPF program" : "");
+		if (sum->bpf_runs)
+			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each\n",
+				(unsigned long long)sum->bpf_runs, (double)sum->bpf_run_ns / 1e3 / (double)sum->bpf_runs);
 		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "
 			"and are marked [python frames uncertain]\n",
 			(unsigned long long)sum->mismatched, (unsigned long long)st->samples,

@@ -293,14 +293,14 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 	    int max, uint32_t *flags)
 {
 	const struct py_offsets *o = &py->off;
-	bool ok;
+	bool ok = true;
 	uint64_t leaf = 0;
 	int n;
 
 	py->read_ns = py_now_ns();   /* code recency: code_recheck_ms, evidence lookups */
 	if (!py->opts.no_gil_check)
 		check_gil(py, t, ts, flags);
-	uint64_t top = top_frame(py, ts, &ok);
+	uint64_t top = py->seeded ? py->seed_top : top_frame(py, ts, &ok);
 	if (!ok) {
 		*flags |= EMBER_PY_UNREADABLE;
 		return 0;
@@ -312,7 +312,7 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 	else
 		n = walk_interpframes(py, top, out, max, flags, &leaf);
 
-	if (py->opts.verify && top && !py->prefetch_only) {
+	if (py->opts.verify && top && !py->prefetch_only && !py->seeded) {
 		/* Did a call or return happen while we read?  Re-read the top-frame
 		 * pointer (3.11/3.12: through the same _PyCFrame).  Not needed when
 		 * the whole walk came from the one batched prefetch: that is a

@@ -198,6 +198,7 @@ struct py_thread {
 	uint32_t tid;
 	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
 	struct py_plan *plan;              /* allocated on first read */
+	uint64_t sf_tstate;                /* thread state registered with the frame copier */
 };
 
 /* Read-through snapshot of remote objects for one read_thread call. */
@@ -207,6 +208,7 @@ struct snap_ent {
 	uint64_t addr;
 	uint32_t len, off;
 	bool ok, used, visited, fetched;
+	bool seeded;     /* bytes copied at the sample: not prefetched next time */
 };
 struct snap {
 	struct snap_ent e[SNAP_MAX];
@@ -312,6 +314,9 @@ struct ember_python {
 	uint16_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
 
 	struct snap *snap;
+	struct ember_py_sampletime *sf; /* sample-time frame copier (not owned), or NULL */
+	bool seeded;                   /* this read walks frames copied at the sample */
+	uint64_t seed_top;             /* ... from this innermost frame */
 	bool prefetch_only;            /* this read so far came from its one batched prefetch */
 	uint64_t read_ns;              /* time of the current read (code_recheck_ms) */
 	struct ember_python_stats st;
@@ -363,6 +368,13 @@ void snap_begin(struct ember_python *py, struct py_thread *t);
 const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
 struct snap_ent *snap_find(struct snap *s, uint64_t addr);
 void snap_end(struct ember_python *py, struct py_thread *t);
+
+/* sample_frames.c: register t's thread state with the frame copier (once
+ * per state); the record copied at the sample of tid at time_ns, if any
+ * (taken: a record is used once). */
+struct ember_sf_record;
+void py_sf_register(struct ember_python *py, struct py_thread *t);
+const struct ember_sf_record *py_sf_take(struct ember_python *py, uint32_t tid, uint64_t time_ns);
 
 /* frames.c */
 int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,

@@ -106,6 +106,8 @@ enum ember_py_read_flags {
 	                                * checked against what the native sample held */
 	EMBER_PY_CORRECTED  = 1u << 6, /* ember_python_reconcile: frames the thread had left by the
 	                                * time of the read were replaced by the sample's */
+	EMBER_PY_AT_SAMPLE  = 1u << 7, /* ember_python_read_sample: the frames are the ones the
+	                                * kernel copied at the sample (not read after it) */
 };
 
 /* Frames of OS thread tid, innermost first, at most max of them.
@@ -113,6 +115,42 @@ enum ember_py_read_flags {
  * Python frames), or a negative errno: -ESRCH the process is gone, -EPERM
  * no access.  *flags (may be NULL) gets enum ember_py_read_flags. */
 int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out,
+                             int max, uint32_t *flags);
+
+/* ---- Frames copied at the sample (BPF) ----
+ *
+ * A read after the sample races the thread.  The frame copier is a BPF
+ * program run by the kernel on each perf sample, in the sampled thread's
+ * context, before the sample is written: it copies the bytes of the
+ * thread's Python frames (at most 64; a deeper stack's outer frames are
+ * read afterwards) into a ring buffer.  Attach its program to the perf
+ * events (PERF_EVENT_IOC_SET_BPF), give it to each reader, and read
+ * samples with ember_python_read_sample: the frames are then those of the
+ * sample's instant, walked exactly like frames read by process_vm_readv
+ * (code objects, names and line tables still come from the cached reads).
+ * Needs permission to load BPF (root, or CAP_BPF + CAP_PERFMON). */
+struct ember_py_sampletime;
+/* Load the copier.  EMBER_PY_OK, or EMBER_PY_NO_ACCESS / EMBER_PY_ERROR
+ * with a one-line reason in msg. */
+int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t msglen);
+/* The program to attach to every perf event. */
+int ember_py_sampletime_prog_fd(const struct ember_py_sampletime *st);
+void ember_py_sampletime_close(struct ember_py_sampletime *st);
+struct ember_py_sampletime_stats {
+	uint64_t records;        /* records received */
+	uint64_t replaced;       /* overwritten before a read took them (ember fell far behind) */
+	bool timed;              /* runs/run_ns known: only with EMBER_BPF_STATS set in the
+	                          * environment (the kernel then times every BPF program) */
+	uint64_t runs, run_ns;   /* the program's runs in the targets, and their total time */
+};
+void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct ember_py_sampletime_stats *out);
+/* Use st (owned by the caller, shared by readers) for py's threads. */
+void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st);
+/* As ember_python_read_thread, for the sample of tid taken at time_ns
+ * (CLOCK_MONOTONIC): from the frames the copier took at that sample when
+ * it has them (EMBER_PY_AT_SAMPLE set), else read now.  The first samples
+ * of a thread are read now: the copier learns of a thread at its first read. */
+int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t time_ns, struct ember_py_frame *out,
                              int max, uint32_t *flags);
 
 /* Split frames[0..n) (innermost first) into runs, one per eval activation,
@@ -202,6 +240,7 @@ struct ember_python_stats {
 	uint64_t torn_retries;           /* re-reads after a torn read */
 	uint64_t checked, corrected;     /* ember_python_reconcile results */
 	uint64_t evidence_sites;         /* eval-loop sites whose instruction-pointer holder is learnt */
+	uint64_t at_sample;              /* reads that walked frames copied at the sample */
 };
 void ember_python_stats(const struct ember_python *py, struct ember_python_stats *out);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "py_internal.h"
+#include "sample_frames.h"
 
 #define MAX_INTERPS 64
 #define MAX_TSTATES 4096
@@ -66,7 +67,7 @@ static struct snap_ent *snap_add(struct snap *s, uint64_t addr, uint32_t len)
 	e->addr = addr;
 	e->len = len;
 	e->off = (uint32_t)s->used;
-	e->ok = e->used = e->visited = e->fetched = false;
+	e->ok = e->used = e->visited = e->fetched = e->seeded = false;
 	s->used += (len + 7) & ~7u;
 	uint32_t h = slot_of(addr);
 	while (s->slot[h])
@@ -84,12 +85,28 @@ static struct snap_ent *snap_add_at(struct snap *s, uint64_t addr, uint32_t len,
 	e->len = len;
 	e->off = off;
 	e->ok = e->used = e->visited = false;
-	e->fetched = false;
+	e->fetched = e->seeded = false;
 	uint32_t h = slot_of(addr);
 	while (s->slot[h])
 		h = (h + 1) & (SNAP_SLOTS - 1);
 	s->slot[h] = (uint16_t)++s->n;
 	return e;
+}
+
+/* Put bytes copied at the sample in place of (or beside) what the prefetch
+ * read now.  Overwriting inside a prefetched range is right for every
+ * object that overlaps them: it is the same memory, one instant earlier. */
+static void snap_seed(struct snap *s, uint64_t addr, const uint8_t *bytes, uint32_t len)
+{
+	struct snap_ent *e = snap_find(s, addr);
+	if (!e)
+		e = snap_add(s, addr, len);
+	if (!e)
+		return;
+	memcpy(s->buf + e->off, bytes, e->len < len ? e->len : len);
+	if (e->len > len && !(e->fetched && e->ok))
+		return;   /* the rest of a longer object is not known */
+	e->fetched = e->ok = e->seeded = true;
 }
 
 static int pref_cmp(const void *a, const void *b)
@@ -235,7 +252,7 @@ void snap_end(struct ember_python *py, struct py_thread *t)
 	bool same = true;
 	for (uint32_t i = 0; i < s->n && n < PY_PREF_MAX; i++) {
 		const struct snap_ent *e = &s->e[i];
-		if (!e->used || !e->ok)
+		if (!e->used || !e->ok || e->seeded)
 			continue;
 		if (same && (n >= pl->npref || pl->pref[n].addr != e->addr || pl->pref[n].len != e->len))
 			same = false;
@@ -472,11 +489,13 @@ int ember_python_threads(struct ember_python *py, uint32_t *tids, int max)
 
 /* ------------------------------------------------------------ read a thread */
 
-static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid, struct ember_py_frame *out,
-		     int max, uint32_t *flags, bool *stale)
+static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid,
+		     const struct ember_sf_record *rec, struct ember_py_frame *out, int max, uint32_t *flags,
+		     bool *stale)
 {
 	const struct py_offsets *o = &py->off;
 	*stale = false;
+	py->seeded = false;
 	snap_begin(py, t);
 	const uint8_t *ts = snap_get(py, t->tstate, py->ts_len);
 	if (!ts) {
@@ -500,7 +519,16 @@ static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid,
 			return 0;
 		}
 	}
+	if (rec && rec->tstate == t->tstate && rec->frame_len == py->fr_len) {
+		if (!snap_alloc(py->snap))
+			return 0;
+		for (uint32_t i = 0; i < rec->nframes; i++)
+			snap_seed(py->snap, rec->frames[i].addr, rec->frames[i].bytes, rec->frame_len);
+		py->seeded = true;
+		py->seed_top = rec->top;
+	}
 	int n = py_walk(py, t, ts, out, max, flags);
+	py->seeded = false;
 	if (py->snap->gone)
 		return -ESRCH;
 	snap_end(py, t);
@@ -509,8 +537,9 @@ static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid,
 
 #define TORN_RETRIES 2
 
-int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out, int max,
-			     uint32_t *flags)
+/* One read of tid; rec: frames copied at the sample, or NULL. */
+static int read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec,
+		       struct ember_py_frame *out, int max, uint32_t *flags)
 {
 	uint32_t fl = 0;
 	int n = 0;
@@ -522,7 +551,9 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 	if (py->dwarf_job)
 		py_eval_dwarf_adopt(py);
 	/* A torn read (a call or return happened while it ran) is retried: the
-	 * retry's prefetch already has the new objects, so it is quick. */
+	 * retry's prefetch already has the new objects, so it is quick.  Frames
+	 * copied at the sample are used by the first attempt only: torn there
+	 * means the thread was between two states at the sample itself. */
 	for (int torn_retry = 0; torn_retry < TORN_RETRIES + 1; torn_retry++) {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct py_thread *t = py_thread_find(py, tid);
@@ -540,11 +571,15 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 		}
 		bool stale;
 		fl = 0;
-		n = read_once(py, t, tid, out, max, &fl, &stale);
+		n = read_once(py, t, tid, torn_retry == 0 ? rec : NULL, out, max, &fl, &stale);
 		if (n < 0)
 			return n;
-		if (!stale)
+		if (!stale) {
+			if (rec && torn_retry == 0 && rec->tstate == t->tstate && rec->frame_len == py->fr_len)
+				fl |= EMBER_PY_AT_SAMPLE;
+			py_sf_register(py, t);
 			break;
+		}
 		/* thread state freed/reused: rescan once, immediately */
 		t->tstate = 0;
 		int rc = py_scan_threads(py);
@@ -560,7 +595,21 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 		py->st.torn++;
 	if (fl & EMBER_PY_UNREADABLE)
 		py->st.unreadable++;
+	if (fl & EMBER_PY_AT_SAMPLE)
+		py->st.at_sample++;
 	if (flags)
 		*flags = fl;
 	return n;
+}
+
+int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out, int max,
+			     uint32_t *flags)
+{
+	return read_thread(py, tid, NULL, out, max, flags);
+}
+
+int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t time_ns, struct ember_py_frame *out,
+			     int max, uint32_t *flags)
+{
+	return read_thread(py, tid, py_sf_take(py, tid, time_ns), out, max, flags);
 }

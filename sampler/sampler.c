@@ -181,6 +181,13 @@ static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
 	}
 	if (fd < 0)
 		return -errno;
+	/* The BPF program is optional: without it, readers read after the sample. */
+	if (s->opts.bpf_prog_fd > 0) {
+		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->opts.bpf_prog_fd) == 0)
+			s->stats.bpf_attached++;
+		else
+			s->stats.bpf_failed++;
+	}
 	if (!add_fd(s, fd)) {
 		close(fd);
 		return -ENOMEM;

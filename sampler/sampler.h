@@ -29,9 +29,11 @@ struct ember_sampler_opts {
 	bool wake_per_sample;   /* poll returns as soon as a sample lands (instead of when a
 	                         * ring is a quarter full): for readers of live state, such
 	                         * as Python frames, that must look right after the sample */
+	int bpf_prog_fd;        /* > 0: a BPF perf_event program attached to every event (it
+	                         * runs at each sample, before the sample is written) */
 };
 #define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 32768, .kernel = false, .ring_pages = 0, \
-				     .wake_per_sample = false }
+				     .wake_per_sample = false, .bpf_prog_fd = 0 }
 
 /* A native frame: the module it belongs to and the address in that module's
  * ELF virtual-address space.  Caller frames are already return address - 1,
@@ -106,6 +108,7 @@ struct ember_sampler_stats {
 	uint64_t unwind_ns;      /* elapsed time spent unwinding (CLOCK_MONOTONIC: a preempted
 	                          * profiler counts the wait too; cheap enough per sample) */
 	bool kernel_excluded;    /* kernel frames/time were not permitted */
+	uint32_t bpf_attached, bpf_failed; /* events the BPF program was / could not be attached to */
 };
 
 /* Error codes returned (negated) by start functions, with a message in the

@@ -9,7 +9,9 @@ coroutines and non-ASCII names (3.x), a named thread burning its own
 function under its Python name ("burner (TID)", the main thread
 "MainThread (TID)"), and the mismatch rate the summary reports; with late
 reads (zlib_pair.py) and with a stack that changes every microsecond
-(raise_gen.py), that reads are checked against what the sample held.
+(raise_gen.py), that frames copied by the kernel at the sample (default) or
+read after it (--no-bpf, checked against what the sample held) agree with
+the native stack.
 """
 import os
 import re
@@ -164,14 +166,15 @@ if m:
     # stable stacks is measured in bench/, not here.
     chk.check(bad <= 0.10 * n, "mismatched Python frames <= 10%% (%d of %d)" % (bad, n))
 
-# Reads checked against the sample.  zlib_pair.py calls deflate (from
+# Reads checked against the sample (frames read after it: --no-bpf, the
+# fallback when BPF is not permitted).  zlib_pair.py calls deflate (from
 # compress_step) and inflate (from decompress_step) in turn, ~10 ms each; with
 # every other read started 3 ms late (test knob), a read alone would find the
 # other function in ~15% of samples.  The eval loop's instruction pointer in
 # the sample must put each zlib routine under its own caller anyway.
 out2 = os.path.join(E.tmpdir(), "late.folded")
 env = dict(os.environ, EMBER_TEST_PY_READ_DELAY_US="3000")
-res = E.record(["-o", out2], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"], env=env, timeout=90)
+res = E.record(["--no-bpf", "-o", out2], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"], env=env, timeout=90)
 chk.check(res.rc == 0, "late reads: ember exits 0", res.describe())
 late = E.load_profile(chk, out2, res)
 
@@ -186,15 +189,22 @@ def nearest_python(fr, idx):
     return None
 
 
-wrong = total = 0
-for fr, c in late.stacks:
-    for i, f in enumerate(fr):
-        own = {"deflate": "compress_step", "inflate": "decompress_step"}.get(f.split(" ")[0])
-        if own:
-            total += c
-            # deflate under <module> is right too: the module compresses once at import
-            wrong += c if nearest_python(fr, i) not in (own, "<module>") else 0
-            break
+def zlib_callers(prof):
+    """(wrong, total): samples in deflate/inflate, and those whose nearest
+    Python frame is not the function that calls it."""
+    wrong = total = 0
+    for fr, c in prof.stacks:
+        for i, f in enumerate(fr):
+            own = {"deflate": "compress_step", "inflate": "decompress_step"}.get(f.split(" ")[0])
+            if own:
+                total += c
+                # deflate under <module> is right too: the module compresses once at import
+                wrong += c if nearest_python(fr, i) not in (own, "<module>") else 0
+                break
+    return wrong, total
+
+
+wrong, total = zlib_callers(late)
 chk.check(total >= 100 and wrong <= 0.05 * total,
           "late reads: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total), late.top(12))
 # Code-object addresses are reused within milliseconds at start-up (site's
@@ -213,35 +223,64 @@ chk.check(m is not None and float(m.group(2)) >= 60 and int(m.group(3)) >= 5,
           "late reads: most samples checked against the sample, the late ones corrected (%s)" %
           (m.group(0) if m else "no summary line"), res.stderr)
 
+# The same late reads with the frames copied by the kernel at the sample (the
+# default): each sample still finds its own copy (the last 8 of a thread are
+# kept), so nothing needs correcting and every zlib routine is under its own
+# caller.
+out4 = os.path.join(E.tmpdir(), "late_bpf.folded")
+res = E.record(["-o", out4], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"], env=env, timeout=90)
+chk.check(res.rc == 0, "late reads, frames copied at the sample: ember exits 0", res.describe())
+m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
+chk.check(m is not None and int(m.group(2)) >= 100 and int(m.group(1)) >= 0.95 * int(m.group(2)),
+          "late reads: the sample's own copy found for >= 95%% of reads (%s)" % (m.group(0) if m else "no BPF line"),
+          res.stderr)
+wrong, total = zlib_callers(E.load_profile(chk, out4, res))
+chk.check(total >= 100 and wrong <= 0.01 * total,
+          "late reads, frames copied at the sample: deflate/inflate under their own callers (%d of %d wrong)"
+          % (wrong, total), res.stderr)
+
 # Exceptions and generators (raise_gen.py): the Python stack changes every
-# microsecond, so reads trailing the sample by tens of microseconds are
-# nearly always stale; what saves them is the sample's own record of each
-# activation: the instruction pointer and frame at the places the
+# microsecond.  By default the kernel copies the frames at each sample (a BPF
+# program on the perf event), so they are of the sample's instant: measured
+# 0.4-2.4% uncertain, what is left being activations caught entering or
+# leaving (the eval loop runs, its frame is not linked yet or any more).
+# Read after the sample (--no-bpf), reads trailing it by tens of microseconds
+# are nearly always stale; what saves them is the sample's own record of
+# each activation: the instruction pointer and frame at the places the
 # interpreter's DWARF names (every interpreter here has DWARF: pyenv builds
 # are compiled with -g, Debian's python3 has python3.11-dbg).  Measured
 # 1.6-3.9% uncertain on 3.8, 3.9 and 3.11+; 5-9% on 2.7, 3.6, 3.7, 3.10,
 # whose builds describe the eval loop's variables at few pcs (the frame
 # holder at sampled pcs is learnt pooled there); before these checks,
 # 18-34% on <= 3.10.
-out3 = os.path.join(E.tmpdir(), "raise_gen.folded")
-res = E.record(["-F", "999", "-o", out3], [PY, os.path.join(PY_DIR, "raise_gen.py"), "2"], timeout=90)
-chk.check(res.rc == 0, "exceptions/generators: ember exits 0", res.describe())
-chk.check("eval loop from DWARF" in res.stderr, "exceptions/generators: the eval loop's DWARF is used",
+def raise_gen_run(label, flags, limit):
+    out = os.path.join(E.tmpdir(), "raise_gen.folded")
+    res = E.record(["-F", "999", "-o", out] + flags, [PY, os.path.join(PY_DIR, "raise_gen.py"), "2"], timeout=90)
+    chk.check(res.rc == 0, "%s: ember exits 0" % label, res.describe())
+    m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
+    chk.check(m is not None and int(m.group(2)) >= 1000 and float(m.group(3)) <= limit,
+              "%s at -F 999: at most %.0f%% uncertain (%s)" % (label, limit, m.group(0) if m else "no mismatch line"),
+              res.stderr)
+    # A generator is never a thread's outermost frame: a read that ends at
+    # one caught it yielding (its link to the caller just cleared) and is
+    # torn (the frame's owner says so from 3.11, the code's flags before).
+    # Before that check, 0.4-3% of samples showed "gen" without its callers.
+    rg = E.load_profile(chk, out, res)
+    outer_gen = 0
+    for fr, c in rg.stacks:
+        first = next((f for f in fr if PYFRAME.match(f)), None)
+        outer_gen += c if first and first.startswith("gen (") else 0
+    chk.check(outer_gen == 0, "%s: no stack starts at the generator (%d do)" % (label, outer_gen), rg.top(12))
+    return res
+
+
+res = raise_gen_run("exceptions/generators, frames copied at the sample", [], 4.0)
+m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
+chk.check(m is not None and int(m.group(2)) >= 1000 and int(m.group(1)) >= 0.9 * int(m.group(2)),
+          "the kernel copied the frames at >= 90%% of the samples (%s)" % (m.group(0) if m else "no BPF line"),
           res.stderr)
-m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
-limit = 8.0 if VER >= (3, 11) or VER in ((3, 8), (3, 9)) else 16.0
-chk.check(m is not None and int(m.group(2)) >= 1000 and float(m.group(3)) <= limit,
-          "exceptions/generators at -F 999: at most %.0f%% uncertain (%s)" %
-          (limit, m.group(0) if m else "no mismatch line"), res.stderr)
-# A generator is never a thread's outermost frame: a read that ends at one
-# caught it yielding (its link to the caller just cleared) and is torn (the
-# frame's owner says so from 3.11, the code's flags before).  Before that
-# check, 0.4-3% of samples showed "gen" without its callers.
-rg = E.load_profile(chk, out3, res)
-outer_gen = 0
-for fr, c in rg.stacks:
-    first = next((f for f in fr if PYFRAME.match(f)), None)
-    outer_gen += c if first and first.startswith("gen (") else 0
-chk.check(outer_gen == 0, "exceptions/generators: no stack starts at the generator (%d do)" % outer_gen,
-          rg.top(12))
+res = raise_gen_run("exceptions/generators, frames read after the sample (--no-bpf)", ["--no-bpf"],
+                    8.0 if VER >= (3, 11) or VER in ((3, 8), (3, 9)) else 16.0)
+chk.check("eval loop from DWARF" in res.stderr, "--no-bpf: the eval loop's DWARF is used", res.stderr)
+chk.check("copied by the kernel" not in res.stderr, "--no-bpf: no frames copied by the kernel", res.stderr)
 chk.finish()

@@ -1,0 +1,265 @@
+/* User-space half of sample-time Python frames: loads the in-kernel frame
+ * copier (sample_frames.bpf.c, built into ember), registers each Python
+ * thread's state with it, drains its ring buffer and keeps, per thread, the
+ * latest record until the sample it belongs to is read.
+ *
+ * Matching a record to its sample: same tid and process, and its time
+ * (taken in the same perf overflow as the sample's own stamp, on the same
+ * clock, CLOCK_MONOTONIC) at most SF_MATCH_BEFORE_NS earlier or
+ * SF_MATCH_AFTER_NS later than the sample's: measured 0.2-2 us later here.
+ * The window must be tight: in frequency mode the kernel's sampling period
+ * varies, and two samples of one thread can be 35 us apart.  The last
+ * SF_KEEP records of each thread are kept, so a sample still finds its own
+ * when ember fell a few samples behind; older ones are read the old way
+ * (after the fact). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "py_internal.h"
+#include "sample_frames.h"
+
+#define SF_MATCH_BEFORE_NS 10000ull
+#define SF_MATCH_AFTER_NS 50000ull
+#define SF_KEEP 8                /* records kept per thread */
+
+/* The compiled BPF object, embedded by sample_frames_obj.c. */
+extern const unsigned char ember_sf_bpf_obj[], ember_sf_bpf_obj_end[];
+
+struct sf_kept {
+	struct ember_sf_record *rec;  /* NULL until first used */
+	size_t cap;                   /* bytes allocated at rec */
+	bool fresh;                   /* holds a record not yet taken by a read */
+};
+
+struct sf_slot {
+	uint32_t tid;                 /* 0 = free */
+	uint32_t next;                /* where the next record goes (ring of SF_KEEP) */
+	struct sf_kept kept[SF_KEEP];
+};
+
+struct ember_py_sampletime {
+	struct bpf_object *obj;
+	struct ring_buffer *rb;
+	int prog_fd, threads_fd;
+	int stats_fd;                 /* >= 0: the kernel times every run (EMBER_BPF_STATS set) */
+	struct sf_slot *slots;        /* open addressing by tid, power-of-two capacity */
+	size_t n, cap;
+	uint64_t records, replaced;
+};
+
+/* libbpf's messages: kept (the last warning explains a failed load), not printed. */
+static char sf_last_msg[256];
+static int sf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	char buf[sizeof sf_last_msg];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	size_t l = strlen(buf);
+	while (l && (buf[l - 1] == '\n' || buf[l - 1] == ' '))
+		buf[--l] = 0;
+	if (l)
+		memcpy(sf_last_msg, buf, l + 1);
+	return 0;
+}
+
+static size_t sf_index(const struct sf_slot *v, size_t cap, uint32_t tid)
+{
+	size_t i = (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+	while (v[i].tid && v[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static struct sf_slot *sf_slot_for(struct ember_py_sampletime *st, uint32_t tid)
+{
+	if ((st->n + 1) * 2 > st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 64;
+		struct sf_slot *v = calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < st->cap; i++)
+			if (st->slots[i].tid)
+				v[sf_index(v, cap, st->slots[i].tid)] = st->slots[i];
+		free(st->slots);
+		st->slots = v;
+		st->cap = cap;
+	}
+	struct sf_slot *s = &st->slots[sf_index(st->slots, st->cap, tid)];
+	if (!s->tid) {
+		s->tid = tid;
+		st->n++;
+	}
+	return s;
+}
+
+static int on_record(void *arg, void *data, size_t size)
+{
+	struct ember_py_sampletime *st = arg;
+	const struct ember_sf_record *r = data;
+	size_t head = offsetof(struct ember_sf_record, frames);
+	if (size < head || r->nframes > EMBER_SF_MAX_FRAMES ||
+	    size < head + r->nframes * sizeof(struct ember_sf_frame))
+		return 0;
+	struct sf_slot *s = sf_slot_for(st, r->tid);
+	if (!s)
+		return 0;
+	struct sf_kept *k = &s->kept[s->next];
+	if (k->cap < size) {
+		void *p = realloc(k->rec, size);
+		if (!p)
+			return 0;
+		k->rec = p;
+		k->cap = size;
+	}
+	st->records++;
+	st->replaced += k->fresh;
+	memcpy(k->rec, r, size);
+	k->fresh = true;
+	s->next = (s->next + 1) % SF_KEEP;
+	return 0;
+}
+
+int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t msglen)
+{
+	struct ember_py_sampletime *st = calloc(1, sizeof *st);
+	*out = NULL;
+	if (!st) {
+		snprintf(msg, msglen, "out of memory");
+		return EMBER_PY_ERROR;
+	}
+	st->stats_fd = -1;
+	libbpf_set_print(sf_print);
+	sf_last_msg[0] = 0;
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_sample_frames");
+	st->obj = bpf_object__open_mem(ember_sf_bpf_obj, (size_t)(ember_sf_bpf_obj_end - ember_sf_bpf_obj), &oo);
+	int err = st->obj ? bpf_object__load(st->obj) : -errno;
+	if (!st->obj || err) {
+		int e = err < 0 ? -err : errno;
+		snprintf(msg, msglen, "cannot load the BPF frame copier: %s%s", strerror(e),
+			 e == EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		ember_py_sampletime_close(st);
+		return e == EPERM || e == EACCES ? EMBER_PY_NO_ACCESS : EMBER_PY_ERROR;
+	}
+	struct bpf_program *prog = bpf_object__find_program_by_name(st->obj, "ember_copy_frames");
+	struct bpf_map *threads = bpf_object__find_map_by_name(st->obj, "threads");
+	struct bpf_map *records = bpf_object__find_map_by_name(st->obj, "records");
+	st->prog_fd = prog ? bpf_program__fd(prog) : -1;
+	st->threads_fd = threads ? bpf_map__fd(threads) : -1;
+	st->rb = records ? ring_buffer__new(bpf_map__fd(records), on_record, st, NULL) : NULL;
+	if (st->prog_fd < 0 || st->threads_fd < 0 || !st->rb) {
+		snprintf(msg, msglen, "cannot set up the BPF frame copier: %s", strerror(errno));
+		ember_py_sampletime_close(st);
+		return EMBER_PY_ERROR;
+	}
+	/* For the bench: the program's cost in the target, timed by the kernel
+	 * (system-wide while the fd is open, so only on request). */
+	if (getenv("EMBER_BPF_STATS"))
+		st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	*out = st;
+	return EMBER_PY_OK;
+}
+
+int ember_py_sampletime_prog_fd(const struct ember_py_sampletime *st)
+{
+	return st ? st->prog_fd : -1;
+}
+
+void ember_py_sampletime_close(struct ember_py_sampletime *st)
+{
+	if (!st)
+		return;
+	ring_buffer__free(st->rb);
+	bpf_object__close(st->obj);
+	if (st->stats_fd >= 0)
+		close(st->stats_fd);
+	for (size_t i = 0; i < st->cap; i++)
+		for (int k = 0; k < SF_KEEP; k++)
+			free(st->slots[i].kept[k].rec);
+	free(st->slots);
+	free(st);
+}
+
+void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st)
+{
+	py->sf = st;
+}
+
+/* Tell the copier where thread t's frames start (once per thread state). */
+void py_sf_register(struct ember_python *py, struct py_thread *t)
+{
+	const struct py_offsets *o = &py->off;
+	if (!py->sf || t->sf_tstate == t->tstate || !t->tstate || py->fr_len > EMBER_SF_FRAME_BYTES)
+		return;
+	struct ember_sf_thread v = {
+		.pid = (uint32_t)py->pid,
+		.frame_len = py->fr_len,
+		.tstate = t->tstate,
+		.cf_off = -1,
+	};
+	if (o->ts_frame >= 0) {
+		v.top_off = o->ts_frame;
+		v.back_off = (uint32_t)o->fo_back;
+	} else if (o->ts_current_frame >= 0) {
+		v.top_off = o->ts_current_frame;
+		v.back_off = (uint32_t)o->if_previous;
+	} else {
+		v.top_off = o->ts_cframe;
+		v.cf_off = o->cf_current_frame;
+		v.back_off = (uint32_t)o->if_previous;
+	}
+	if (v.back_off % 8 || v.back_off + 8 > py->fr_len)
+		return;
+	uint32_t key = t->tid;
+	if (bpf_map_update_elem(py->sf->threads_fd, &key, &v, BPF_ANY) == 0)
+		t->sf_tstate = t->tstate;
+}
+
+const struct ember_sf_record *py_sf_take(struct ember_python *py, uint32_t tid, uint64_t time_ns)
+{
+	struct ember_py_sampletime *st = py->sf;
+	if (!st)
+		return NULL;
+	ring_buffer__consume(st->rb);
+	if (!st->cap)
+		return NULL;
+	struct sf_slot *s = &st->slots[sf_index(st->slots, st->cap, tid)];
+	if (s->tid != tid)
+		return NULL;
+	for (int i = 0; i < SF_KEEP; i++) {
+		struct sf_kept *k = &s->kept[i];
+		if (!k->fresh || k->rec->pid != (uint32_t)py->pid)
+			continue;
+		uint64_t t = k->rec->time_ns;
+		if (t + SF_MATCH_BEFORE_NS >= time_ns && t <= time_ns + SF_MATCH_AFTER_NS) {
+			k->fresh = false;
+			return k->rec;
+		}
+	}
+	return NULL;
+}
+
+void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct ember_py_sampletime_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!st)
+		return;
+	out->records = st->records;
+	out->replaced = st->replaced;
+	struct bpf_prog_info info;
+	uint32_t len = sizeof info;
+	memset(&info, 0, sizeof info);
+	if (st->stats_fd >= 0 && bpf_obj_get_info_by_fd(st->prog_fd, &info, &len) == 0) {
+		out->timed = true;
+		out->runs = info.run_cnt;
+		out->run_ns = info.run_time_ns;
+	}
+}

@@ -1,0 +1,47 @@
+/* The record the in-kernel frame copier (sample_frames.bpf.c) hands to
+ * ember, and the per-thread entry ember gives it.  Shared by the BPF
+ * program and user space (sample_frames.c); nothing else includes it. */
+#ifndef EMBER_SAMPLE_FRAMES_H
+#define EMBER_SAMPLE_FRAMES_H
+
+#include <linux/types.h>
+
+#define EMBER_SF_MAX_FRAMES 64     /* frames copied per sample; a deeper stack's outer
+                                    * frames are read afterwards as before */
+#define EMBER_SF_FRAME_BYTES 128   /* >= every version's frame length (fr_len) */
+#define EMBER_SF_MAX_THREADS 16384
+#define EMBER_SF_RING_BYTES (4u << 20)
+
+/* What ember registers per OS thread (key: the tid as the kernel sees it). */
+struct ember_sf_thread {
+	__u32 pid;          /* the process it belongs to: a reused tid elsewhere is ignored */
+	__u32 frame_len;    /* bytes copied per frame, <= EMBER_SF_FRAME_BYTES */
+	__u64 tstate;       /* its PyThreadState */
+	__s32 top_off;      /* tstate offset of the top-frame pointer (<= 3.10 frame,
+	                     * 3.13 current_frame) or of the _PyCFrame pointer (3.11/3.12) */
+	__s32 cf_off;       /* 3.11/3.12: offset of current_frame in _PyCFrame; -1 otherwise */
+	__u32 back_off;     /* frame offset of the link to the caller's frame (multiple of 8) */
+	__u32 pad;
+};
+
+enum ember_sf_flags {
+	EMBER_SF_UNREADABLE = 1u << 0,   /* a read failed (page not present, bad pointer) */
+	EMBER_SF_MORE = 1u << 1,         /* the chain goes on past the frames copied */
+};
+
+struct ember_sf_frame {
+	__u64 addr;
+	__u8 bytes[EMBER_SF_FRAME_BYTES];
+};
+
+struct ember_sf_record {
+	__u32 pid, tid;
+	__u64 time_ns;      /* CLOCK_MONOTONIC, taken just before the kernel writes the sample */
+	__u64 tstate;
+	__u64 top;          /* the innermost frame's address (0: no frame) */
+	__u32 nframes, flags;
+	__u32 frame_len, pad;
+	struct ember_sf_frame frames[EMBER_SF_MAX_FRAMES];   /* only nframes are sent */
+};
+
+#endif
