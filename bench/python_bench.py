@@ -4,12 +4,14 @@ read, and target slowdown with merging on.  Standard library only.
 
 usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N]
 
-- accuracy: tests/e2e/py/native_calls.py (four Python functions, each calling
+- accuracy (with and without --no-bpf): tests/e2e/py/native_calls.py (four Python functions, each calling
   its own native hot function: cv::GaussianBlur, cv::Canny, BLAS dgemm, zlib
   deflate) at -F 999; share of those native samples whose nearest Python frame
   is the right caller, and the mismatch rate ember reports;
-- mismatch with and without the eval loop's DWARF: raise_gen.py and
-  zlib_pair.py on every interpreter, 2 s each, interleaved;
+- mismatch with the frames copied by the kernel at the sample (BPF, the
+  default) and read after it (--no-bpf), and with and without the eval
+  loop's DWARF (after the sample): raise_gen.py and zlib_pair.py on every
+  interpreter, 2 s each, interleaved;
 - read cost: a 20-deep Python recursion burning at the bottom, -F 999; the
   mean time of a Python stack read from ember's summary;
 - reader: bench/py_read_bench.c on every interpreter, against a floor read
@@ -70,9 +72,38 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ember-pybench-")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
-    print("== attribution accuracy (native_calls.py, -F 999, %.0f s)" % seconds)
+    for flags, label in (([], "frames copied at the sample (BPF)"), (["--no-bpf"], "frames read after the sample")):
+        accuracy(ember, tmp, seconds, env, flags, label)
+
+    print("== Python stack read cost (20-deep recursion, -F 999, %.0f s)" % seconds)
+    deep = os.path.join(tmp, "deep.py")
+    with open(deep, "w") as f:
+        f.write(DEEP)
+    for flags in ([], ["--no-bpf"]):
+        err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "deep.folded")] + flags, [PY, deep, str(seconds)],
+                     dict(os.environ, EMBER_BPF_STATS="1"))
+        m = re.search(r"read ([\d.]+) us/sample", err)
+        cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
+        bpf = re.search(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each", err)
+        frames = [len([x for x in s if PYFRAME.match(x)]) for s, c in folded(os.path.join(tmp, "deep.folded"))
+                  for _ in range(min(c, 1))]
+        print("%-10s Python frames per sample (max): %d; read %s us/sample; ember capture CPU %s us/sample; "
+              "in the target (BPF copy): %s" % (" ".join(flags) or "default", max(frames or [0]),
+                                                m.group(1) if m else "?", cap.group(1) if cap else "?",
+                                                bpf.group(2) + " us/sample" if bpf else "-"))
+
+    mismatch_bpf(ember, tmp)
+    mismatch_dwarf(ember, tmp)
+    reader_cost(build, tmp)
+    slowdown_attached(ember, tmp, rounds)
+
+
+def accuracy(ember, tmp, seconds, env, flags, label):
+    """native_calls.py: share of samples in a known native hot function whose
+    nearest Python frame is its caller, and the mismatch rate."""
+    print("== attribution accuracy (native_calls.py, -F 999, %.0f s), %s" % (seconds, label))
     out = os.path.join(tmp, "acc.folded")
-    err = record(ember, ["-F", "999", "-o", out],
+    err = record(ember, ["-F", "999", "-o", out] + flags,
                  [PY, os.path.join(ROOT, "tests/e2e/py/native_calls.py"), str(seconds)], env)
     rules = [("cv::GaussianBlur", "blur_step"), ("cv::Canny", "edges_step"),
              ("gemm", "matmul_step"), ("deflate", "compress_step")]
@@ -94,34 +125,51 @@ def main():
     m = re.search(r"Python frames: (\d+) of (\d+) samples \(([\d.]+)%\) disagreed", err)
     rd = re.search(r"read ([\d.]+) us/sample, starting ([\d.]+) us after the sample \((\d+) reads over 1 ms late\); "
                    r"(\d+) samples \(([\d.]+)%\) checked .*, (\d+) corrected", err)
+    at = re.search(r"at the sample \(BPF\) for (\d+) of (\d+) reads \(([\d.]+)%\)", err)
     print("samples with a known native hot function: %d; under the right Python caller: %d (%.2f%%)"
           % (total, good, 100.0 * good / max(total, 1)))
     if m:
         print("mismatch rate reported: %s of %s samples (%s%%)" % (m.group(1), m.group(2), m.group(3)))
+    if at:
+        print("frames copied at the sample for %s of %s reads (%s%%)" % at.groups())
     if rd:
         print("Python read %s us/sample, started %s us after the sample on average (%s over 1 ms); "
               "%s%% of samples checked against the sample's instruction pointer, %s corrected"
               % (rd.group(1), rd.group(2), rd.group(3), rd.group(5), rd.group(6)))
 
-    print("== Python stack read cost (20-deep recursion, -F 999, %.0f s)" % seconds)
-    deep = os.path.join(tmp, "deep.py")
-    with open(deep, "w") as f:
-        f.write(DEEP)
-    err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "deep.folded")], [PY, deep, str(seconds)])
-    m = re.search(r"read ([\d.]+) us/sample", err)
-    cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
-    frames = [len([x for x in s if PYFRAME.match(x)]) for s, c in folded(os.path.join(tmp, "deep.folded"))
-              for _ in range(min(c, 1))]
-    print("Python frames per sample (max): %d; read %s us/sample; ember capture CPU %s us/sample"
-          % (max(frames or [0]), m.group(1) if m else "?", cap.group(1) if cap else "?"))
 
-    mismatch_dwarf(ember, tmp)
-    reader_cost(build, tmp)
-    slowdown_attached(ember, tmp, rounds)
+def mismatch_bpf(ember, tmp, reps=2):
+    """Uncertain share with the frames copied by the kernel at the sample
+    (default) and read after it (--no-bpf), interleaved, on every
+    interpreter; with the copier's own time in the target (kernel-timed)."""
+    print("== mismatch rate, frames copied at the sample (BPF) / read after it (-F 999, 2 s, %d interleaved runs)"
+          % reps)
+    pat = re.compile(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed")
+    cost = re.compile(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each")
+    for script in ("raise_gen.py", "zlib_pair.py"):
+        for label, exe in interpreters() + [("debug /usr/bin/python3.11d", "/usr/bin/python3.11d")]:
+            if not os.path.exists(exe):
+                continue
+            got = {"bpf": [], "late": []}
+            us = []
+            for _ in range(reps):
+                for mode in ("bpf", "late"):
+                    err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "mm.folded")] +
+                                 (["--no-bpf"] if mode == "late" else []),
+                                 [exe, os.path.join(ROOT, "tests/e2e/py", script), "2"],
+                                 dict(os.environ, EMBER_BPF_STATS="1"))
+                    m = pat.search(err)
+                    got[mode].append(m.group(3) + "%" if m else "?")
+                    c = cost.search(err)
+                    if c and mode == "bpf":
+                        us.append(c.group(2))
+            print("%-14s %-32s at sample %-16s read after %-16s BPF us/sample %s" %
+                  (script, label, " / ".join(got["bpf"]), " / ".join(got["late"]), " / ".join(us)))
 
 
 def mismatch_dwarf(ember, tmp, reps=2):
-    """Uncertain share with the eval loop's DWARF and without it (test knob
+    """Frames read after the sample (--no-bpf): uncertain share with the eval
+    loop's DWARF and without it (test knob
     EMBER_TEST_PY_NO_DWARF: holders learnt from samples only), interleaved,
     on every interpreter: raise_gen.py (the stack changes every microsecond)
     and zlib_pair.py (2 s: start-up imports are most of the uncertain)."""
@@ -137,7 +185,7 @@ def mismatch_dwarf(ember, tmp, reps=2):
                     env = dict(os.environ)
                     if mode == "learnt":
                         env["EMBER_TEST_PY_NO_DWARF"] = "1"
-                    err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "mm.folded")],
+                    err = record(ember, ["-F", "999", "--no-bpf", "-o", os.path.join(tmp, "mm.folded")],
                                  [exe, os.path.join(ROOT, "tests/e2e/py", script), "2"], env)
                     m = pat.search(err)
                     got[mode].append(m.group(3) + "%" if m else "?")

@@ -28,7 +28,7 @@
 
 #define SF_MATCH_BEFORE_NS 10000ull
 #define SF_MATCH_AFTER_NS 50000ull
-#define SF_KEEP 8                /* records kept per thread */
+#define SF_KEEP 32               /* records kept per thread */
 
 /* The compiled BPF object, embedded by sample_frames_obj.c. */
 extern const unsigned char ember_sf_bpf_obj[], ember_sf_bpf_obj_end[];
@@ -234,17 +234,25 @@ const struct ember_sf_record *py_sf_take(struct ember_python *py, uint32_t tid, 
 	struct sf_slot *s = &st->slots[sf_index(st->slots, st->cap, tid)];
 	if (s->tid != tid)
 		return NULL;
+	struct sf_kept *best = NULL;
+	uint64_t best_d = 0;
 	for (int i = 0; i < SF_KEEP; i++) {
 		struct sf_kept *k = &s->kept[i];
 		if (!k->fresh || k->rec->pid != (uint32_t)py->pid)
 			continue;
 		uint64_t t = k->rec->time_ns;
-		if (t + SF_MATCH_BEFORE_NS >= time_ns && t <= time_ns + SF_MATCH_AFTER_NS) {
-			k->fresh = false;
-			return k->rec;
+		if (t + SF_MATCH_BEFORE_NS < time_ns || t > time_ns + SF_MATCH_AFTER_NS)
+			continue;
+		uint64_t d = t > time_ns ? t - time_ns : time_ns - t;
+		if (!best || d < best_d) {   /* two samples of a thread can be tens of us apart */
+			best = k;
+			best_d = d;
 		}
 	}
-	return NULL;
+	if (!best)
+		return NULL;
+	best->fresh = false;
+	return best->rec;
 }
 
 void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct ember_py_sampletime_stats *out)

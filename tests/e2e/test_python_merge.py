@@ -224,7 +224,7 @@ chk.check(m is not None and float(m.group(2)) >= 60 and int(m.group(3)) >= 5,
           (m.group(0) if m else "no summary line"), res.stderr)
 
 # The same late reads with the frames copied by the kernel at the sample (the
-# default): each sample still finds its own copy (the last 8 of a thread are
+# default): each sample still finds its own copy (the last 32 of a thread are
 # kept), so nothing needs correcting and every zlib routine is under its own
 # caller.
 out4 = os.path.join(E.tmpdir(), "late_bpf.folded")
