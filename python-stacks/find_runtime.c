@@ -343,6 +343,7 @@ int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_p
 	if (!py->opts.max_depth)
 		py->opts.max_depth = 2048;
 	py->pthread_tid_off = -1;
+	py->own_pid = (uint32_t)pid;
 	snprintf(py->root, sizeof py->root, "/proc/%d/root", (int)pid);
 
 	/* Same bytes the process mapped: map_files, then its root, then the path. */

@@ -196,6 +196,8 @@ struct py_plan {
 };
 struct py_thread {
 	uint32_t tid;
+	uint32_t own_tid;                  /* the same thread's id in the target's own pid namespace
+	                                    * (what CPython records); == tid outside containers */
 	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
 	struct py_plan *plan;              /* allocated on first read */
 	uint64_t sf_tstate;                /* thread state registered with the frame copier */
@@ -270,6 +272,8 @@ struct ember_python {
 	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;
 	uint32_t ts_len, fr_len, co_len, str_hdr_len;
 	int32_t pthread_tid_off;     /* <=3.10: offset of the TID in glibc's struct pthread, -1 unknown */
+	uint32_t own_pid;            /* the pid in the target's own pid namespace (== pid outside
+	                              * containers); what its main thread's struct pthread holds */
 	bool tid_calibrated;
 	char root[64];               /* "/proc/PID/root" */
 

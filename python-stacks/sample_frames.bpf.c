@@ -27,6 +27,13 @@ struct {
 	__uint(max_entries, EMBER_SF_RING_BYTES);
 } records SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ember_sf_config);
+} config SEC(".maps");
+
 /* The record is built here (too big for the BPF stack), then sent trimmed. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -40,12 +47,25 @@ struct {
 SEC("perf_event")
 int ember_copy_frames(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0;
+	__u32 zero = 0, tid, pid;
 	(void)ctx;
 
+	struct ember_sf_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
+		return 1;
+	if (cfg->ns_ino) {
+		struct bpf_pidns_info ns;
+		if (bpf_get_ns_current_pid_tgid(cfg->ns_dev, cfg->ns_ino, &ns, sizeof ns) != 0)
+			return 1;   /* not in ember's namespace or below: not its target */
+		tid = ns.pid;
+		pid = ns.tgid;
+	} else {
+		__u64 id = bpf_get_current_pid_tgid();
+		tid = (__u32)id;
+		pid = (__u32)(id >> 32);
+	}
 	struct ember_sf_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t || t->pid != (__u32)(id >> 32))
+	if (!t || t->pid != pid)
 		return 1;
 	struct ember_sf_record *r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!r)

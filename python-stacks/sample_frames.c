@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -26,6 +27,7 @@
 #include "py_internal.h"
 #include "sample_frames.h"
 
+#define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the initial pid namespace's inode */
 #define SF_MATCH_BEFORE_NS 10000ull
 #define SF_MATCH_AFTER_NS 50000ull
 #define SF_KEEP 32               /* records kept per thread */
@@ -152,6 +154,20 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	struct bpf_program *prog = bpf_object__find_program_by_name(st->obj, "ember_copy_frames");
 	struct bpf_map *threads = bpf_object__find_map_by_name(st->obj, "threads");
 	struct bpf_map *records = bpf_object__find_map_by_name(st->obj, "records");
+	struct bpf_map *config = bpf_object__find_map_by_name(st->obj, "config");
+	/* Thread ids as ember sees them: its own pid namespace. */
+	struct ember_sf_config cfg = { 0 };
+	struct stat ns;
+	if (stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != PROC_PID_INIT_INO) {
+		cfg.ns_dev = ns.st_dev;
+		cfg.ns_ino = ns.st_ino;
+	}
+	uint32_t zero = 0;
+	if (!config || bpf_map_update_elem(bpf_map__fd(config), &zero, &cfg, BPF_ANY) != 0) {
+		snprintf(msg, msglen, "cannot configure the BPF frame copier: %s", strerror(errno));
+		ember_py_sampletime_close(st);
+		return EMBER_PY_ERROR;
+	}
 	st->prog_fd = prog ? bpf_program__fd(prog) : -1;
 	st->threads_fd = threads ? bpf_map__fd(threads) : -1;
 	st->rb = records ? ring_buffer__new(bpf_map__fd(records), on_record, st, NULL) : NULL;

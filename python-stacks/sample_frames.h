@@ -24,6 +24,13 @@ struct ember_sf_thread {
 	__u32 pad;
 };
 
+/* ember's pid namespace (st_dev and st_ino of /proc/self/ns/pid): threads
+ * are looked up by their tid as ember sees it (the same as in its samples),
+ * also when ember runs inside a container.  ino 0: the root namespace's. */
+struct ember_sf_config {
+	__u64 ns_dev, ns_ino;
+};
+
 enum ember_sf_flags {
 	EMBER_SF_UNREADABLE = 1u << 0,   /* a read failed (page not present, bad pointer) */
 	EMBER_SF_MORE = 1u << 1,         /* the chain goes on past the frames copied */

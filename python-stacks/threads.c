@@ -271,7 +271,33 @@ struct found {
 	uint32_t tid;
 };
 
-static int list_tasks(pid_t pid, uint32_t *tids, int max)
+/* The id a thread has in its own (innermost) pid namespace: the last
+ * number of the NSpid line of its status; id itself when there is none
+ * (kernels before 4.1) or it cannot be read. */
+static uint32_t own_ns_id(pid_t pid, uint32_t id)
+{
+	char path[96], line[256];
+	snprintf(path, sizeof path, "/proc/%d/task/%u/status", (int)pid, id);
+	FILE *f = fopen(path, "re");
+	uint32_t own = id;
+	if (!f)
+		return id;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *p = line + 6, *end;
+			for (unsigned long v; (v = strtoul(p, &end, 10)), end != p; p = end)
+				own = (uint32_t)v;
+			break;
+		}
+	fclose(f);
+	return own;
+}
+
+/* tids: the process's threads as ember sees them (its samples' ids); own
+ * (may be NULL): the same threads' ids in the target's pid namespace, which
+ * CPython records (native_thread_id, glibc's struct pthread) -- different
+ * when the target runs in a container of its own. */
+static int list_tasks(pid_t pid, uint32_t *tids, uint32_t *own, int max)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -281,8 +307,12 @@ static int list_tasks(pid_t pid, uint32_t *tids, int max)
 	int n = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) && n < max)
-		if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
-			tids[n++] = (uint32_t)strtoul(de->d_name, NULL, 10);
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9') {
+			tids[n] = (uint32_t)strtoul(de->d_name, NULL, 10);
+			if (own)
+				own[n] = own_ns_id(pid, tids[n]);
+			n++;
+		}
 	closedir(d);
 	return n;
 }
@@ -300,16 +330,13 @@ static void calibrate_with(struct ember_python *py, struct found *f, int nf, uin
 
 /* Find the offset of the TID inside struct pthread: an int32 slot that holds
  * a live TID of this process in every thread's struct, all distinct, and the
- * PID in the main thread's. */
-static void calibrate_tid(struct ember_python *py, struct found *f, int nf)
+ * PID in the main thread's (ids of the target's own pid namespace). */
+static void calibrate_tid(struct ember_python *py, struct found *f, int nf, const uint32_t *own, int nt)
 {
 	uint8_t (*bufs)[PTHREAD_SCAN] = malloc(16 * PTHREAD_SCAN);
-	uint32_t *tasks = malloc(4096 * sizeof *tasks);
-	int nt = bufs && tasks ? list_tasks(py->pid, tasks, 4096) : 0, nb = 0;
-	if (nt > 0)
-		calibrate_with(py, f, nf, bufs, tasks, nt, nb);
+	if (bufs && nt > 0)
+		calibrate_with(py, f, nf, bufs, own, nt, 0);
 	free(bufs);
-	free(tasks);
 }
 
 static void calibrate_with(struct ember_python *py, struct found *f, int nf, uint8_t (*bufs)[PTHREAD_SCAN],
@@ -336,7 +363,7 @@ static void calibrate_with(struct ember_python *py, struct found *f, int nf, uin
 			dup |= v && in_set(seen, k, v);
 			if (v && in_set(tasks, nt, v))
 				live++;
-			has_pid |= v == (uint32_t)py->pid;
+			has_pid |= v == py->own_pid;
 		}
 		/* The main thread's struct must hold the PID, and most of the
 		 * others live TIDs: with threads coming and going, some structs
@@ -417,9 +444,15 @@ int py_scan_threads(struct ember_python *py)
 		}
 		interp = next;
 	}
+	/* Ids as ember sees them, and as the target's namespace does. */
+	uint32_t *tasks = malloc(2 * MAX_TSTATES * sizeof *tasks), *own = tasks ? tasks + MAX_TSTATES : NULL;
+	int nt = tasks ? list_tasks(py->pid, tasks, own, MAX_TSTATES) : 0;
+	for (int i = 0; i < nt; i++)
+		if (tasks[i] == (uint32_t)py->pid)
+			py->own_pid = own[i];
 	if (o->ts_native_thread_id < 0 && nf) {
 		if (!py->tid_calibrated)
-			calibrate_tid(py, f, nf);
+			calibrate_tid(py, f, nf, own, nt);
 		if (py->pthread_tid_off >= 0) {
 			struct rm_req req[256];
 			uint32_t tids[256];
@@ -441,9 +474,16 @@ int py_scan_threads(struct ember_python *py)
 	for (int i = 0; i < nf; i++) {
 		if (!f[i].tid)
 			continue;
-		struct py_thread *t = thread_slot(py, f[i].tid, true);
+		uint32_t own_tid = f[i].tid, tid = own_tid;
+		for (int k = 0; k < nt; k++)
+			if (own[k] == own_tid) {
+				tid = tasks[k];
+				break;
+			}
+		struct py_thread *t = thread_slot(py, tid, true);
 		if (!t)
 			break;
+		t->own_tid = own_tid;
 		if (t->tstate != f[i].tstate && t->plan)
 			t->plan->npref = t->plan->nranges = 0;
 		t->tstate = f[i].tstate;
@@ -460,6 +500,7 @@ int py_scan_threads(struct ember_python *py)
 	}
 	py->nthreads = w;
 	py->last_hit = 0;
+	free(tasks);
 	free(f);
 	return nf;
 }
@@ -489,8 +530,7 @@ int ember_python_threads(struct ember_python *py, uint32_t *tids, int max)
 
 /* ------------------------------------------------------------ read a thread */
 
-static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid,
-		     const struct ember_sf_record *rec, struct ember_py_frame *out, int max, uint32_t *flags,
+static int read_once(struct ember_python *py, struct py_thread *t, const struct ember_sf_record *rec, struct ember_py_frame *out, int max, uint32_t *flags,
 		     bool *stale)
 {
 	const struct py_offsets *o = &py->off;
@@ -508,13 +548,13 @@ static int read_once(struct ember_python *py, struct py_thread *t, uint32_t tid,
 		return 0;
 	}
 	if (o->ts_native_thread_id >= 0) {
-		if ((uint32_t)rd64(ts, o->ts_native_thread_id) != tid) {
+		if ((uint32_t)rd64(ts, o->ts_native_thread_id) != t->own_tid) {
 			*stale = true;
 			return 0;
 		}
 	} else if (py->pthread_tid_off >= 0) {
 		const uint8_t *p = snap_get(py, t->pthread + py->pthread_tid_off, 4);
-		if (!p || (uint32_t)rd32(p, 0) != tid) {
+		if (!p || (uint32_t)rd32(p, 0) != t->own_tid) {
 			*stale = true;
 			return 0;
 		}
@@ -571,7 +611,7 @@ static int read_thread(struct ember_python *py, uint32_t tid, const struct ember
 		}
 		bool stale;
 		fl = 0;
-		n = read_once(py, t, tid, torn_retry == 0 ? rec : NULL, out, max, &fl, &stale);
+		n = read_once(py, t, torn_retry == 0 ? rec : NULL, out, max, &fl, &stale);
 		if (n < 0)
 			return n;
 		if (!stale) {
