@@ -500,6 +500,10 @@ int py_scan_threads(struct ember_python *py)
 	}
 	py->nthreads = w;
 	py->last_hit = 0;
+	/* Every thread found, not only the sampled one: its next sample is then
+	 * copied at the sample too. */
+	for (size_t i = 0; i < py->nthreads; i++)
+		py_sf_register(py, &py->threads[i]);
 	free(tasks);
 	free(f);
 	return nf;
