@@ -456,6 +456,15 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	c->firsttraceable = o->co_firsttraceable >= 0 ? rd32(h, o->co_firsttraceable) : 0;
 	/* CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR */
 	c->generator = o->co_flags >= 0 && (rd32(h, o->co_flags) & (0x20 | 0x80 | 0x100 | 0x200)) != 0;
+	/* A header copied at the sample: the object may have been freed since
+	 * (a module's code, once imported) and its names with it.  Decode only
+	 * if it is still there, unchanged; else the frame stays unknown. */
+	uint8_t now[512];
+	if (py->seeded && (py->co_len > sizeof now || !rm_read(py->pid, addr, now, py->co_len, NULL, &py->st.syscalls) ||
+			   rd64(now, o->ob_type) != py->t_code || !key_matches(py, c, now))) {
+		free(c);
+		return 0;
+	}
 	if (o->co_code_adaptive >= 0)
 		c->ninstr_bytes = c->k_size >= 0 ? c->k_size * 2 : -1;
 	else

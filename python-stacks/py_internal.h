@@ -201,6 +201,7 @@ struct py_thread {
 	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
 	struct py_plan *plan;              /* allocated on first read */
 	uint64_t sf_tstate;                /* thread state registered with the frame copier */
+	uint64_t tid_checked_ns;           /* <= 3.10: last check of the TID in struct pthread */
 };
 
 /* Read-through snapshot of remote objects for one read_thread call. */

@@ -122,12 +122,13 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
  * A read after the sample races the thread.  The frame copier is a BPF
  * program run by the kernel on each perf sample, in the sampled thread's
  * context, before the sample is written: it copies the bytes of the
- * thread's Python frames (at most 64; a deeper stack's outer frames are
- * read afterwards) into a ring buffer.  Attach its program to the perf
- * events (PERF_EVENT_IOC_SET_BPF), give it to each reader, and read
- * samples with ember_python_read_sample: the frames are then those of the
- * sample's instant, walked exactly like frames read by process_vm_readv
- * (code objects, names and line tables still come from the cached reads).
+ * thread's state, of its Python frames (at most 64; a deeper stack's outer
+ * frames are read afterwards) and of their code objects' headers into a
+ * ring buffer.  Attach its program to the perf events
+ * (PERF_EVENT_IOC_SET_BPF), give it to each reader, and read samples with
+ * ember_python_read_sample: the frames are then those of the sample's
+ * instant, walked exactly like frames read by process_vm_readv, without a
+ * system call once their code objects' names and line tables are cached.
  * Needs permission to load BPF (root, or CAP_BPF + CAP_PERFMON). */
 struct ember_py_sampletime;
 /* Load the copier.  EMBER_PY_OK, or EMBER_PY_NO_ACCESS / EMBER_PY_ERROR

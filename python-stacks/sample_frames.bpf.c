@@ -5,10 +5,13 @@
  * walks these bytes exactly as it walks frames it reads itself, so the
  * Python stack and the native stack are of the same instant.
  *
+ * With each frame goes the header of its code object (not repeated for a
+ * run of frames of the same code), and the thread state's first bytes.
  * Only threads ember registered (tid -> thread state and offsets) are
- * copied.  Cost in the target: one map lookup and one user-memory read per
- * frame (at most EMBER_SF_MAX_FRAMES); reads never fault pages in, a
- * failing read ends the copy.  The sample itself is always kept. */
+ * copied.  Cost in the target: two map lookups, a read of the thread
+ * state, and one user-memory read per frame and per code object (at most
+ * EMBER_SF_MAX_FRAMES frames); reads never fault pages in, a failing read
+ * ends the copy.  The sample itself is always kept. */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
@@ -42,7 +45,12 @@ struct {
 	__type(value, struct ember_sf_record);
 } scratch SEC(".maps");
 
-#define HEADER_BYTES ((__u32)__builtin_offsetof(struct ember_sf_record, frames))
+/* A length from ember, as a range the verifier keeps without splitting
+ * paths: [8, max] in steps of 8 (max a power of two).  A clamp ("if (len >
+ * max) len = max") would make one path per exact value and, over 64
+ * iterations, more states than the verifier explores. */
+#define LEN_IN(len, max) ((((len) - 8) & ((max) - 8)) + 8)
+
 
 SEC("perf_event")
 int ember_copy_frames(struct bpf_perf_event_data *ctx)
@@ -75,14 +83,21 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	r->time_ns = bpf_ktime_get_ns();
 	r->tstate = t->tstate;
 	r->nframes = 0;
+	r->ncodes = 0;
 	r->flags = 0;
 	r->top = 0;
 
-	__u32 len = t->frame_len;
-	if (len > EMBER_SF_FRAME_BYTES)
-		len = EMBER_SF_FRAME_BYTES;
+	__u32 len = LEN_IN(t->frame_len, EMBER_SF_FRAME_BYTES);
+	__u32 code_len = LEN_IN(t->code_len, EMBER_SF_CODE_BYTES);
+	__u32 ts_len = LEN_IN(t->ts_len, EMBER_SF_TS_BYTES);
 	r->frame_len = len;
+	r->code_len = code_len;
 	__u32 back = t->back_off & (EMBER_SF_FRAME_BYTES - 8);
+	__u32 code_at = t->code_off & (EMBER_SF_FRAME_BYTES - 8);
+	if (bpf_probe_read_user(r->data, ts_len, (const void *)t->tstate) != 0)
+		ts_len = 0;
+	r->ts_len = ts_len;
+	__u32 off = ts_len;
 
 	__u64 f = 0;
 	if (bpf_probe_read_user(&f, sizeof f, (const void *)(t->tstate + t->top_off)) != 0) {
@@ -99,29 +114,51 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	}
 	r->top = f;
 
-	__u32 n = 0;
+	/* Entries, packed (sample_frames.h): each frame, then the header of its
+	 * code object when it differs from the frame before's. */
+	__u32 n = 0, nc = 0;
+	__u64 last_code = 0;
 	for (__u32 i = 0; i < EMBER_SF_MAX_FRAMES; i++) {
 		if (!f)
 			break;
-		struct ember_sf_frame *fr = &r->frames[i];
-		fr->addr = f;
-		if (bpf_probe_read_user(fr->bytes, len, (const void *)f) != 0) {
+		/* The offset goes through memory: the verifier then knows only the
+		 * bound below, the same on every path, and can prune; tracked
+		 * exactly, each mix of frames and code headers so far is a path
+		 * of its own (past its 1M-instruction limit at 64 frames). */
+		r->bpf_off = off;
+		off = *(volatile __u32 *)&r->bpf_off;
+		if (off > EMBER_SF_DATA_BYTES - 2 * 8 - EMBER_SF_FRAME_BYTES - EMBER_SF_CODE_BYTES)
+			break;
+		__u8 *slot = r->data + off;
+		*(__u64 *)slot = f;
+		if (bpf_probe_read_user(slot + 8, len, (const void *)f) != 0) {
 			r->flags |= EMBER_SF_UNREADABLE;
 			break;
 		}
-		n = i + 1;
-		f = *(__u64 *)(fr->bytes + back);
+		n++;
+		off += 8 + len;
+		__u64 code = *(__u64 *)(slot + 8 + code_at);
+		f = *(__u64 *)(slot + 8 + back);
+		if (!code || code == last_code || (code & 7))
+			continue;
+		slot = r->data + off;
+		*(__u64 *)slot = code | EMBER_SF_CODE_TAG;
+		if (bpf_probe_read_user(slot + 8, code_len, (const void *)code) != 0)
+			continue;   /* that frame's code is read afterwards */
+		off += 8 + code_len;
+		nc++;
+		last_code = code;
 	}
 	if (f && n == EMBER_SF_MAX_FRAMES)
 		r->flags |= EMBER_SF_MORE;
 	r->nframes = n;
+	r->ncodes = nc;
 send:;
-	__u64 size = HEADER_BYTES + (__u64)r->nframes * sizeof(struct ember_sf_frame);
+	__u64 size = (__u64)__builtin_offsetof(struct ember_sf_record, data) + off;
 	if (size > sizeof *r)
 		size = sizeof *r;
 	bpf_ringbuf_output(&records, r, size, 0);
 	return 1;
 }
 
-/* bpf_probe_read_user is for GPL-compatible programs only. */
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,17 +1,18 @@
 /* User-space half of sample-time Python frames: loads the in-kernel frame
  * copier (sample_frames.bpf.c, built into ember), registers each Python
- * thread's state with it, drains its ring buffer and keeps, per thread, the
- * latest record until the sample it belongs to is read.
+ * thread's state with it, drains its ring buffer and keeps the last
+ * SF_RECENT records until the samples they belong to are read.
  *
  * Matching a record to its sample: same tid and process, and its time
  * (taken in the same perf overflow as the sample's own stamp, on the same
  * clock, CLOCK_MONOTONIC) at most SF_MATCH_BEFORE_NS earlier or
- * SF_MATCH_AFTER_NS later than the sample's: measured 0.2-2 us later here.
- * The window must be tight: in frequency mode the kernel's sampling period
- * varies, and two samples of one thread can be 35 us apart.  The last
- * SF_KEEP records of each thread are kept, so a sample still finds its own
- * when ember fell a few samples behind; older ones are read the old way
- * (after the fact). */
+ * SF_MATCH_AFTER_NS later than the sample's (measured 0.2-2 us later here),
+ * the nearest one.  The window must be tight: in frequency mode the kernel's
+ * sampling period varies, and two samples of one thread can be 35 us apart.
+ * Records arrive in about time order, so the search walks back from the
+ * newest and stops at records SF_SCAN_BACK_NS older than the sample.  A
+ * sample whose record was already overwritten (ember fell SF_RECENT
+ * samples behind) is read the old way, after the fact. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -30,7 +31,8 @@
 #define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the initial pid namespace's inode */
 #define SF_MATCH_BEFORE_NS 10000ull
 #define SF_MATCH_AFTER_NS 50000ull
-#define SF_KEEP 32               /* records kept per thread */
+#define SF_SCAN_BACK_NS 5000000ull
+#define SF_RECENT 512            /* records kept, all threads */
 
 /* The compiled BPF object, embedded by sample_frames_obj.c. */
 extern const unsigned char ember_sf_bpf_obj[], ember_sf_bpf_obj_end[];
@@ -41,20 +43,14 @@ struct sf_kept {
 	bool fresh;                   /* holds a record not yet taken by a read */
 };
 
-struct sf_slot {
-	uint32_t tid;                 /* 0 = free */
-	uint32_t next;                /* where the next record goes (ring of SF_KEEP) */
-	struct sf_kept kept[SF_KEEP];
-};
-
 struct ember_py_sampletime {
 	struct bpf_object *obj;
 	struct ring_buffer *rb;
 	int prog_fd, threads_fd;
 	int stats_fd;                 /* >= 0: the kernel times every run (EMBER_BPF_STATS set) */
-	struct sf_slot *slots;        /* open addressing by tid, power-of-two capacity */
-	size_t n, cap;
-	uint64_t records, replaced;
+	struct sf_kept recent[SF_RECENT];   /* ring, oldest overwritten */
+	uint64_t records, replaced;   /* received (the next goes to recent[records % SF_RECENT]);
+	                               * overwritten before a read took them */
 };
 
 /* libbpf's messages: kept (the last warning explains a failed load), not printed. */
@@ -73,48 +69,16 @@ static int sf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static size_t sf_index(const struct sf_slot *v, size_t cap, uint32_t tid)
-{
-	size_t i = (size_t)((tid * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
-	while (v[i].tid && v[i].tid != tid)
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-static struct sf_slot *sf_slot_for(struct ember_py_sampletime *st, uint32_t tid)
-{
-	if ((st->n + 1) * 2 > st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 64;
-		struct sf_slot *v = calloc(cap, sizeof *v);
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < st->cap; i++)
-			if (st->slots[i].tid)
-				v[sf_index(v, cap, st->slots[i].tid)] = st->slots[i];
-		free(st->slots);
-		st->slots = v;
-		st->cap = cap;
-	}
-	struct sf_slot *s = &st->slots[sf_index(st->slots, st->cap, tid)];
-	if (!s->tid) {
-		s->tid = tid;
-		st->n++;
-	}
-	return s;
-}
-
 static int on_record(void *arg, void *data, size_t size)
 {
 	struct ember_py_sampletime *st = arg;
 	const struct ember_sf_record *r = data;
-	size_t head = offsetof(struct ember_sf_record, frames);
-	if (size < head || r->nframes > EMBER_SF_MAX_FRAMES ||
-	    size < head + r->nframes * sizeof(struct ember_sf_frame))
+	size_t head = offsetof(struct ember_sf_record, data);
+	if (size < head || r->nframes > EMBER_SF_MAX_FRAMES || r->ncodes > EMBER_SF_MAX_FRAMES ||
+	    r->ts_len > EMBER_SF_TS_BYTES || r->frame_len > EMBER_SF_FRAME_BYTES || r->code_len > EMBER_SF_CODE_BYTES ||
+	    size != head + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len))
 		return 0;
-	struct sf_slot *s = sf_slot_for(st, r->tid);
-	if (!s)
-		return 0;
-	struct sf_kept *k = &s->kept[s->next];
+	struct sf_kept *k = &st->recent[st->records % SF_RECENT];
 	if (k->cap < size) {
 		void *p = realloc(k->rec, size);
 		if (!p)
@@ -126,7 +90,6 @@ static int on_record(void *arg, void *data, size_t size)
 	st->replaced += k->fresh;
 	memcpy(k->rec, r, size);
 	k->fresh = true;
-	s->next = (s->next + 1) % SF_KEEP;
 	return 0;
 }
 
@@ -197,10 +160,8 @@ void ember_py_sampletime_close(struct ember_py_sampletime *st)
 	bpf_object__close(st->obj);
 	if (st->stats_fd >= 0)
 		close(st->stats_fd);
-	for (size_t i = 0; i < st->cap; i++)
-		for (int k = 0; k < SF_KEEP; k++)
-			free(st->slots[i].kept[k].rec);
-	free(st->slots);
+	for (int i = 0; i < SF_RECENT; i++)
+		free(st->recent[i].rec);
 	free(st);
 }
 
@@ -213,26 +174,32 @@ void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sample
 void py_sf_register(struct ember_python *py, struct py_thread *t)
 {
 	const struct py_offsets *o = &py->off;
-	if (!py->sf || t->sf_tstate == t->tstate || !t->tstate || py->fr_len > EMBER_SF_FRAME_BYTES)
+	if (!py->sf || t->sf_tstate == t->tstate || !t->tstate || py->fr_len > EMBER_SF_FRAME_BYTES ||
+	    py->co_len > EMBER_SF_CODE_BYTES || py->ts_len > EMBER_SF_TS_BYTES)
 		return;
 	struct ember_sf_thread v = {
 		.pid = (uint32_t)py->pid,
 		.frame_len = py->fr_len,
 		.tstate = t->tstate,
 		.cf_off = -1,
+		.code_len = py->co_len,
+		.ts_len = py->ts_len,
 	};
 	if (o->ts_frame >= 0) {
 		v.top_off = o->ts_frame;
 		v.back_off = (uint32_t)o->fo_back;
+		v.code_off = (uint32_t)o->fo_code;
 	} else if (o->ts_current_frame >= 0) {
 		v.top_off = o->ts_current_frame;
 		v.back_off = (uint32_t)o->if_previous;
+		v.code_off = (uint32_t)o->if_code;
 	} else {
 		v.top_off = o->ts_cframe;
 		v.cf_off = o->cf_current_frame;
 		v.back_off = (uint32_t)o->if_previous;
+		v.code_off = (uint32_t)o->if_code;
 	}
-	if (v.back_off % 8 || v.back_off + 8 > py->fr_len)
+	if (v.back_off % 8 || v.back_off + 8 > py->fr_len || v.code_off % 8 || v.code_off + 8 > py->fr_len)
 		return;
 	uint32_t key = t->tid;
 	if (bpf_map_update_elem(py->sf->threads_fd, &key, &v, BPF_ANY) == 0)
@@ -245,19 +212,16 @@ const struct ember_sf_record *py_sf_take(struct ember_python *py, uint32_t tid, 
 	if (!st)
 		return NULL;
 	ring_buffer__consume(st->rb);
-	if (!st->cap)
-		return NULL;
-	struct sf_slot *s = &st->slots[sf_index(st->slots, st->cap, tid)];
-	if (s->tid != tid)
-		return NULL;
 	struct sf_kept *best = NULL;
 	uint64_t best_d = 0;
-	for (int i = 0; i < SF_KEEP; i++) {
-		struct sf_kept *k = &s->kept[i];
-		if (!k->fresh || k->rec->pid != (uint32_t)py->pid)
-			continue;
+	uint64_t n = st->records < SF_RECENT ? st->records : SF_RECENT;
+	for (uint64_t i = 1; i <= n; i++) {
+		struct sf_kept *k = &st->recent[(st->records - i) % SF_RECENT];
 		uint64_t t = k->rec->time_ns;
-		if (t + SF_MATCH_BEFORE_NS < time_ns || t > time_ns + SF_MATCH_AFTER_NS)
+		if (t + SF_SCAN_BACK_NS < time_ns)
+			break;   /* older than any record of this sample */
+		if (!k->fresh || k->rec->tid != tid || k->rec->pid != (uint32_t)py->pid ||
+		    t + SF_MATCH_BEFORE_NS < time_ns || t > time_ns + SF_MATCH_AFTER_NS)
 			continue;
 		uint64_t d = t > time_ns ? t - time_ns : time_ns - t;
 		if (!best || d < best_d) {   /* two samples of a thread can be tens of us apart */

