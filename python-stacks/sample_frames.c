@@ -53,20 +53,13 @@ struct ember_py_sampletime {
 	                               * overwritten before a read took them */
 };
 
-/* libbpf's messages: kept (the last warning explains a failed load), not printed. */
-static char sf_last_msg[256];
+/* libbpf's own messages (a failed load prints the verifier's whole log):
+ * ember's one-line reason says enough; EMBER_BPF_DEBUG shows them. */
 static int sf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || !getenv("EMBER_BPF_DEBUG"))
 		return 0;
-	char buf[sizeof sf_last_msg];
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	size_t l = strlen(buf);
-	while (l && (buf[l - 1] == '\n' || buf[l - 1] == ' '))
-		buf[--l] = 0;
-	if (l)
-		memcpy(sf_last_msg, buf, l + 1);
-	return 0;
+	return vfprintf(stderr, fmt, ap);
 }
 
 static int on_record(void *arg, void *data, size_t size)
@@ -103,7 +96,6 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	}
 	st->stats_fd = -1;
 	libbpf_set_print(sf_print);
-	sf_last_msg[0] = 0;
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_sample_frames");
 	st->obj = bpf_object__open_mem(ember_sf_bpf_obj, (size_t)(ember_sf_bpf_obj_end - ember_sf_bpf_obj), &oo);
 	int err = st->obj ? bpf_object__load(st->obj) : -errno;
