@@ -1,7 +1,7 @@
 /* Capture side of Python merging: one ember_python reader per target
- * process, opened on the first sample of that process (and retried, rate
- * limited, while it is not Python yet: a launched shell may exec python
- * later), and a read of the sampled thread's Python frames right after its
+ * process, opened on the first sample of that process (and retried while
+ * it is not Python yet, after 5 ms doubling to every 0.5 s: a launched
+ * shell may exec python later, an interpreter may still be loading), and a read of the sampled thread's Python frames right after its
  * native sample.  Python thread names (threading.Thread.name) are read
  * here too, while the target runs: when a thread is first seen with Python
  * frames, then at most once a second, once that sample is stored. */
@@ -34,6 +34,7 @@ struct py_proc {
 	size_t nnames, names_cap;
 	struct ember_python *py;      /* NULL: not Python (yet), or refused */
 	uint64_t next_try_ns;
+	uint32_t open_tries;          /* failed ember_python_open calls so far */
 	int status;                   /* last ember_python_open result */
 	char msg[256];
 	char cmdline[256];
@@ -226,8 +227,13 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
 		if (p->status != EMBER_PY_OK) {
 			p->py = NULL;
-			/* Not Python yet: it may exec an interpreter later. */
-			p->next_try_ns = t + 500000000ull;
+			/* Not Python yet: it may exec an interpreter later, or be one
+			 * still loading (libpython not mapped, its version not in
+			 * memory yet).  Soon at first, then every 0.5 s: a 2.7 script
+			 * that compressed at import had its first 0.5 s unread. */
+			uint64_t wait = 5000000ull << (p->open_tries < 7 ? p->open_tries : 7);
+			p->open_tries++;
+			p->next_try_ns = t + (wait < 500000000ull ? wait : 500000000ull);
 			return 0;
 		}
 		read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
