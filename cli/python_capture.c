@@ -1,8 +1,9 @@
 /* Capture side of Python merging: one ember_python reader per target
  * process, opened on the first sample of that process (and retried while
  * it is not Python yet, after 5 ms doubling to every 0.5 s: a launched
- * shell may exec python later, an interpreter may still be loading), and a read of the sampled thread's Python frames right after its
- * native sample.  Python thread names (threading.Thread.name) are read
+ * shell may exec python later, an interpreter may still be loading), and
+ * a read of the sampled thread's Python frames right after its native
+ * sample.  Python thread names (threading.Thread.name) are read
  * here too, while the target runs: when a thread is first seen with Python
  * frames, then at most once a second, once that sample is stored. */
 #define _GNU_SOURCE
