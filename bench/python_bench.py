@@ -92,8 +92,10 @@ def main():
                                                 m.group(1) if m else "?", cap.group(1) if cap else "?",
                                                 bpf.group(2) + " us/sample" if bpf else "-"))
 
-    mismatch_bpf(ember, tmp)
-    mismatch_dwarf(ember, tmp)
+    mismatch_ab(ember, tmp, "frames copied at the sample (BPF) / read after it",
+                [("at sample", [], {"EMBER_BPF_STATS": "1"}), ("read after", ["--no-bpf"], {})])
+    mismatch_ab(ember, tmp, "read after the sample (--no-bpf), with / without the eval loop's DWARF",
+                [("DWARF", ["--no-bpf"], {}), ("learnt only", ["--no-bpf"], {"EMBER_TEST_PY_NO_DWARF": "1"})])
     reader_cost(build, tmp)
     slowdown_attached(ember, tmp, rounds)
 
@@ -138,59 +140,33 @@ def accuracy(ember, tmp, seconds, env, flags, label):
               % (rd.group(1), rd.group(2), rd.group(3), rd.group(5), rd.group(6)))
 
 
-def mismatch_bpf(ember, tmp, reps=2):
-    """Uncertain share with the frames copied by the kernel at the sample
-    (default) and read after it (--no-bpf), interleaved, on every
-    interpreter; with the copier's own time in the target (kernel-timed)."""
-    print("== mismatch rate, frames copied at the sample (BPF) / read after it (-F 999, 2 s, %d interleaved runs)"
-          % reps)
+def mismatch_ab(ember, tmp, title, modes, reps=2):
+    """Uncertain share under each mode (name, ember flags, extra environment),
+    interleaved, on every interpreter: raise_gen.py (the stack changes every
+    microsecond) and zlib_pair.py (2 s: start-up imports are most of the
+    uncertain); with the BPF copier's own time in the target when a mode
+    asks the kernel to time it (EMBER_BPF_STATS)."""
+    print("== mismatch rate, %s (-F 999, 2 s, %d interleaved runs each)" % (title, reps))
     pat = re.compile(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed")
     cost = re.compile(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each")
     for script in ("raise_gen.py", "zlib_pair.py"):
         for label, exe in interpreters() + [("debug /usr/bin/python3.11d", "/usr/bin/python3.11d")]:
             if not os.path.exists(exe):
                 continue
-            got = {"bpf": [], "late": []}
+            got = {name: [] for name, _, _ in modes}
             us = []
             for _ in range(reps):
-                for mode in ("bpf", "late"):
-                    err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "mm.folded")] +
-                                 (["--no-bpf"] if mode == "late" else []),
-                                 [exe, os.path.join(ROOT, "tests/e2e/py", script), "2"],
-                                 dict(os.environ, EMBER_BPF_STATS="1"))
+                for name, flags, extra in modes:
+                    err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "mm.folded")] + flags,
+                                 [exe, os.path.join(ROOT, "tests/e2e/py", script), "2"], dict(os.environ, **extra))
                     m = pat.search(err)
-                    got[mode].append(m.group(3) + "%" if m else "?")
+                    got[name].append(m.group(3) + "%" if m else "?")
                     c = cost.search(err)
-                    if c and mode == "bpf":
+                    if c:
                         us.append(c.group(2))
-            print("%-14s %-32s at sample %-16s read after %-16s BPF us/sample %s" %
-                  (script, label, " / ".join(got["bpf"]), " / ".join(got["late"]), " / ".join(us)))
-
-
-def mismatch_dwarf(ember, tmp, reps=2):
-    """Frames read after the sample (--no-bpf): uncertain share with the eval
-    loop's DWARF and without it (test knob
-    EMBER_TEST_PY_NO_DWARF: holders learnt from samples only), interleaved,
-    on every interpreter: raise_gen.py (the stack changes every microsecond)
-    and zlib_pair.py (2 s: start-up imports are most of the uncertain)."""
-    print("== mismatch rate with / without the eval loop's DWARF (-F 999, 2 s, %d interleaved runs each)" % reps)
-    pat = re.compile(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed")
-    for script in ("raise_gen.py", "zlib_pair.py"):
-        for label, exe in interpreters() + [("debug /usr/bin/python3.11d", "/usr/bin/python3.11d")]:
-            if not os.path.exists(exe):
-                continue
-            got = {"dwarf": [], "learnt": []}
-            for _ in range(reps):
-                for mode in ("dwarf", "learnt"):
-                    env = dict(os.environ)
-                    if mode == "learnt":
-                        env["EMBER_TEST_PY_NO_DWARF"] = "1"
-                    err = record(ember, ["-F", "999", "--no-bpf", "-o", os.path.join(tmp, "mm.folded")],
-                                 [exe, os.path.join(ROOT, "tests/e2e/py", script), "2"], env)
-                    m = pat.search(err)
-                    got[mode].append(m.group(3) + "%" if m else "?")
-            print("%-14s %-32s DWARF %-16s learnt only %s" % (script, label, " / ".join(got["dwarf"]),
-                                                            " / ".join(got["learnt"])))
+            print("%-14s %-32s %s%s" % (script, label,
+                                        "  ".join("%s %-16s" % (n, " / ".join(got[n])) for n, _, _ in modes),
+                                        "  BPF us/sample " + " / ".join(us) if us else ""))
 
 
 def interpreters():
