@@ -149,8 +149,9 @@ void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct embe
 void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st);
 /* As ember_python_read_thread, for the sample of tid taken at time_ns
  * (CLOCK_MONOTONIC): from the frames the copier took at that sample when
- * it has them (EMBER_PY_AT_SAMPLE set), else read now.  The first samples
- * of a thread are read now: the copier learns of a thread at its first read. */
+ * it has them (EMBER_PY_AT_SAMPLE set), else read now.  A thread's samples
+ * before the reader found it in a scan of the thread states are read now:
+ * the copier learns of threads from those scans. */
 int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t time_ns, struct ember_py_frame *out,
                              int max, uint32_t *flags);
 
