@@ -297,6 +297,23 @@ static bool key_matches(const struct ember_python *py, const struct py_code_entr
 	       (o->co_code_adaptive < 0 || (int64_t)rd64(h, o->ob_size) == c->k_size);
 }
 
+/* Whether the code object at addr is, now, alive and the one c describes.
+ * Freed memory keeps most of its old bytes (the type and the name
+ * pointers too), so "unchanged" is not enough: a live object has a
+ * reference count from 1 to 2^32 (3.12+ immortal ones included), while
+ * pymalloc's free list puts a pointer (or NULL) there and glibc's its own
+ * links over the first words.  ob_refcnt is at offset 0 in every build
+ * ember accepts (no Py_TRACE_REFS). */
+static bool still_alive(struct ember_python *py, const struct py_code_entry *c, uint64_t addr)
+{
+	uint8_t now[512];
+	if (py->co_len > sizeof now || !rm_read(py->pid, addr, now, py->co_len, NULL, &py->st.syscalls))
+		return false;
+	uint64_t refcnt = rd64(now, 0);
+	return refcnt >= 1 && refcnt < (1ull << 32) && rd64(now, py->off.ob_type) == py->t_code &&
+	       key_matches(py, c, now);
+}
+
 /* Adds c to the id-indexed array: its id, 0 when out of memory. */
 static uint32_t codes_append(struct ember_python *py, struct py_code_entry *c)
 {
@@ -456,12 +473,11 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	c->firsttraceable = o->co_firsttraceable >= 0 ? rd32(h, o->co_firsttraceable) : 0;
 	/* CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR */
 	c->generator = o->co_flags >= 0 && (rd32(h, o->co_flags) & (0x20 | 0x80 | 0x100 | 0x200)) != 0;
-	/* A header copied at the sample: the object may have been freed since
-	 * (a module's code, once imported) and its names with it.  Decode only
-	 * if it is still there, unchanged; else the frame stays unknown. */
-	uint8_t now[512];
-	if (py->seeded && (py->co_len > sizeof now || !rm_read(py->pid, addr, now, py->co_len, NULL, &py->st.syscalls) ||
-			   rd64(now, o->ob_type) != py->t_code || !key_matches(py, c, now))) {
+	/* The frame that runs it may be gone by now (always so for a header
+	 * copied at the sample), and the code object with it (a module's code,
+	 * once imported): decode only if it is alive and unchanged, before and
+	 * after its names are read, else the frame stays unknown. */
+	if (!still_alive(py, c, addr)) {
 		free(c);
 		return 0;
 	}
@@ -482,7 +498,7 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	free(name);
 	free(qual);
 	free(file);
-	if (!c->pub.name || !c->pub.qualname || !c->pub.filename) {
+	if (!c->pub.name || !c->pub.qualname || !c->pub.filename || !still_alive(py, c, addr)) {
 		free(c);
 		return 0;
 	}
