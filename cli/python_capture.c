@@ -46,6 +46,7 @@ struct python_capture {
 	bool gil;                     /* find out who holds the GIL (--gil) */
 	struct ember_py_sampletime *sf; /* the in-kernel frame copier, NULL when off or refused */
 	char sf_msg[256];             /* why it is not used ("" when it is, or was not asked for) */
+	bool test_no_copy;            /* EMBER_TEST_PY_NO_COPY: read every sample after it */
 	struct py_proc *procs;
 	size_t nprocs, cap;
 	uint64_t reads, torn;
@@ -68,6 +69,9 @@ struct python_capture *python_capture_new(bool gil, bool sample_time)
 	pc->gil = gil;
 	if (sample_time && ember_py_sampletime_open(&pc->sf, pc->sf_msg, sizeof pc->sf_msg) != EMBER_PY_OK)
 		pc->sf = NULL;
+	/* Test knob: the copier loaded but its copies unused, as when ember
+	 * falls behind (the eval loop's DWARF must then be read after all). */
+	pc->test_no_copy = getenv("EMBER_TEST_PY_NO_COPY") != NULL;
 	return pc;
 }
 
@@ -225,6 +229,9 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		o.no_gil_check = !pc->gil;
 		/* Tests and bench compare the sample check with and without DWARF. */
 		o.no_debug_info = getenv("EMBER_TEST_PY_NO_DWARF") != NULL;
+		/* Frames copied at the sample need no DWARF: read it only if
+		 * reads keep coming without a copy. */
+		o.defer_debug_info = pc->sf != NULL;
 		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
 		if (p->status != EMBER_PY_OK) {
 			p->py = NULL;
@@ -241,7 +248,8 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		ember_python_set_sampletime(p->py, pc->sf);
 	}
 	pc->reads++;
-	int n = ember_python_read_sample(p->py, s->tid, s->time_ns, out, max, flags);
+	int n = pc->test_no_copy ? ember_python_read_thread(p->py, s->tid, out, max, flags)
+				 : ember_python_read_sample(p->py, s->tid, s->time_ns, out, max, flags);
 	if (n < 0)
 		return 0;
 	if (*flags & EMBER_PY_TORN)

@@ -181,6 +181,7 @@ struct py_dwarf_job {
 	uint64_t bias;                 /* load bias of the runtime object */
 	uint64_t hot_lo, hot_hi;       /* absolute */
 	bool want_cold;
+	bool cold_only;                /* the .cold part by its jumps, no DWARF */
 	char name[32];
 	bool frame_objects;            /* <= 3.10: the frame variable is `f` */
 	pthread_t thread;
@@ -217,7 +218,7 @@ static void load(struct py_dwarf_job *j)
 	if (!dwfl)
 		return;
 	Dwarf_Die sub;
-	if (!mod || !find_subprogram(mod, j->hot_lo - j->bias, j->name, &sub)) {
+	if (!mod || j->cold_only || !find_subprogram(mod, j->hot_lo - j->bias, j->name, &sub)) {
 		/* No DWARF for it: the .cold part may still be found by its jumps. */
 		uint64_t lo, hi;
 		if (mod && j->want_cold && py_find_cold_part(mod, j->hot_lo - j->bias, j->hot_hi - j->bias, &lo, &hi)) {
@@ -270,10 +271,11 @@ static void *loader(void *arg)
 /* Reading a separate debug file costs up to ~200 ms (Debian's python3:
  * 11 MB of compressed DWARF): a thread of its own, so that no sample's
  * read waits for it.  Until it is done, sites are learnt as without DWARF. */
-void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, const char *eval_name)
+void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, bool cold_only)
 {
-	if (py->neval == 0)
+	if (py->neval == 0 || (cold_only && py->neval > 1))
 		return;
+	const char *eval_name = py->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault";
 	struct py_dwarf_job *j = calloc(1, sizeof *j);
 	if (!j || !(j->path = strdup(elf_path))) {
 		free(j);
@@ -284,6 +286,7 @@ void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t
 	j->hot_hi = py->eval_hi[0];
 	j->want_cold = py->neval == 1;
 	j->frame_objects = py->off.ts_frame >= 0;
+	j->cold_only = cold_only;
 	snprintf(j->name, sizeof j->name, "%s", eval_name);
 	atomic_init(&j->done, false);
 	if (pthread_create(&j->thread, NULL, loader, j) != 0) {

@@ -378,9 +378,11 @@ int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_p
 	rc = locate(py, &m, obj, &elf, msg, msglen);
 	snprintf(py->rt_path, sizeof py->rt_path, "%s", obj->path);
 	py->rt_bias = obj->start - (elf.first_load_vaddr & ~4095ull);
+	snprintf(py->dwarf_path, sizeof py->dwarf_path, "%s", path);
+	py->dwarf_bias = obj->start - (elf.first_load_vaddr & ~4095ull);
+	py->dwarf_deferred = py->opts.defer_debug_info && !py->opts.no_debug_info;
 	if (rc == EMBER_PY_OK && !py->opts.no_debug_info)
-		py_eval_dwarf_start(py, path, obj->start - (elf.first_load_vaddr & ~4095ull),
-				    py->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault");
+		py_eval_dwarf_start(py, path, py->dwarf_bias, py->dwarf_deferred);
 	elf_close(&elf);
 	proc_maps_free(&m);
 	if (rc != EMBER_PY_OK) {

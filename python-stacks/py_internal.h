@@ -297,6 +297,10 @@ struct ember_python {
 	uint64_t eval_lo[2], eval_hi[2];
 	uint32_t neval;
 	struct py_dwarf_job *dwarf_job; /* eval_dwarf.c loader, until adopted */
+	char dwarf_path[4200];         /* the runtime object as ember opened it, for a later load */
+	uint64_t dwarf_bias;
+	bool dwarf_deferred;           /* opts.defer_debug_info: the DWARF not read yet */
+	uint32_t reads_without_copy;   /* ... and reads since that had no frames copied at the sample */
 	/* where the eval loop's variables live per pc range (eval_dwarf.c),
 	 * sorted by variable then pc; absolute */
 	struct py_eval_loc *eval_locs;
@@ -342,10 +346,11 @@ struct py_eval_loc {
 };
 /* Start loading, in a thread, for the runtime object opened at elf_path
  * (load bias `bias`) once eval_lo/hi[0] is known; nothing when there is no
- * DWARF.  _adopt (reader thread, at each read) takes the result over once
- * the loader is done: the table, and the .cold part from DWARF when the
+ * DWARF.  cold_only: only the .cold part, by its jumps (no DWARF read).
+ * _adopt (reader thread, at each read) takes the result over once the
+ * loader is done: the table, and the .cold part from DWARF when the
  * symbols lacked it.  _stop waits for the loader and frees (at close). */
-void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, const char *eval_name);
+void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, bool cold_only);
 void py_eval_dwarf_adopt(struct ember_python *py);
 void py_eval_dwarf_stop(struct ember_python *py);
 /* Candidate holding variable var at pc, -1 if unknown. */

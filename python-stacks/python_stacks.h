@@ -56,10 +56,16 @@ struct ember_python_opts {
 	                          * then noticed within N ms) */
 	bool no_debug_info;      /* do not read the interpreter's DWARF for where the eval loop
 	                          * keeps its instruction pointer: learn it from samples only */
+	bool defer_debug_info;   /* the caller reads with frames copied at the sample
+	                          * (ember_python_read_sample), which need no help from the
+	                          * DWARF: read it (up to ~200 ms of CPU) only once reads
+	                          * keep coming without a copy; until then only the eval
+	                          * loop's .cold part is looked for (cheap) */
 };
 #define EMBER_PYTHON_OPTS_DEFAULT { .max_depth = 2048, .verify = true, .no_build_id_check = false, \
                                     .no_gil_check = false, \
-                                    .code_recheck_ms = 0, .no_debug_info = false }
+                                    .code_recheck_ms = 0, .no_debug_info = false, \
+                                    .defer_debug_info = false }
 
 /* Attach to process pid (it keeps running; nothing is stopped or ptraced).
  * opts may be NULL (defaults).  On success returns EMBER_PY_OK and *out; on

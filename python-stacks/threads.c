@@ -16,6 +16,8 @@
 #define MAX_INTERPS 64
 #define MAX_TSTATES 4096
 #define SCAN_INTERVAL_NS 20000000ull   /* rescan at most every 20 ms on a miss */
+#define DWARF_AFTER_READS 200           /* opts.defer_debug_info: reads without a copy
+                                        * before the eval loop's DWARF is loaded */
 #define TID_RECHECK_NS 100000000ull    /* <= 3.10, frames copied at the sample: check the TID in
                                         * struct pthread at most this often */
 #define PTHREAD_SCAN 2048              /* bytes of struct pthread searched for the TID */
@@ -660,6 +662,12 @@ static int read_thread(struct ember_python *py, uint32_t tid, const struct ember
 		py->st.unreadable++;
 	if (fl & EMBER_PY_AT_SAMPLE)
 		py->st.at_sample++;
+	else if (py->dwarf_deferred && n > 0 && ++py->reads_without_copy >= DWARF_AFTER_READS && !py->dwarf_job) {
+		/* Frames keep coming without a copy (BPF not attached, ember
+		 * behind): the check against the sample needs the DWARF now. */
+		py->dwarf_deferred = false;
+		py_eval_dwarf_start(py, py->dwarf_path, py->dwarf_bias, false);
+	}
 	if (flags)
 		*flags = fl;
 	return n;

@@ -11,6 +11,10 @@ options, under Debian's /usr/bin/python3 (numpy, OpenCV from the install step).
   thread stays;
 - attach to a running script (-p), Python frames present, then detach and
   the script keeps running;
+- the eval loop's DWARF (python3.11-dbg, ~200 ms of CPU to read) is read
+  only when frames are not copied at the sample: by default only the
+  .cold part is looked for; with the copies unused (test knob
+  EMBER_TEST_PY_NO_COPY) the DWARF is read after 200 reads;
 - a shell that execs Python 0.1 s after ember started it: the interpreter
   is found within milliseconds of its start, so its start-up (zlib_pair.py
   compresses at import) is not left without Python frames (before: the
@@ -129,6 +133,23 @@ chk.check(burn >= 20 and zl6 <= 0.05 * prof6.total,
           "--gil: python_burn kept (%d), zlib without the GIL dropped (%d of %d)" % (burn, zl6, prof6.total),
           prof6.top())
 chk.check("GIL left out" in res.stderr, "--gil says how many samples it left out", res.stderr)
+
+# The eval loop's DWARF only when reads go without a copy
+raise_gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py", "raise_gen.py")
+has_dbg = E.run(["dpkg-query", "-W", "-f", "${Status}", "python3.11-dbg"], quiet=True).stdout.endswith("installed")
+out7 = os.path.join(d, "nodwarf.folded")
+res = E.record(["-F", "999", "-o", out7], [PY, raise_gen, "1.5"], timeout=60)
+chk.check(res.rc == 0 and "copied by the kernel" in res.stderr and "eval loop from DWARF" not in res.stderr,
+          "frames copied at the sample: the eval loop's DWARF is not read", res.stderr)
+if has_dbg:
+    res = E.record(["-F", "999", "-o", out7], [PY, raise_gen, "1.5"], env=dict(os.environ, EMBER_TEST_PY_NO_COPY="1"),
+                   timeout=60)
+    m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
+    chk.check(res.rc == 0 and "eval loop from DWARF" in res.stderr and m is not None and float(m.group(3)) <= 10,
+              "copies unused: the eval loop's DWARF is read after all, <= 10%% uncertain (%s)" %
+              (m.group(0) if m else "no line"), res.stderr)
+else:
+    print("SKIP (part): python3.11-dbg not installed: no DWARF to load late")
 
 # Python exec'd by a shell a little later
 out6 = os.path.join(d, "sh.folded")
