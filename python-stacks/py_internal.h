@@ -275,6 +275,7 @@ struct ember_python {
 	int32_t pthread_tid_off;     /* <=3.10: offset of the TID in glibc's struct pthread, -1 unknown */
 	uint32_t own_pid;            /* the pid in the target's own pid namespace (== pid outside
 	                              * containers); what its main thread's struct pthread holds */
+	bool own_pid_known;          /* own_pid read from /proc (once) */
 	bool tid_calibrated;
 	char root[64];               /* "/proc/PID/root" */
 

@@ -448,12 +448,19 @@ int py_scan_threads(struct ember_python *py)
 		}
 		interp = next;
 	}
-	/* Ids as ember sees them, and as the target's namespace does. */
+	/* Ids as ember sees them, and as the target's namespace does: the same
+	 * unless it runs in a pid namespace of its own (a process never
+	 * changes namespace, so the main thread's NSpid is read once; the
+	 * others' only then -- a scan runs at every miss, at most every 20 ms). */
+	if (!py->own_pid_known) {
+		py->own_pid = own_ns_id(py->pid, (uint32_t)py->pid);
+		py->own_pid_known = true;
+	}
+	bool other_ns = py->own_pid != (uint32_t)py->pid;
 	uint32_t *tasks = malloc(2 * MAX_TSTATES * sizeof *tasks), *own = tasks ? tasks + MAX_TSTATES : NULL;
-	int nt = tasks ? list_tasks(py->pid, tasks, own, MAX_TSTATES) : 0;
-	for (int i = 0; i < nt; i++)
-		if (tasks[i] == (uint32_t)py->pid)
-			py->own_pid = own[i];
+	int nt = tasks ? list_tasks(py->pid, tasks, other_ns ? own : NULL, MAX_TSTATES) : 0;
+	if (nt > 0 && !other_ns)
+		memcpy(own, tasks, (size_t)nt * sizeof *own);
 	if (o->ts_native_thread_id < 0 && nf) {
 		if (!py->tid_calibrated)
 			calibrate_tid(py, f, nf, own, nt);
@@ -538,8 +545,8 @@ int ember_python_threads(struct ember_python *py, uint32_t *tids, int max)
 
 /* ------------------------------------------------------------ read a thread */
 
-static int read_once(struct ember_python *py, struct py_thread *t, const struct ember_sf_record *rec, struct ember_py_frame *out, int max, uint32_t *flags,
-		     bool *stale)
+static int read_once(struct ember_python *py, struct py_thread *t, const struct ember_sf_record *rec,
+		     struct ember_py_frame *out, int max, uint32_t *flags, bool *stale)
 {
 	const struct py_offsets *o = &py->off;
 	*stale = false;
