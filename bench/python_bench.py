@@ -82,14 +82,15 @@ def main():
     for flags in ([], ["--no-bpf"]):
         err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "deep.folded")] + flags, [PY, deep, str(seconds)],
                      dict(os.environ, EMBER_BPF_STATS="1"))
-        m = re.search(r"read ([\d.]+) us/sample", err)
+        m = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
         cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
         bpf = re.search(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each", err)
         frames = [len([x for x in s if PYFRAME.match(x)]) for s, c in folded(os.path.join(tmp, "deep.folded"))
                   for _ in range(min(c, 1))]
-        print("%-10s Python frames per sample (max): %d; read %s us/sample; ember capture CPU %s us/sample; "
-              "in the target (BPF copy): %s" % (" ".join(flags) or "default", max(frames or [0]),
-                                                m.group(1) if m else "?", cap.group(1) if cap else "?",
+        print("%-10s Python frames per sample (max): %d; read %s us/sample (median %s); ember capture CPU %s "
+              "us/sample; in the target (BPF copy): %s" % (" ".join(flags) or "default", max(frames or [0]),
+                                                m.group(1) if m else "?", m.group(2) if m else "?",
+                                                cap.group(1) if cap else "?",
                                                 bpf.group(2) + " us/sample" if bpf else "-"))
 
     mismatch_ab(ember, tmp, "frames copied at the sample (BPF) / read after it",
@@ -125,8 +126,8 @@ def accuracy(ember, tmp, seconds, env, flags, label):
             good += count if nearest == caller else 0
             break
     m = re.search(r"Python frames: (\d+) of (\d+) samples \(([\d.]+)%\) disagreed", err)
-    rd = re.search(r"read ([\d.]+) us/sample, starting ([\d.]+) us after the sample \((\d+) reads over 1 ms late\); "
-                   r"(\d+) samples \(([\d.]+)%\) checked .*, (\d+) corrected", err)
+    rd = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\), starting ([\d.]+) us after the sample "
+                   r"\((\d+) reads over 1 ms late\); (\d+) samples \(([\d.]+)%\) checked .*, (\d+) corrected", err)
     at = re.search(r"at the sample \(BPF\) for (\d+) of (\d+) reads \(([\d.]+)%\)", err)
     print("samples with a known native hot function: %d; under the right Python caller: %d (%.2f%%)"
           % (total, good, 100.0 * good / max(total, 1)))
@@ -135,9 +136,9 @@ def accuracy(ember, tmp, seconds, env, flags, label):
     if at:
         print("frames copied at the sample for %s of %s reads (%s%%)" % at.groups())
     if rd:
-        print("Python read %s us/sample, started %s us after the sample on average (%s over 1 ms); "
+        print("Python read %s us/sample (median %s us), started %s us after the sample on average (%s over 1 ms); "
               "%s%% of samples checked against the sample's instruction pointer, %s corrected"
-              % (rd.group(1), rd.group(2), rd.group(3), rd.group(5), rd.group(6)))
+              % (rd.group(1), rd.group(2), rd.group(3), rd.group(4), rd.group(6), rd.group(7)))
 
 
 def mismatch_ab(ember, tmp, title, modes, reps=2):

@@ -11,6 +11,7 @@
 
 #include "exporters.h"
 #include "profile.h"
+#include "python_stacks.h"
 #include "sampler.h"
 
 /* ember's own exit codes (sysexits.h values, so they rarely collide with a
@@ -225,6 +226,7 @@ struct run_summary {
 	uint64_t mismatched;            /* samples whose Python frames disagreed with the native stack */
 	uint64_t gil_dropped;           /* --gil: samples left out */
 	double py_read_us;              /* mean elapsed time of a Python stack read */
+	double py_read_median_us;       /* ... and its median */
 	double py_lag_us;               /* mean delay from the sample to its Python read */
 	uint64_t py_late;               /* Python reads more than 1 ms after their sample */
 	uint64_t py_checked, py_corrected; /* reads checked against / corrected from the sample */
@@ -233,6 +235,7 @@ struct run_summary {
 	uint32_t bpf_failed;               /* events the copier could not be attached to */
 	const char *py_bpf_note;           /* why it is not used, "" if it is */
 	uint64_t bpf_runs, bpf_run_ns;     /* its runs in the target and their time (EMBER_BPF_STATS) */
+	struct ember_py_sampletime_stats bpf;   /* its records */
 };
 void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p);
 

@@ -33,6 +33,9 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 
 #define MAX_PY_FRAMES 1024
 
+#define PY_READ_BUCKET_NS 100   /* Python read times: 0.1 us buckets */
+#define PY_READ_BUCKETS 1000     /* up to 100 us */
+
 struct record_run {
 	struct record_opts opts;
 	struct ember_sampler *sampler;
@@ -40,6 +43,8 @@ struct record_run {
 	struct python_capture *python;
 	uint64_t gil_dropped;         /* --gil: samples of threads not holding it */
 	uint64_t py_read_ns, py_reads;/* time reading Python frames, and reads that found some */
+	uint32_t py_read_hist[PY_READ_BUCKETS];   /* those reads by time, PY_READ_BUCKET_NS wide
+	                                           * (the last: longer), for the median */
 	uint64_t py_lag_ns, py_late;  /* sample-to-read delay summed, and reads > 1 ms late */
 	uint64_t py_at_sample;        /* reads whose frames the kernel copied at the sample */
 	/* The last sample's Python frames, read before it was unwound. */
@@ -100,10 +105,25 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	if (n > 0) {
 		run->py_reads++;
 		run->py_at_sample += (run->pyflags & EMBER_PY_AT_SAMPLE) != 0;
-		run->py_read_ns += cli_monotonic_ns() - start;
+		uint64_t took = cli_monotonic_ns() - start;
+		run->py_read_ns += took;
+		run->py_read_hist[took / PY_READ_BUCKET_NS < PY_READ_BUCKETS ? took / PY_READ_BUCKET_NS
+									      : PY_READ_BUCKETS - 1]++;
 		run->py_lag_ns += run->py_lag;
 		run->py_late += run->py_lag > 1000000;
 	}
+}
+
+/* The median read: the mean counts the reads ember was preempted in. */
+static double median_read_us(const uint32_t *hist, uint64_t reads)
+{
+	uint64_t seen = 0;
+	for (int i = 0; i < PY_READ_BUCKETS && reads; i++) {
+		seen += hist[i];
+		if (2 * seen >= reads)
+			return (i + 0.5) * PY_READ_BUCKET_NS / 1e3;
+	}
+	return 0;
 }
 
 static void on_sample(void *arg, const struct ember_sample *s)
@@ -422,6 +442,7 @@ int cmd_record(int argc, char **argv)
 	sum.python_samples = run.python && python_capture_any(run.python);
 	sum.gil_dropped = run.gil_dropped;
 	sum.py_read_us = run.py_reads ? (double)run.py_read_ns / 1e3 / (double)run.py_reads : 0;
+	sum.py_read_median_us = median_read_us(run.py_read_hist, run.py_reads);
 	sum.py_lag_us = run.py_reads ? (double)run.py_lag_ns / 1e3 / (double)run.py_reads : 0;
 	sum.py_late = run.py_late;
 	sum.py_reads = run.py_reads;
@@ -433,6 +454,7 @@ int cmd_record(int argc, char **argv)
 		struct ember_py_sampletime_stats bst;
 		python_capture_bpf_stats(run.python, &bst);
 		sum.bpf_runs = bst.timed ? bst.runs : 0;
+		sum.bpf = bst;
 		sum.bpf_run_ns = bst.run_ns;
 	}
 	if (run.python)

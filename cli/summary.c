@@ -27,10 +27,10 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: raise --stack-size (max 65528)\n",
 			100.0 * (double)st->truncated / (double)st->samples);
 	if (sum->python_samples && st->samples) {
-		fprintf(out, "ember: Python frames: read %.1f us/sample, starting %.0f us after the sample "
-			"(%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "
+		fprintf(out, "ember: Python frames: read %.1f us/sample (median %.1f us), starting %.0f us after the "
+			"sample (%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "
 			"instruction pointer in the sample, %llu corrected\n",
-			sum->py_read_us, sum->py_lag_us, (unsigned long long)sum->py_late,
+			sum->py_read_us, sum->py_read_median_us, sum->py_lag_us, (unsigned long long)sum->py_late,
 			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)st->samples,
 			(unsigned long long)sum->py_corrected);
 		if (sum->py_bpf_asked && sum->py_bpf_note[0])
@@ -42,8 +42,11 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 				sum->py_reads ? 100.0 * (double)sum->py_at_sample / (double)sum->py_reads : 0.0,
 				sum->bpf_failed ? "; some events refused the BPF program" : "");
 		if (sum->bpf_runs)
-			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each\n",
-				(unsigned long long)sum->bpf_runs, (double)sum->bpf_run_ns / 1e3 / (double)sum->bpf_runs);
+			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each; records: %llu read "
+				"where they arrived, %llu kept for a later read (%llu read), %llu overwritten unread\n",
+				(unsigned long long)sum->bpf_runs, (double)sum->bpf_run_ns / 1e3 / (double)sum->bpf_runs,
+				(unsigned long long)sum->bpf.read_in_place, (unsigned long long)sum->bpf.kept,
+				(unsigned long long)sum->bpf.read_kept, (unsigned long long)sum->bpf.replaced);
 		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "
 			"and are marked [python frames uncertain]\n",
 			(unsigned long long)sum->mismatched, (unsigned long long)st->samples,

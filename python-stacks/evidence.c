@@ -103,7 +103,7 @@ static uint32_t bc_lookup(const struct ember_python *py, uint64_t addr)
 			best_ns = ns;
 		}
 	}
-	if (best && py->read_ns - best_ns > RECENT_NS)
+	if (best && py->read_ns > best_ns && py->read_ns - best_ns > RECENT_NS)
 		return 0;
 	return best;
 }

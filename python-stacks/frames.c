@@ -45,11 +45,15 @@ static void check_gil(struct ember_python *py, const struct py_thread *t, const 
 
 static int line_of(struct ember_python *py, uint32_t id, int64_t addr)
 {
-	const struct py_code_entry *c = py->codes[id - 1];
+	struct py_code_entry *c = py->codes[id - 1];
 	if (addr >= 0 && c->ninstr_bytes >= 0 && addr >= c->ninstr_bytes)
 		return -2;   /* outside the code: torn */
+	if (c->memo_addr1 == addr + 1)
+		return c->memo_line;
 	int l = py_lines_lookup(&c->lines, (int)addr);
-	return l < 0 ? 0 : l;
+	c->memo_addr1 = addr + 1;
+	c->memo_line = l < 0 ? 0 : l;
+	return c->memo_line;
 }
 
 /* Returns a code id, or 0 when the pointer is not (or no longer) a code object. */
@@ -62,10 +66,21 @@ static uint32_t code_at(struct ember_python *py, uint64_t code)
 		if (id)
 			return id;
 	}
-	const uint8_t *hdr = snap_get(py, code, py->co_len);
+	/* Within one read an address always gives the same bytes (its
+	 * snapshot entry): a code object checked a frame ago needs no check. */
+	struct snap *s = py->snap;
+	if (s->memo_id && code == s->memo_code)
+		return s->memo_id;
+	struct snap_ent *e;
+	const uint8_t *hdr = snap_get_ent(py, code, py->co_len, &e);
 	if (!hdr)
 		return 0;
-	return py_code_get(py, code, hdr);
+	uint32_t id = py_code_get(py, code, hdr);
+	if (e) {   /* not a scratch read */
+		s->memo_code = code;
+		s->memo_id = id;
+	}
+	return id;
 }
 
 /* <= 3.10 has no co_qualname: a method's class is guessed from its first
@@ -137,8 +152,8 @@ static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_p
 			*flags |= EMBER_PY_TRUNCATED;
 			break;
 		}
-		const uint8_t *b = rm_ptr_ok(f, 8) ? snap_get(py, f, py->fr_len) : NULL;
-		struct snap_ent *e = b ? snap_find(py->snap, f) : NULL;
+		struct snap_ent *e = NULL;
+		const uint8_t *b = rm_ptr_ok(f, 8) ? snap_get_ent(py, f, py->fr_len, &e) : NULL;
 		if (!b || rd64(b, o->ob_type) != py->t_frame) {
 			*flags |= EMBER_PY_UNREADABLE;
 			break;
@@ -193,12 +208,12 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 			*flags |= EMBER_PY_TRUNCATED;
 			break;
 		}
-		const uint8_t *b = rm_ptr_ok(f, 8) ? snap_get(py, f, py->fr_len) : NULL;
+		struct snap_ent *e = NULL;
+		const uint8_t *b = rm_ptr_ok(f, 8) ? snap_get_ent(py, f, py->fr_len, &e) : NULL;
 		if (!b) {
 			*flags |= EMBER_PY_UNREADABLE;
 			break;
 		}
-		struct snap_ent *e = snap_find(py->snap, f);
 		if (e) {
 			if (e->visited) {
 				*flags |= EMBER_PY_TORN;
@@ -297,7 +312,6 @@ int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, str
 	uint64_t leaf = 0;
 	int n;
 
-	py->read_ns = py_now_ns();   /* code recency: code_recheck_ms, evidence lookups */
 	if (!py->opts.no_gil_check)
 		check_gil(py, t, ts, flags);
 	uint64_t top = py->seeded ? py->seed_top : top_frame(py, ts, &ok);

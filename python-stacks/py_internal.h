@@ -162,6 +162,8 @@ struct py_code_entry {
 	uint64_t checked_ns;        /* last time the header was compared */
 	uint64_t bc_start;          /* remote address of the bytecode, 0 unknown */
 	struct py_lines lines;
+	int64_t memo_addr1;         /* the last line looked up: instruction offset + 1 (0: none) */
+	int32_t memo_line;          /* ... and its line (a steady caller asks for the same one) */
 	uint8_t first_arg;          /* <= 3.10: PY_ARG_SELF / PY_ARG_CLS when the first argument is
 	                             * named so (the class is guessed from it, as py-spy does) */
 	uint32_t base;              /* a class variant: the code id it names (0: a real code entry;
@@ -207,9 +209,12 @@ struct py_thread {
 /* Read-through snapshot of remote objects for one read_thread call. */
 #define SNAP_MAX 1024
 #define SNAP_SLOTS 2048
+#define SNAP_REC_FRAMES 128      /* > the frames of a record (EMBER_SF_MAX_FRAMES) */
 struct snap_ent {
 	uint64_t addr;
-	uint32_t len, off;
+	const uint8_t *p;   /* its bytes: in the snapshot buffer, or (seeded) in the record */
+	uint32_t len, off;  /* off: its place in the buffer (unused when seeded in place) */
+	uint16_t slot;      /* its hash slot, cleared at the next read */
 	bool ok, used, visited, fetched;
 	bool seeded;     /* bytes copied at the sample: not prefetched next time */
 };
@@ -220,6 +225,17 @@ struct snap {
 	uint8_t *buf;
 	size_t cap, used;
 	uint8_t scratch[4][512];    /* overflow reads when e[] is full (rotating) */
+	uint64_t memo_code;         /* this read's last code object found in it: address */
+	uint32_t memo_id;           /* and code id (recursion asks for the same one again) */
+	/* Frames copied at the sample (NULL: none), used where they lie: the
+	 * walk asks for them in the record's order, so a cursor finds them. */
+	const struct ember_sf_record *rec;
+	const uint8_t *rec_cur, *rec_end;  /* the next entry, the end of the entries */
+	bool rec_ts;                /* it holds the thread state's bytes */
+	uint64_t rec_seen;          /* frames handed out from it, one bit per hash, */
+	uint64_t rec_frames[SNAP_REC_FRAMES];   /* and their addresses */
+	uint32_t rec_nframes;
+	struct snap_ent rec_ent;    /* stands for the record entry just handed out */
 	unsigned flip;
 	bool gone;                  /* ESRCH seen */
 };
@@ -378,14 +394,33 @@ uint64_t py_now_ns(void);
 void snap_begin(struct ember_python *py, struct py_thread *t);
 const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
 struct snap_ent *snap_find(struct snap *s, uint64_t addr);
+/* snap_get, also giving the object's snapshot entry (NULL: none) */
+const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent);
 void snap_end(struct ember_python *py, struct py_thread *t);
 
-/* sample_frames.c: register t's thread state with the frame copier (once
- * per state); the record copied at the sample of tid at time_ns, if any
- * (taken: a record is used once). */
+/* threads.c: one read of tid; rec: frames copied at the sample (valid for
+ * the call), or NULL; at_ns: the sample's time, or 0 (now). */
 struct ember_sf_record;
+int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec, uint64_t at_ns,
+		   struct ember_py_frame *out, int max, uint32_t *flags);
+
+/* sample_frames.c: register t's thread state with the frame copier (once
+ * per state).  py_sf_read: read the sample of tid at time_ns with the
+ * record copied at that sample (py_read_thread; n its result) and return
+ * true, or false when there is none (a record is used once). */
+struct py_sf_read {
+	uint32_t tid;
+	uint64_t time_ns;
+	struct ember_py_frame *out;
+	int max;
+	uint32_t *flags;
+	int n;
+};
 void py_sf_register(struct ember_python *py, struct py_thread *t);
-const struct ember_sf_record *py_sf_take(struct ember_python *py, uint32_t tid, uint64_t time_ns);
+bool py_sf_read(struct ember_python *py, struct py_sf_read *rd);
+/* What the copier is told about t (false: it cannot copy this version) */
+struct ember_sf_thread;
+bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v);
 
 /* frames.c */
 int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,

@@ -145,6 +145,9 @@ int ember_py_sampletime_prog_fd(const struct ember_py_sampletime *st);
 void ember_py_sampletime_close(struct ember_py_sampletime *st);
 struct ember_py_sampletime_stats {
 	uint64_t records;        /* records received */
+	uint64_t read_in_place;  /* ... read where they arrived (their sample's read took them) */
+	uint64_t kept, read_kept;/* ... copied for a later read (another thread's, ember behind),
+	                          * and those a later read took */
 	uint64_t replaced;       /* overwritten before a read took them (ember fell far behind) */
 	bool timed;              /* runs/run_ns known: only with EMBER_BPF_STATS set in the
 	                          * environment (the kernel then times every BPF program) */

@@ -9,10 +9,15 @@
  * SF_MATCH_AFTER_NS later than the sample's (measured 0.2-2 us later here),
  * the nearest one.  The window must be tight: in frequency mode the kernel's
  * sampling period varies, and two samples of one thread can be 35 us apart.
- * Records arrive in about time order, so the search walks back from the
- * newest and stops at records SF_SCAN_BACK_NS older than the sample.  A
- * sample whose record was already overwritten (ember fell SF_RECENT
- * samples behind) is read the old way, after the fact. */
+ *
+ * The common case costs no copy: ember reads each sample as it arrives, so
+ * its record is the one the ring hands over now, and one within
+ * SF_MATCH_NOW_NS of the sample is read where it lies, inside the ring's
+ * callback (the kernel cannot reuse its bytes before that returns).  Other
+ * records (ember behind, several threads) are copied and kept; the search
+ * walks back from the newest and stops at records SF_SCAN_BACK_NS older
+ * than the sample.  A sample whose record was already overwritten (ember
+ * fell SF_RECENT samples behind) is read the old way, after the fact. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -31,6 +36,7 @@
 #define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the initial pid namespace's inode */
 #define SF_MATCH_BEFORE_NS 10000ull
 #define SF_MATCH_AFTER_NS 50000ull
+#define SF_MATCH_NOW_NS 10000ull  /* nearer than any two samples of one thread */
 #define SF_SCAN_BACK_NS 5000000ull
 #define SF_RECENT 512            /* records kept, all threads */
 
@@ -49,8 +55,13 @@ struct ember_py_sampletime {
 	int prog_fd, threads_fd;
 	int stats_fd;                 /* >= 0: the kernel times every run (EMBER_BPF_STATS set) */
 	struct sf_kept recent[SF_RECENT];   /* ring, oldest overwritten */
-	uint64_t records, replaced;   /* received (the next goes to recent[records % SF_RECENT]);
+	uint64_t kept, replaced;      /* copied (the next goes to recent[kept % SF_RECENT]);
 	                               * overwritten before a read took them */
+	uint64_t records;             /* received */
+	uint64_t read_in_place, read_kept;
+	struct ember_python *want_py; /* the read looking for its record (py_sf_read), */
+	struct py_sf_read *want;      /* done when want_done */
+	bool want_done;
 };
 
 /* libbpf's own messages (a failed load prints the verifier's whole log):
@@ -71,7 +82,16 @@ static int on_record(void *arg, void *data, size_t size)
 	    r->ts_len > EMBER_SF_TS_BYTES || r->frame_len > EMBER_SF_FRAME_BYTES || r->code_len > EMBER_SF_CODE_BYTES ||
 	    size != head + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len))
 		return 0;
-	struct sf_kept *k = &st->recent[st->records % SF_RECENT];
+	st->records++;
+	struct py_sf_read *w = st->want;
+	if (w && !st->want_done && r->tid == w->tid && r->pid == (uint32_t)st->want_py->pid &&
+	    r->time_ns + SF_MATCH_NOW_NS >= w->time_ns && r->time_ns <= w->time_ns + SF_MATCH_NOW_NS) {
+		w->n = py_read_thread(st->want_py, w->tid, r, w->time_ns, w->out, w->max, w->flags);
+		st->want_done = true;
+		st->read_in_place++;
+		return 0;
+	}
+	struct sf_kept *k = &st->recent[st->kept % SF_RECENT];
 	if (k->cap < size) {
 		void *p = realloc(k->rec, size);
 		if (!p)
@@ -79,7 +99,7 @@ static int on_record(void *arg, void *data, size_t size)
 		k->rec = p;
 		k->cap = size;
 	}
-	st->records++;
+	st->kept++;
 	st->replaced += k->fresh;
 	memcpy(k->rec, r, size);
 	k->fresh = true;
@@ -162,14 +182,13 @@ void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sample
 	py->sf = st;
 }
 
-/* Tell the copier where thread t's frames start (once per thread state). */
-void py_sf_register(struct ember_python *py, struct py_thread *t)
+bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v)
 {
 	const struct py_offsets *o = &py->off;
-	if (!py->sf || t->sf_tstate == t->tstate || !t->tstate || py->fr_len > EMBER_SF_FRAME_BYTES ||
-	    py->co_len > EMBER_SF_CODE_BYTES || py->ts_len > EMBER_SF_TS_BYTES)
-		return;
-	struct ember_sf_thread v = {
+	if (!t->tstate || py->fr_len > EMBER_SF_FRAME_BYTES || py->co_len > EMBER_SF_CODE_BYTES ||
+	    py->ts_len > EMBER_SF_TS_BYTES)
+		return false;
+	*v = (struct ember_sf_thread){
 		.pid = (uint32_t)py->pid,
 		.frame_len = py->fr_len,
 		.tstate = t->tstate,
@@ -178,53 +197,69 @@ void py_sf_register(struct ember_python *py, struct py_thread *t)
 		.ts_len = py->ts_len,
 	};
 	if (o->ts_frame >= 0) {
-		v.top_off = o->ts_frame;
-		v.back_off = (uint32_t)o->fo_back;
-		v.code_off = (uint32_t)o->fo_code;
+		v->top_off = o->ts_frame;
+		v->back_off = (uint32_t)o->fo_back;
+		v->code_off = (uint32_t)o->fo_code;
 	} else if (o->ts_current_frame >= 0) {
-		v.top_off = o->ts_current_frame;
-		v.back_off = (uint32_t)o->if_previous;
-		v.code_off = (uint32_t)o->if_code;
+		v->top_off = o->ts_current_frame;
+		v->back_off = (uint32_t)o->if_previous;
+		v->code_off = (uint32_t)o->if_code;
 	} else {
-		v.top_off = o->ts_cframe;
-		v.cf_off = o->cf_current_frame;
-		v.back_off = (uint32_t)o->if_previous;
-		v.code_off = (uint32_t)o->if_code;
+		v->top_off = o->ts_cframe;
+		v->cf_off = o->cf_current_frame;
+		v->back_off = (uint32_t)o->if_previous;
+		v->code_off = (uint32_t)o->if_code;
 	}
-	if (v.back_off % 8 || v.back_off + 8 > py->fr_len || v.code_off % 8 || v.code_off + 8 > py->fr_len)
+	return v->back_off % 8 == 0 && v->back_off + 8 <= py->fr_len && v->code_off % 8 == 0 &&
+	       v->code_off + 8 <= py->fr_len;
+}
+
+/* Tell the copier where thread t's frames start (once per thread state). */
+void py_sf_register(struct ember_python *py, struct py_thread *t)
+{
+	struct ember_sf_thread v;
+	if (!py->sf || t->sf_tstate == t->tstate || !py_sf_thread_entry(py, t, &v))
 		return;
 	uint32_t key = t->tid;
 	if (bpf_map_update_elem(py->sf->threads_fd, &key, &v, BPF_ANY) == 0)
 		t->sf_tstate = t->tstate;
 }
 
-const struct ember_sf_record *py_sf_take(struct ember_python *py, uint32_t tid, uint64_t time_ns)
+bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)
 {
 	struct ember_py_sampletime *st = py->sf;
 	if (!st)
-		return NULL;
+		return false;
+	st->want_py = py;
+	st->want = rd;
+	st->want_done = false;
 	ring_buffer__consume(st->rb);
+	st->want = NULL;
+	if (st->want_done)
+		return true;
 	struct sf_kept *best = NULL;
 	uint64_t best_d = 0;
-	uint64_t n = st->records < SF_RECENT ? st->records : SF_RECENT;
+	uint64_t n = st->kept < SF_RECENT ? st->kept : SF_RECENT;
 	for (uint64_t i = 1; i <= n; i++) {
-		struct sf_kept *k = &st->recent[(st->records - i) % SF_RECENT];
+		struct sf_kept *k = &st->recent[(st->kept - i) % SF_RECENT];
 		uint64_t t = k->rec->time_ns;
-		if (t + SF_SCAN_BACK_NS < time_ns)
+		if (t + SF_SCAN_BACK_NS < rd->time_ns)
 			break;   /* older than any record of this sample */
-		if (!k->fresh || k->rec->tid != tid || k->rec->pid != (uint32_t)py->pid ||
-		    t + SF_MATCH_BEFORE_NS < time_ns || t > time_ns + SF_MATCH_AFTER_NS)
+		if (!k->fresh || k->rec->tid != rd->tid || k->rec->pid != (uint32_t)py->pid ||
+		    t + SF_MATCH_BEFORE_NS < rd->time_ns || t > rd->time_ns + SF_MATCH_AFTER_NS)
 			continue;
-		uint64_t d = t > time_ns ? t - time_ns : time_ns - t;
+		uint64_t d = t > rd->time_ns ? t - rd->time_ns : rd->time_ns - t;
 		if (!best || d < best_d) {   /* two samples of a thread can be tens of us apart */
 			best = k;
 			best_d = d;
 		}
 	}
 	if (!best)
-		return NULL;
+		return false;
 	best->fresh = false;
-	return best->rec;
+	st->read_kept++;
+	rd->n = py_read_thread(py, rd->tid, best->rec, rd->time_ns, rd->out, rd->max, rd->flags);
+	return true;
 }
 
 void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct ember_py_sampletime_stats *out)
@@ -233,6 +268,9 @@ void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct embe
 	if (!st)
 		return;
 	out->records = st->records;
+	out->read_in_place = st->read_in_place;
+	out->kept = st->kept;
+	out->read_kept = st->read_kept;
 	out->replaced = st->replaced;
 	struct bpf_prog_info info;
 	uint32_t len = sizeof info;

@@ -63,24 +63,8 @@ static bool snap_alloc(struct snap *s)
 	return s->buf != NULL;
 }
 
-static struct snap_ent *snap_add(struct snap *s, uint64_t addr, uint32_t len)
-{
-	if (s->n >= SNAP_MAX || !snap_alloc(s) || s->used + len > s->cap)
-		return NULL;
-	struct snap_ent *e = &s->e[s->n];
-	e->addr = addr;
-	e->len = len;
-	e->off = (uint32_t)s->used;
-	e->ok = e->used = e->visited = e->fetched = e->seeded = false;
-	s->used += (len + 7) & ~7u;
-	uint32_t h = slot_of(addr);
-	while (s->slot[h])
-		h = (h + 1) & (SNAP_SLOTS - 1);
-	s->slot[h] = (uint16_t)++s->n;
-	return e;
-}
-
-static struct snap_ent *snap_add_at(struct snap *s, uint64_t addr, uint32_t len, uint32_t off)
+/* A new entry for addr; its bytes at off in the buffer. */
+static struct snap_ent *snap_new(struct snap *s, uint64_t addr, uint32_t len, uint32_t off)
 {
 	if (s->n >= SNAP_MAX)
 		return NULL;
@@ -88,29 +72,23 @@ static struct snap_ent *snap_add_at(struct snap *s, uint64_t addr, uint32_t len,
 	e->addr = addr;
 	e->len = len;
 	e->off = off;
-	e->ok = e->used = e->visited = false;
-	e->fetched = e->seeded = false;
+	e->p = s->buf + off;
+	e->ok = e->used = e->visited = e->fetched = e->seeded = false;
 	uint32_t h = slot_of(addr);
 	while (s->slot[h])
 		h = (h + 1) & (SNAP_SLOTS - 1);
+	e->slot = (uint16_t)h;
 	s->slot[h] = (uint16_t)++s->n;
 	return e;
 }
 
-/* Put bytes copied at the sample in place of (or beside) what the prefetch
- * read now.  Overwriting inside a prefetched range is right for every
- * object that overlaps them: it is the same memory, one instant earlier. */
-static void snap_seed(struct snap *s, uint64_t addr, const uint8_t *bytes, uint32_t len)
+static struct snap_ent *snap_add(struct snap *s, uint64_t addr, uint32_t len)
 {
-	struct snap_ent *e = snap_find(s, addr);
-	if (!e)
-		e = snap_add(s, addr, len);
-	if (!e)
-		return;
-	memcpy(s->buf + e->off, bytes, e->len < len ? e->len : len);
-	if (e->len > len && !(e->fetched && e->ok))
-		return;   /* the rest of a longer object is not known */
-	e->fetched = e->ok = e->seeded = true;
+	if (s->n >= SNAP_MAX || !snap_alloc(s) || s->used + len > s->cap)
+		return NULL;
+	struct snap_ent *e = snap_new(s, addr, len, (uint32_t)s->used);
+	s->used += (len + 7) & ~7u;
+	return e;
 }
 
 static int pref_cmp(const void *a, const void *b)
@@ -129,8 +107,11 @@ void snap_begin(struct ember_python *py, struct py_thread *t)
 	uint32_t first_ent[PY_PREF_MAX + 1];
 	int err = 0;
 
-	memset(s->slot, 0, sizeof s->slot);
+	for (uint32_t i = 0; i < s->n; i++)   /* cheaper than clearing every slot */
+		s->slot[s->e[i].slot] = 0;
 	s->n = 0;
+	s->memo_id = 0;
+	s->rec = NULL;
 	s->used = 0;
 	s->gone = false;
 	py->prefetch_only = true;
@@ -144,7 +125,7 @@ void snap_begin(struct ember_python *py, struct py_thread *t)
 		for (uint32_t i = g->first; i < pl->range[r + 1].first; i++) {
 			const struct py_pref *o = &pl->sorted[i];
 			if (!snap_find(s, o->addr))
-				snap_add_at(s, o->addr, o->len, (uint32_t)(g->off + (o->addr - g->addr)));
+				snap_new(s, o->addr, o->len, (uint32_t)(g->off + (o->addr - g->addr)));
 		}
 	}
 	first_ent[pl->nranges] = s->n;
@@ -160,9 +141,81 @@ void snap_begin(struct ember_python *py, struct py_thread *t)
 
 const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
 {
+	return snap_get_ent(py, addr, len, NULL);
+}
+
+/* This read's frames come from rec (copied at the sample; its sizes were
+ * checked when it arrived): the thread state's bytes when it has all
+ * ts_len of them, and its entries, found by rec_get. */
+static void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t ts_len)
+{
+	s->rec = rec;
+	s->rec_ts = rec->ts_len == ts_len;
+	s->rec_cur = rec->data + rec->ts_len;
+	s->rec_end = s->rec_cur + rec->nframes * (8ull + rec->frame_len) + rec->ncodes * (8ull + rec->code_len);
+	s->rec_seen = 0;
+	s->rec_nframes = 0;
+}
+
+/* The bytes of the object at addr in the record, or NULL.  The walk asks
+ * for frames and code objects in the order the copier wrote them, so the
+ * entry at the cursor is nearly always the one; else the record is
+ * searched (a code object copied earlier, an object asked for twice).  A
+ * frame handed out twice (a cycle, in garbage) comes back marked visited. */
+static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struct snap_ent **ent)
+{
+	const struct ember_sf_record *r = s->rec;
+	const uint8_t *first = r->data + r->ts_len, *q = s->rec_cur;
+	if (addr == r->tstate)
+		return s->rec_ts && len <= r->ts_len ? r->data : NULL;
+	for (int scan = 0; scan < 2; scan++, q = first) {
+		for (; q + 8 <= s->rec_end; q += 8 + (rd64(q, 0) & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len)) {
+			uint64_t a = rd64(q, 0);
+			uint32_t elen = a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
+			if ((a & ~EMBER_SF_CODE_TAG) != addr) {
+				if (!scan)
+					break;   /* not at the cursor: search from the start */
+				continue;
+			}
+			if (elen < len)
+				return NULL;
+			s->rec_cur = q + 8 + elen;
+			struct snap_ent *e = &s->rec_ent;
+			*e = (struct snap_ent){ .addr = addr, .p = q + 8, .len = elen, .ok = true, .used = true,
+						.fetched = true, .seeded = true };
+			if (!(a & EMBER_SF_CODE_TAG)) {
+				uint64_t bit = 1ull << ((addr >> 3) * 0x9E3779B97F4A7C15ull >> 58);
+				if (s->rec_seen & bit)   /* perhaps handed out before: look */
+					for (uint32_t i = 0; i < s->rec_nframes && !e->visited; i++)
+						e->visited = s->rec_frames[i] == addr;
+				else
+					s->rec_seen |= bit;
+				if (!e->visited && s->rec_nframes < SNAP_REC_FRAMES)
+					s->rec_frames[s->rec_nframes++] = addr;
+				else if (!e->visited)
+					e->visited = true;   /* more frames than any record holds: garbage */
+			}
+			if (ent)
+				*ent = e;
+			return e->p;
+		}
+	}
+	return NULL;
+}
+
+const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent)
+{
 	struct snap *s = py->snap;
-	struct snap_ent *e = snap_find(s, addr);
 	int err = 0;
+
+	if (ent)   /* the entry as found or added below (none: a scratch read) */
+		*ent = NULL;
+	if (s->rec) {
+		const uint8_t *p = rec_get(s, addr, len, ent);
+		if (p)
+			return p;
+	}
+	struct snap_ent *e = snap_find(s, addr);
 
 	if (e && e->len >= len && e->fetched) {
 		if (!e->ok)
@@ -170,7 +223,9 @@ const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
 		if (!e->used)
 			py->st.prefetch_hits++;
 		e->used = true;
-		return s->buf + e->off;
+		if (ent)
+			*ent = e;
+		return e->p;
 	}
 	if (!rm_ptr_ok(addr, 1))
 		return NULL;
@@ -182,6 +237,8 @@ const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
 		e->ok = rm_read(py->pid, addr, s->buf + e->off, e->len, &err, &py->st.syscalls);
 		if (err == ESRCH)
 			s->gone = true;
+		if (ent && e->ok)
+			*ent = e;
 		return e->ok ? s->buf + e->off : NULL;
 	}
 	if (!e)
@@ -200,6 +257,8 @@ const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
 	e->ok = rm_read(py->pid, addr, s->buf + e->off, len, &err, &py->st.syscalls);
 	if (err == ESRCH)
 		s->gone = true;
+	if (ent && e->ok)
+		*ent = e;
 	return e->ok ? s->buf + e->off : NULL;
 }
 
@@ -262,8 +321,8 @@ void snap_end(struct ember_python *py, struct py_thread *t)
 			same = false;
 		pl->pref[n++] = (struct py_pref){ e->addr, e->len };
 	}
-	if (same && n == pl->npref && pl->nranges)
-		return;   /* the common case: the same objects as last time */
+	if (same && n == pl->npref && (pl->nranges || !n))
+		return;   /* the common case: the same objects as last time (or none) */
 	pl->npref = n;
 	plan_build(pl);
 }
@@ -556,19 +615,7 @@ static int read_once(struct ember_python *py, struct py_thread *t, const struct 
 	 * and the thread state's, in place of what is read now. */
 	bool seed = rec && rec->tstate == t->tstate && rec->frame_len == py->fr_len && rec->code_len == py->co_len;
 	if (seed) {
-		if (!snap_alloc(py->snap))
-			return 0;
-		/* layout: sample_frames.h (sizes checked when it arrived) */
-		const uint8_t *p = rec->data;
-		if (rec->ts_len == py->ts_len)
-			snap_seed(py->snap, t->tstate, p, rec->ts_len);
-		p += rec->ts_len;
-		for (uint32_t i = 0; i < rec->nframes + rec->ncodes; i++) {
-			uint64_t a = rd64(p, 0);
-			uint32_t len = a & EMBER_SF_CODE_TAG ? rec->code_len : rec->frame_len;
-			snap_seed(py->snap, a & ~EMBER_SF_CODE_TAG, p + 8, len);
-			p += 8 + len;
-		}
+		snap_use_record(py->snap, rec, py->ts_len);
 		py->seeded = true;
 		py->seed_top = rec->top;
 	}
@@ -608,14 +655,16 @@ static int read_once(struct ember_python *py, struct py_thread *t, const struct 
 
 #define TORN_RETRIES 2
 
-/* One read of tid; rec: frames copied at the sample, or NULL. */
-static int read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec,
-		       struct ember_py_frame *out, int max, uint32_t *flags)
+int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec, uint64_t at_ns,
+		   struct ember_py_frame *out, int max, uint32_t *flags)
 {
 	uint32_t fl = 0;
 	int n = 0;
 
 	py->st.reads++;
+	/* Code recency (code_recheck_ms), evidence lookups, TID re-checks: the
+	 * sample's time is near enough and saves a clock read. */
+	py->read_ns = at_ns ? at_ns : py_now_ns();
 	py->nfr_addrs = 0;
 	if (flags)
 		*flags = 0;
@@ -683,11 +732,14 @@ static int read_thread(struct ember_python *py, uint32_t tid, const struct ember
 int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember_py_frame *out, int max,
 			     uint32_t *flags)
 {
-	return read_thread(py, tid, NULL, out, max, flags);
+	return py_read_thread(py, tid, NULL, 0, out, max, flags);
 }
 
 int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t time_ns, struct ember_py_frame *out,
 			     int max, uint32_t *flags)
 {
-	return read_thread(py, tid, py_sf_take(py, tid, time_ns), out, max, flags);
+	struct py_sf_read rd = { .tid = tid, .time_ns = time_ns, .out = out, .max = max, .flags = flags };
+	if (py_sf_read(py, &rd))
+		return rd.n;   /* read with the frames copied at the sample */
+	return py_read_thread(py, tid, NULL, time_ns, out, max, flags);
 }

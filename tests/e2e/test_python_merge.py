@@ -11,7 +11,8 @@ function under its Python name ("burner (TID)", the main thread
 reads (zlib_pair.py) and with a stack that changes every microsecond
 (raise_gen.py), that frames copied by the kernel at the sample (default) or
 read after it (--no-bpf, checked against what the sample held) agree with
-the native stack.
+the native stack; with two threads running at once (zlib_threads.py), that
+each sample still gets its own copy.
 """
 import os
 import re
@@ -189,13 +190,14 @@ def nearest_python(fr, idx):
     return None
 
 
-def zlib_callers(prof):
+def zlib_callers(prof, callers=None):
     """(wrong, total): samples in deflate/inflate, and those whose nearest
     Python frame is not the function that calls it."""
     wrong = total = 0
+    callers = callers or {"deflate": "compress_step", "inflate": "decompress_step"}
     for fr, c in prof.stacks:
         for i, f in enumerate(fr):
-            own = {"deflate": "compress_step", "inflate": "decompress_step"}.get(f.split(" ")[0])
+            own = callers.get(f.split(" ")[0])
             if own:
                 total += c
                 # deflate under <module> is right too: the module compresses once at import
@@ -237,6 +239,31 @@ chk.check(m is not None and int(m.group(2)) >= 100 and int(m.group(1)) >= 0.95 *
 wrong, total = zlib_callers(E.load_profile(chk, out4, res))
 chk.check(total >= 100 and wrong <= 0.01 * total,
           "late reads, frames copied at the sample: deflate/inflate under their own callers (%d of %d wrong)"
+          % (wrong, total), res.stderr)
+
+# Two threads at once (zlib_threads.py: deflate under compress_worker in
+# one, inflate under decompress_worker in the other, the GIL let go inside
+# both): on two CPUs a sample's record often arrives while ember reads the
+# other thread's sample; it is kept, and its own sample's read finds it.
+out5 = os.path.join(E.tmpdir(), "threads_bpf.folded")
+res = E.record(["-F", "999", "-o", out5], [PY, os.path.join(PY_DIR, "zlib_threads.py"), "2.5"],
+               env=dict(os.environ, EMBER_BPF_STATS="1"), timeout=90)
+chk.check(res.rc == 0, "two threads, frames copied at the sample: ember exits 0", res.describe())
+m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
+chk.check(m is not None and int(m.group(2)) >= 1000 and int(m.group(1)) >= 0.95 * int(m.group(2)),
+          "two threads: the sample's own copy found for >= 95%% of reads (%s)" % (m.group(0) if m else "no BPF line"),
+          res.stderr)
+m = re.search(r"records: (\d+) read where they arrived, (\d+) kept for a later read \((\d+) read\)", res.stderr)
+chk.check(m is not None, "two threads: the copier's records are accounted for", res.stderr)
+if m and (os.cpu_count() or 1) >= 2:
+    kept, read_kept = int(m.group(2)), int(m.group(3))
+    chk.check(kept >= 10 and read_kept >= 0.9 * kept,
+              "two threads on %d CPUs: records kept for a later read, >= 90%% of them read (%s)"
+              % (os.cpu_count(), m.group(0)), res.stderr)
+wrong, total = zlib_callers(E.load_profile(chk, out5, res),
+                            {"deflate": "compress_worker", "inflate": "decompress_worker"})
+chk.check(total >= 500 and wrong <= 0.02 * total,
+          "two threads: deflate/inflate under their own thread's function (%d of %d wrong or uncertain)"
           % (wrong, total), res.stderr)
 
 # Exceptions and generators (raise_gen.py): the Python stack changes every

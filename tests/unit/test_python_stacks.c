@@ -4,7 +4,10 @@
  *       runs tests/python/target.py under PYTHON and checks every thread's
  *       frames (names, qualnames, lines, files, activation marks, GIL, TID
  *       mapping) over a few hundred reads, and every thread's Python name
- *       (ember_python_thread_name); prints the warm read and name costs.
+ *       (ember_python_thread_name); the same frames read from records laid
+ *       out as the in-kernel copier writes them (built here over
+ *       process_vm_readv), reordered, and with a cycle; prints the warm read
+ *       and name costs.
  *   test_python_stacks churn PYTHON TESTS_PYTHON_DIR
  *       runs tests/python/churn.py (threads and recursion changing all the
  *       time) and reads every thread a few thousand times: no crash, no hang,
@@ -20,12 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "python_stacks.h"
+#include "py_internal.h"     /* records: read with py_read_thread */
+#include "sample_frames.h"
 
 static double now_s(void)
 {
@@ -268,6 +274,141 @@ static void check_names(struct ember_python *py, const struct ready *r)
 	       median_us(batch, 15), (double)(s1.syscalls - s0.syscalls) / 750);
 }
 
+/* ------------------------------------------------- frames copied at a sample */
+
+static bool peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len;
+}
+
+enum rec_layout {
+	REC_AS_COPIER,     /* sample_frames.bpf.c's layout */
+	REC_CODES_LAST,    /* every code header after all frames: nothing at the cursor */
+	REC_CYCLE,         /* the third frame links back to the first (garbage) */
+};
+
+/* The record the in-kernel copier (sample_frames.bpf.c) would write for
+ * thread t now, built the same way over process_vm_readv, in one of the
+ * layouts above.  Returns false when a read failed. */
+static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t tid, enum rec_layout how,
+			  struct ember_sf_record *r)
+{
+	static uint8_t codes[EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_CODE_BYTES)];
+	size_t off = 0, coff = 0;
+	uint64_t f = 0, last_code = 0, first = 0;
+	memset(r, 0, offsetof(struct ember_sf_record, data));
+	r->pid = t->pid;
+	r->tid = tid;
+	r->tstate = t->tstate;
+	r->frame_len = t->frame_len;
+	r->code_len = t->code_len;
+	r->ts_len = t->ts_len;
+	if (!peek(pid, t->tstate, r->data, t->ts_len) || !peek(pid, t->tstate + t->top_off, &f, 8))
+		return false;
+	if (t->cf_off >= 0 && f && !peek(pid, f + t->cf_off, &f, 8))
+		return false;
+	r->top = f;
+	off = t->ts_len;
+	while (f && r->nframes < EMBER_SF_MAX_FRAMES) {
+		uint8_t *slot = r->data + off;
+		memcpy(slot, &f, 8);
+		if (!peek(pid, f, slot + 8, t->frame_len))
+			return false;
+		off += 8 + t->frame_len;
+		r->nframes++;
+		first = first ? first : f;
+		uint64_t code;
+		memcpy(&code, slot + 8 + t->code_off, 8);
+		memcpy(&f, slot + 8 + t->back_off, 8);
+		if (how == REC_CYCLE && r->nframes == 3) {
+			f = first;
+			memcpy(slot + 8 + t->back_off, &f, 8);
+		}
+		if (!code || code == last_code || (code & 7))
+			continue;
+		uint8_t *c = how == REC_CODES_LAST ? codes + coff : r->data + off;
+		uint64_t tagged = code | EMBER_SF_CODE_TAG;
+		memcpy(c, &tagged, 8);
+		if (!peek(pid, code, c + 8, t->code_len))
+			continue;
+		if (how == REC_CODES_LAST)
+			coff += 8 + t->code_len;
+		else
+			off += 8 + t->code_len;
+		r->ncodes++;
+		last_code = code;
+	}
+	if (f && r->nframes == EMBER_SF_MAX_FRAMES)
+		r->flags |= EMBER_SF_MORE;
+	memcpy(r->data + off, codes, coff);
+	return true;
+}
+
+/* Each sleeping thread read from a record of its frames: the same frames
+ * as a live read, with no system call (no GIL check, as `ember record`),
+ * whatever the entries' order; a record whose chain loops is refused as
+ * torn, not followed, and the frames are read live instead. */
+static void check_records(pid_t pid, const struct ready *r)
+{
+	static struct ember_sf_record rec;
+	struct ember_py_frame fr[256];
+	char why[256], msg[256];
+	struct ember_python *py = NULL;
+	struct ember_python_opts o = EMBER_PYTHON_OPTS_DEFAULT;
+	uint32_t tids[64];
+	o.no_gil_check = true;
+	CHECK(ember_python_open(&py, pid, &o, msg, sizeof msg) == EMBER_PY_OK);
+	if (!py || ember_python_threads(py, tids, 64) < 1)
+		return;
+	for (int e = 1; e < NEXPECT; e++) {
+		uint32_t tid = tid_of(r, expect[e].thread);
+		struct py_thread *t = tid ? py_thread_find(py, tid) : NULL;
+		struct ember_sf_thread entry;
+		if (!t)
+			continue;
+		CHECK(py_sf_thread_entry(py, t, &entry));
+		for (int how = REC_AS_COPIER; how <= REC_CYCLE; how++) {
+			bool ok = false;
+			int n = 0;
+			uint32_t fl = 0;
+			struct ember_python_stats s0, s1;
+			for (int pass = 0; pass < 2; pass++) {   /* the second: everything cached */
+				CHECK(copy_like_bpf(pid, &entry, tid, (enum rec_layout)how, &rec));
+				ember_python_stats(py, &s0);
+				n = py_read_thread(py, tid, &rec, 0, fr, 256, &fl);
+				ember_python_stats(py, &s1);
+			}
+			ok = chain_ok(py, r, &expect[e], fr, n, why, sizeof why);
+			if (how == REC_CYCLE) {
+				if (ok && (fl & (EMBER_PY_AT_SAMPLE | EMBER_PY_TORN))) {
+					ok = false;
+					snprintf(why, sizeof why, "flags %#x", fl);
+				}
+			} else {
+				if (ok && (!(fl & EMBER_PY_AT_SAMPLE) || (fl & (EMBER_PY_TORN | EMBER_PY_UNREADABLE)))) {
+					ok = false;
+					snprintf(why, sizeof why, "flags %#x", fl);
+				}
+				/* <= 3.10 guesses a method's class from its first argument
+				 * (threading.py's run(self) in every thread), which no
+				 * record holds: one batched read */
+				uint64_t allowed = major == 2 || minor <= 10 ? 1 : 0;
+				if (ok && s1.syscalls - s0.syscalls > allowed) {
+					ok = false;
+					snprintf(why, sizeof why, "%llu system calls",
+						 (unsigned long long)(s1.syscalls - s0.syscalls));
+				}
+			}
+			static const char *const layout[] = { "as copied", "codes last", "with a cycle" };
+			printf("thread %-8s record %-12s %s%s\n", expect[e].thread, layout[how], ok ? "ok" : "WRONG: ",
+			       ok ? "" : why);
+			CHECK(ok);
+		}
+	}
+	ember_python_close(py);
+}
+
 static int test_stacks(const char *python, const char *dir)
 {
 	char script[512];
@@ -372,6 +513,7 @@ static int test_stacks(const char *python, const char *dir)
 		}
 	}
 	CHECK(gil_known > 0);
+	check_records(pid, &r);
 
 	/* warm read cost of the 21-frame "deep" thread (and the busy one) */
 	uint32_t deep = tid_of(&r, "deep");
