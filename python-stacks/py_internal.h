@@ -394,6 +394,9 @@ uint64_t py_now_ns(void);
 void snap_begin(struct ember_python *py, struct py_thread *t);
 const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
 struct snap_ent *snap_find(struct snap *s, uint64_t addr);
+/* this read answers from rec (copied at the sample) first */
+struct ember_sf_record;
+void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t ts_len);
 /* snap_get, also giving the object's snapshot entry (NULL: none) */
 const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent);
 void snap_end(struct ember_python *py, struct py_thread *t);

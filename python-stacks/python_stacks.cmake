@@ -9,6 +9,7 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c
   ${PROJECT_SOURCE_DIR}/python-stacks/remote_mem.c
   ${PROJECT_SOURCE_DIR}/python-stacks/threads.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/snapshot.c
   ${PROJECT_SOURCE_DIR}/python-stacks/frames.c
   ${PROJECT_SOURCE_DIR}/python-stacks/code_cache.c
   ${PROJECT_SOURCE_DIR}/python-stacks/evidence.c
