@@ -212,11 +212,9 @@ struct py_thread {
 #define SNAP_REC_FRAMES 128      /* > the frames of a record (EMBER_SF_MAX_FRAMES) */
 struct snap_ent {
 	uint64_t addr;
-	const uint8_t *p;   /* its bytes: in the snapshot buffer, or (seeded) in the record */
-	uint32_t len, off;  /* off: its place in the buffer (unused when seeded in place) */
+	uint32_t len, off;  /* off: its place in the buffer */
 	uint16_t slot;      /* its hash slot, cleared at the next read */
 	bool ok, used, visited, fetched;
-	bool seeded;     /* bytes copied at the sample: not prefetched next time */
 };
 struct snap {
 	struct snap_ent e[SNAP_MAX];

@@ -51,8 +51,7 @@ static struct snap_ent *snap_new(struct snap *s, uint64_t addr, uint32_t len, ui
 	e->addr = addr;
 	e->len = len;
 	e->off = off;
-	e->p = s->buf + off;
-	e->ok = e->used = e->visited = e->fetched = e->seeded = false;
+	e->ok = e->used = e->visited = e->fetched = false;
 	uint32_t h = slot_of(addr);
 	while (s->slot[h])
 		h = (h + 1) & (SNAP_SLOTS - 1);
@@ -160,8 +159,7 @@ static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struc
 				return NULL;
 			s->rec_cur = q + 8 + elen;
 			struct snap_ent *e = &s->rec_ent;
-			*e = (struct snap_ent){ .addr = addr, .p = q + 8, .len = elen, .ok = true, .used = true,
-						.fetched = true, .seeded = true };
+			*e = (struct snap_ent){ .addr = addr, .len = elen, .ok = true, .used = true, .fetched = true };
 			if (!(a & EMBER_SF_CODE_TAG)) {
 				uint64_t bit = 1ull << ((addr >> 3) * 0x9E3779B97F4A7C15ull >> 58);
 				if (s->rec_seen & bit)   /* perhaps handed out before: look */
@@ -176,7 +174,7 @@ static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struc
 			}
 			if (ent)
 				*ent = e;
-			return e->p;
+			return q + 8;
 		}
 	}
 	return NULL;
@@ -204,7 +202,7 @@ const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len
 		e->used = true;
 		if (ent)
 			*ent = e;
-		return e->p;
+		return s->buf + e->off;
 	}
 	if (!rm_ptr_ok(addr, 1))
 		return NULL;
@@ -294,7 +292,7 @@ void snap_end(struct ember_python *py, struct py_thread *t)
 	bool same = true;
 	for (uint32_t i = 0; i < s->n && n < PY_PREF_MAX; i++) {
 		const struct snap_ent *e = &s->e[i];
-		if (!e->used || !e->ok || e->seeded)
+		if (!e->used || !e->ok)
 			continue;
 		if (same && (n >= pl->npref || pl->pref[n].addr != e->addr || pl->pref[n].len != e->len))
 			same = false;
