@@ -400,7 +400,7 @@ const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len
 void snap_end(struct ember_python *py, struct py_thread *t);
 
 /* threads.c: one read of tid; rec: frames copied at the sample (valid for
- * the call), or NULL; at_ns: the sample's time, or 0 (now). */
+ * the call), or NULL; at_ns: the sample's time (rec's instant), or 0. */
 struct ember_sf_record;
 int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec, uint64_t at_ns,
 		   struct ember_py_frame *out, int max, uint32_t *flags);

@@ -366,9 +366,10 @@ int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_
 	int n = 0;
 
 	py->st.reads++;
-	/* Code recency (code_recheck_ms), evidence lookups, TID re-checks: the
-	 * sample's time is near enough and saves a clock read. */
-	py->read_ns = at_ns ? at_ns : py_now_ns();
+	/* When code objects were last validated (code_recheck_ms, evidence
+	 * lookups) and the TID checked: a record's bytes are of the sample's
+	 * instant (and no clock read is needed); a live read's are of now. */
+	py->read_ns = rec && at_ns ? at_ns : py_now_ns();
 	py->nfr_addrs = 0;
 	if (flags)
 		*flags = 0;

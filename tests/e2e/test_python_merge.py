@@ -207,7 +207,10 @@ def zlib_callers(prof, callers=None):
 
 
 wrong, total = zlib_callers(late)
-chk.check(total >= 100 and wrong <= 0.05 * total,
+# 0-5 of ~250 wrong as a rule; 13 of 257 once in CI under load (reads later
+# than the 3 ms asked for, at pcs the sample's check does not cover); with
+# no check against the sample it is ~15%.
+chk.check(total >= 100 and wrong <= 0.08 * total,
           "late reads: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total), late.top(12))
 # Code-object addresses are reused within milliseconds at start-up (site's
 # module code is freed after its import; the script's code objects take its
