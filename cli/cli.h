@@ -234,8 +234,7 @@ struct run_summary {
 	bool py_bpf_asked;                 /* the frame copier was asked for (no --no-bpf) */
 	uint32_t bpf_failed;               /* events the copier could not be attached to */
 	const char *py_bpf_note;           /* why it is not used, "" if it is */
-	uint64_t bpf_runs, bpf_run_ns;     /* its runs in the target and their time (EMBER_BPF_STATS) */
-	struct ember_py_sampletime_stats bpf;   /* its records */
+	struct ember_py_sampletime_stats bpf;   /* its records; runs and their time (EMBER_BPF_STATS) */
 };
 void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p);
 

@@ -453,9 +453,7 @@ int cmd_record(int argc, char **argv)
 	if (run.python) {
 		struct ember_py_sampletime_stats bst;
 		python_capture_bpf_stats(run.python, &bst);
-		sum.bpf_runs = bst.timed ? bst.runs : 0;
 		sum.bpf = bst;
-		sum.bpf_run_ns = bst.run_ns;
 	}
 	if (run.python)
 		python_capture_totals(run.python, &sum.py_checked, &sum.py_corrected);

@@ -147,9 +147,9 @@ static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struc
 	if (addr == r->tstate)
 		return s->rec_ts && len <= r->ts_len ? r->data : NULL;
 	for (int scan = 0; scan < 2; scan++, q = first) {
-		for (; q + 8 <= s->rec_end; q += 8 + (rd64(q, 0) & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len)) {
+		for (uint32_t elen; q + 8 <= s->rec_end; q += 8 + elen) {
 			uint64_t a = rd64(q, 0);
-			uint32_t elen = a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
+			elen = a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
 			if ((a & ~EMBER_SF_CODE_TAG) != addr) {
 				if (!scan)
 					break;   /* not at the cursor: search from the start */
