@@ -215,13 +215,15 @@ chk.check(total >= 100 and wrong <= 0.08 * total,
 # Code-object addresses are reused within milliseconds at start-up (site's
 # module code is freed after its import; the script's code objects take its
 # place): the Python frame under zlib_pair.py line 14 is its generator
-# expression, never a stale name.
+# expression, never a stale name -- or, on 2.7, encodings.search_function:
+# str.encode("ascii") on that line looks the codec up (and imports it) on
+# its first use, a millisecond a sample can land in (once in CI).
 under14 = {}
 for fr, c in late.stacks:
     for i in range(len(fr) - 1):
         if fr[i].startswith("<module> (zlib_pair.py:14)") and PYFRAME.match(fr[i + 1]):
             under14[fr[i + 1].split(" (")[0]] = under14.get(fr[i + 1].split(" (")[0], 0) + c
-chk.check(set(under14) <= {"<genexpr>"}, "frames under zlib_pair.py:14 are its <genexpr>: %s" % under14)
+chk.check(set(under14) <= {"<genexpr>", "search_function"}, "frames under zlib_pair.py:14 are its <genexpr>: %s" % under14)
 m = re.search(r"(\d+) samples \(([\d.]+)%\) checked against the eval loop's instruction pointer in the sample, "
               r"(\d+) corrected", res.stderr)
 chk.check(m is not None and float(m.group(2)) >= 60 and int(m.group(3)) >= 5,
