@@ -2,7 +2,8 @@
 """Python merging: attribution accuracy, mismatch rate, cost of a Python stack
 read, and target slowdown with merging on.  Standard library only.
 
-usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N]
+usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N] [--only PART,...]
+PART: accuracy, read, mismatch, reader, stolen, slowdown (default: all)
 
 - accuracy (with and without --no-bpf): tests/e2e/py/native_calls.py (four Python functions, each calling
   its own native hot function: cv::GaussianBlur, cv::Canny, BLAS dgemm, zlib
@@ -12,10 +13,19 @@ usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N]
   default) and read after it (--no-bpf), and with and without the eval
   loop's DWARF (after the sample): raise_gen.py and zlib_pair.py on every
   interpreter, 2 s each, interleaved;
-- read cost: a 20-deep Python recursion burning at the bottom, -F 999; the
-  mean time of a Python stack read from ember's summary;
+- read cost: a 20-deep Python recursion burning at the bottom, -F 999,
+  against a 1-deep one in the same invocation (what any read costs); the
+  mean and median time of a Python stack read from ember's summary; each
+  also with both vCPUs kept busy by idle-priority spinners (ember's CPU then
+  never idles between samples: the read without the caches' cold start);
 - reader: bench/py_read_bench.c on every interpreter, against a floor read
   (one minimal process_vm_readv) in the same run;
+- time taken from the target per sample: bench/targets/stolen_time.py
+  (a 21-frame CPU-bound loop reading the clock back to back) logs every
+  step it did not run its own code; the gaps that hold one of ember's
+  sample times (from the .ember timeline) are what each sample cost the
+  target, with the slower iterations after it (caches refilled); -F 99 and
+  999, with and without the BPF copier, against a run with no profiler;
 - slowdown: bench/targets/loop_rate.py prints its loop rate every 0.1 s;
   ember (-F 99, merging on) attaches to it for every other window of a few
   seconds: the rate with ember attached against the windows without, in the
@@ -72,33 +82,149 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ember-pybench-")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
-    for flags, label in (([], "frames copied at the sample (BPF)"), (["--no-bpf"], "frames read after the sample")):
-        accuracy(ember, tmp, seconds, env, flags, label)
+    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
 
-    print("== Python stack read cost (20-deep recursion, -F 999, %.0f s)" % seconds)
+    def want(part):
+        return only is None or part in only
+
+    if want("accuracy"):
+        for flags, label in (([], "frames copied at the sample (BPF)"), (["--no-bpf"], "frames read after the sample")):
+            accuracy(ember, tmp, seconds, env, flags, label)
+
+    if want("read"):
+        read_cost(ember, tmp, seconds)
+    if want("mismatch"):
+        mismatch_ab(ember, tmp, "frames copied at the sample (BPF) / read after it",
+                    [("at sample", [], {"EMBER_BPF_STATS": "1"}), ("read after", ["--no-bpf"], {})])
+        mismatch_ab(ember, tmp, "read after the sample (--no-bpf), with / without the eval loop's DWARF",
+                    [("DWARF", ["--no-bpf"], {}), ("learnt only", ["--no-bpf"], {"EMBER_TEST_PY_NO_DWARF": "1"})])
+    if want("reader"):
+        reader_cost(build, tmp)
+    if want("stolen"):
+        stolen_time(ember, tmp, seconds)
+    if want("slowdown"):
+        slowdown_attached(ember, tmp, rounds)
+
+
+def read_cost(ember, tmp, seconds, rounds=3):
+    print("== Python stack read cost (-F 999, %.0f s, %d interleaved runs each)" % (seconds, rounds))
     deep = os.path.join(tmp, "deep.py")
     with open(deep, "w") as f:
-        f.write(DEEP)
-    for flags in ([], ["--no-bpf"]):
-        err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "deep.folded")] + flags, [PY, deep, str(seconds)],
-                     dict(os.environ, EMBER_BPF_STATS="1"))
-        m = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
-        cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
-        bpf = re.search(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each", err)
-        frames = [len([x for x in s if PYFRAME.match(x)]) for s, c in folded(os.path.join(tmp, "deep.folded"))
-                  for _ in range(min(c, 1))]
-        print("%-10s Python frames per sample (max): %d; read %s us/sample (median %s); ember capture CPU %s "
-              "us/sample; in the target (BPF copy): %s" % (" ".join(flags) or "default", max(frames or [0]),
-                                                m.group(1) if m else "?", m.group(2) if m else "?",
-                                                cap.group(1) if cap else "?",
-                                                bpf.group(2) + " us/sample" if bpf else "-"))
+        f.write(DEEP.replace("level(20,", "level(int(sys.argv[2]),"))
+    for busy in (False, True):
+        spinners = [subprocess.Popen(["nice", "-n", "19", PY, "-c", "while True: pass"]) for _ in range(2)] \
+            if busy else []
+        try:
+            for flags in ([], ["--no-bpf"]):
+                got = {}
+                for _ in range(rounds):
+                    for depth in (20, 1):
+                        err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "deep.folded")] + flags,
+                                     [PY, deep, str(seconds), str(depth)], dict(os.environ, EMBER_BPF_STATS="1"))
+                        m = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
+                        cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
+                        bpf = re.search(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each", err)
+                        # the Python frames of the heaviest stack (start-up's imports run deeper)
+                        heavy = max(folded(os.path.join(tmp, "deep.folded")), key=lambda sc: sc[1],
+                                    default=([], 0))[0]
+                        frames = len([x for x in heavy if PYFRAME.match(x)])
+                        got.setdefault(frames, []).append("%s/%s (capture %s, BPF %s)" % (
+                            m.group(1) if m else "?", m.group(2) if m else "?", cap.group(1) if cap else "?",
+                            bpf.group(2) if bpf else "-"))
+                for frames in sorted(got, reverse=True):
+                    print("%-14s %-10s %2d Python frames: read mean/median us: %s" % (
+                        "busy vCPUs" if busy else "idle machine", " ".join(flags) or "default", frames,
+                        "; ".join(got[frames])))
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
 
-    mismatch_ab(ember, tmp, "frames copied at the sample (BPF) / read after it",
-                [("at sample", [], {"EMBER_BPF_STATS": "1"}), ("read after", ["--no-bpf"], {})])
-    mismatch_ab(ember, tmp, "read after the sample (--no-bpf), with / without the eval loop's DWARF",
-                [("DWARF", ["--no-bpf"], {}), ("learnt only", ["--no-bpf"], {"EMBER_TEST_PY_NO_DWARF": "1"})])
-    reader_cost(build, tmp)
-    slowdown_attached(ember, tmp, rounds)
+
+def uvarint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def ember_sample_times(path):
+    """CLOCK_MONOTONIC ns of every sample, from a .ember file's timeline
+    (docs/ember-format.md)."""
+    import gzip
+    b = gzip.open(path).read()
+    if b[:8] != b"EMBRPROF":
+        sys.exit("%s: not an .ember file" % path)
+    _, i = uvarint(b, 8)
+    while i < len(b):
+        tag = b[i:i + 1]
+        n, i = uvarint(b, i + 1)
+        if tag == b"L":
+            count, j = uvarint(b, i)
+            t, times = 0, []
+            for _ in range(count):
+                z, j = uvarint(b, j)
+                t += (z >> 1) ^ -(z & 1)
+                _, j = uvarint(b, j)
+                _, j = uvarint(b, j)
+                times.append(t)
+            return times
+        i += n
+    return []
+
+
+def stolen_time(ember, tmp, seconds):
+    import bisect
+    target = os.path.join(HERE, "targets", "stolen_time.py")
+    print("== time taken from a CPU-bound Python thread (21 frames), %.0f s runs: gaps in its own clock "
+          "readings that hold a sample's time" % seconds)
+    runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]), ("ember -F 99 --no-bpf", ["-F", "99", "--no-bpf"]),
+            ("ember -F 999", ["-F", "999"])]
+    for label, args in runs:
+        gaps_path = os.path.join(tmp, "gaps.txt")
+        prof = os.path.join(tmp, "stolen.ember")
+        cmd = [PY, target, str(seconds), "20", gaps_path]
+        if args is None:
+            subprocess.run(cmd, check=True)
+        else:
+            record(ember, args + ["-o", prof], cmd)
+        with open(gaps_path) as f:
+            iter_ns = float(f.readline())
+            gaps = [tuple(map(int, line.split())) for line in f if line.strip()]
+        starts = [g[0] for g in gaps]
+        hit = set()
+        nsamples = 0
+        if args is not None:
+            for t in ember_sample_times(prof):
+                if not starts or t < starts[0] or t > gaps[-1][0] + gaps[-1][1] + 10 ** 6:
+                    continue   # before or after the loop (start-up, exit)
+                nsamples += 1
+                k = bisect.bisect_right(starts, t) - 1
+                if k >= 0 and gaps[k][0] <= t <= gaps[k][0] + gaps[k][1]:
+                    hit.add(k)
+
+        def stats(idx):
+            lens = [gaps[k][1] - iter_ns for k in idx]
+            refill = [gaps[k][2] - 64 * iter_ns for k in idx if gaps[k][2] >= 0]
+            if not lens:
+                return 0, 0, 0, 0
+            return statistics.median(lens) / 1e3, statistics.mean(lens) / 1e3, \
+                (statistics.mean(refill) / 1e3 if refill else 0), sum(lens) / 1e9
+        other = [k for k in range(len(gaps)) if k not in hit]
+        o_med, o_mean, o_refill, o_sum = stats(other)
+        line = "%-22s iteration %.0f ns; other gaps %.0f/s, median %.1f us, %.2f%% of the time" % (
+            label, iter_ns, len(other) / seconds, o_med, 100 * o_sum / seconds)
+        if args is not None:
+            med, mean, refill, total = stats(sorted(hit))
+            line += ("; samples %d, %d (%.1f%%) in a gap: per sample median %.1f us, mean %.1f us, then %+.1f us "
+                     "over the next 64 iterations -> %.3f%% of the target's time" % (
+                         nsamples, len(hit), 100 * len(hit) / max(nsamples, 1), med, mean, refill,
+                         100 * (total + refill * len(hit) / 1e6) / seconds))
+        print(line)
 
 
 def accuracy(ember, tmp, seconds, env, flags, label):
