@@ -107,34 +107,36 @@ def main():
 
 
 def read_cost(ember, tmp, seconds, rounds=3):
-    print("== Python stack read cost (-F 999, %.0f s, %d interleaved runs each)" % (seconds, rounds))
+    print("== Python stack read cost (%.0f s, %d interleaved runs each; read mean/median us, ember's capture CPU "
+          "us/sample, BPF copier us/run in the target)" % (seconds, rounds))
     deep = os.path.join(tmp, "deep.py")
     with open(deep, "w") as f:
         f.write(DEEP.replace("level(20,", "level(int(sys.argv[2]),"))
-    for busy in (False, True):
+    configs = [(999, False, []), (999, False, ["--no-bpf"]), (999, True, []), (999, True, ["--no-bpf"]),
+               (99, False, []), (99, True, [])]
+    for freq, busy, flags in configs:
         spinners = [subprocess.Popen(["nice", "-n", "19", PY, "-c", "while True: pass"]) for _ in range(2)] \
             if busy else []
         try:
-            for flags in ([], ["--no-bpf"]):
-                got = {}
-                for _ in range(rounds):
-                    for depth in (20, 1):
-                        err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "deep.folded")] + flags,
-                                     [PY, deep, str(seconds), str(depth)], dict(os.environ, EMBER_BPF_STATS="1"))
-                        m = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
-                        cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
-                        bpf = re.search(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each", err)
-                        # the Python frames of the heaviest stack (start-up's imports run deeper)
-                        heavy = max(folded(os.path.join(tmp, "deep.folded")), key=lambda sc: sc[1],
-                                    default=([], 0))[0]
-                        frames = len([x for x in heavy if PYFRAME.match(x)])
-                        got.setdefault(frames, []).append("%s/%s (capture %s, BPF %s)" % (
-                            m.group(1) if m else "?", m.group(2) if m else "?", cap.group(1) if cap else "?",
-                            bpf.group(2) if bpf else "-"))
-                for frames in sorted(got, reverse=True):
-                    print("%-14s %-10s %2d Python frames: read mean/median us: %s" % (
-                        "busy vCPUs" if busy else "idle machine", " ".join(flags) or "default", frames,
-                        "; ".join(got[frames])))
+            got = {}
+            for _ in range(rounds):
+                for depth in (20, 1):
+                    err = record(ember, ["-F", str(freq), "-o", os.path.join(tmp, "deep.folded")] + flags,
+                                 [PY, deep, str(seconds), str(depth)], dict(os.environ, EMBER_BPF_STATS="1"))
+                    m = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
+                    cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
+                    bpf = re.search(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each", err)
+                    # the Python frames of the heaviest stack (start-up's imports run deeper)
+                    heavy = max(folded(os.path.join(tmp, "deep.folded")), key=lambda sc: sc[1],
+                                default=([], 0))[0]
+                    frames = len([x for x in heavy if PYFRAME.match(x)])
+                    got.setdefault(frames, []).append("%s/%s (%s, %s)" % (
+                        m.group(1) if m else "?", m.group(2) if m else "?", cap.group(1) if cap else "?",
+                        bpf.group(2) if bpf else "-"))
+            for frames in sorted(got, reverse=True):
+                print("-F %-4d %-12s %-9s %2d frames: %s" % (
+                    freq, "busy vCPUs" if busy else "idle", " ".join(flags) or "default", frames,
+                    "; ".join(got[frames])))
         finally:
             for p in spinners:
                 p.kill()
@@ -177,14 +179,14 @@ def ember_sample_times(path):
     return []
 
 
-def stolen_time(ember, tmp, seconds):
+def stolen_time(ember, tmp, seconds, rounds=3):
     import bisect
     target = os.path.join(HERE, "targets", "stolen_time.py")
-    print("== time taken from a CPU-bound Python thread (21 frames), %.0f s runs: gaps in its own clock "
-          "readings that hold a sample's time" % seconds)
+    print("== time taken from a CPU-bound Python thread (21 frames), %.0f s runs, %d rounds: gaps in its own "
+          "clock readings that hold a sample's time" % (seconds, rounds))
     runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]), ("ember -F 99 --no-bpf", ["-F", "99", "--no-bpf"]),
             ("ember -F 999", ["-F", "999"])]
-    for label, args in runs:
+    for label, args in [r for _ in range(rounds) for r in runs]:
         gaps_path = os.path.join(tmp, "gaps.txt")
         prof = os.path.join(tmp, "stolen.ember")
         cmd = [PY, target, str(seconds), "20", gaps_path]

