@@ -13,8 +13,8 @@ PART: accuracy, read, mismatch, reader, stolen, slowdown (default: all)
   default) and read after it (--no-bpf), and with and without the eval
   loop's DWARF (after the sample): raise_gen.py and zlib_pair.py on every
   interpreter, 2 s each, interleaved;
-- read cost: a 20-deep Python recursion burning at the bottom, -F 999,
-  against a 1-deep one in the same invocation (what any read costs); the
+- read cost: a 20-deep Python recursion burning at the bottom, -F 999 and
+  99, against a 1-deep one in the same invocation (what any read costs); the
   mean and median time of a Python stack read from ember's summary; each
   also with both vCPUs kept busy by idle-priority spinners (ember's CPU then
   never idles between samples: the read without the caches' cold start);
