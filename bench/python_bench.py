@@ -25,7 +25,8 @@ PART: accuracy, read, mismatch, reader, stolen, slowdown (default: all)
   step it did not run its own code; the gaps that hold one of ember's
   sample times (from the .ember timeline) are what each sample cost the
   target, with the slower iterations after it (caches refilled); -F 99 and
-  999, with and without the BPF copier, against a run with no profiler;
+  999, with and without the BPF copier, against a run with no profiler and
+  one of `perf record -F 99 --call-graph dwarf` (when perf is installed);
 - slowdown: bench/targets/loop_rate.py prints its loop rate every 0.1 s;
   ember (-F 99, merging on) attaches to it for every other window of a few
   seconds: the rate with ember attached against the windows without, in the
@@ -186,14 +187,28 @@ def stolen_time(ember, tmp, seconds, rounds=3):
           "clock readings that hold a sample's time" % (seconds, rounds))
     runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]), ("ember -F 99 --no-bpf", ["-F", "99", "--no-bpf"]),
             ("ember -F 999", ["-F", "999"])]
+    # The anchor: perf's own DWARF sampling (no Python frames), its sample
+    # times in CLOCK_MONOTONIC too.
+    have_perf = subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode == 0
+    if have_perf:
+        runs.insert(2, ("perf -F 99 dwarf", "perf"))
     for label, args in [r for _ in range(rounds) for r in runs]:
         gaps_path = os.path.join(tmp, "gaps.txt")
         prof = os.path.join(tmp, "stolen.ember")
         cmd = [PY, target, str(seconds), "20", gaps_path]
+        times = []
         if args is None:
             subprocess.run(cmd, check=True)
+        elif args == "perf":
+            data = os.path.join(tmp, "perf.data")
+            subprocess.run(["perf", "record", "-q", "-F", "99", "-k", "CLOCK_MONOTONIC", "--call-graph", "dwarf",
+                            "-o", data, "--"] + cmd, check=True, capture_output=True)
+            out = subprocess.run(["perf", "script", "-i", data, "-F", "time", "--ns"], capture_output=True,
+                                 text=True).stdout
+            times = [int(round(float(x.strip().rstrip(":")) * 1e9)) for x in out.split() if x.strip(": ")]
         else:
             record(ember, args + ["-o", prof], cmd)
+            times = ember_sample_times(prof)
         with open(gaps_path) as f:
             iter_ns = float(f.readline())
             gaps = [tuple(map(int, line.split())) for line in f if line.strip()]
@@ -201,7 +216,7 @@ def stolen_time(ember, tmp, seconds, rounds=3):
         hit = set()
         nsamples = 0
         if args is not None:
-            for t in ember_sample_times(prof):
+            for t in times:
                 if not starts or t < starts[0] or t > gaps[-1][0] + gaps[-1][1] + 10 ** 6:
                     continue   # before or after the loop (start-up, exit)
                 nsamples += 1
