@@ -56,7 +56,7 @@ def level(n, deadline):
         for i in range(2000):
             x += i
     return x
-level(20, time.time() + float(sys.argv[1]))
+level(int(sys.argv[2]) if len(sys.argv) > 2 else 20, time.time() + float(sys.argv[1]))
 '''
 
 
@@ -112,7 +112,7 @@ def read_cost(ember, tmp, seconds, rounds=3):
           "us/sample, BPF copier us/run in the target)" % (seconds, rounds))
     deep = os.path.join(tmp, "deep.py")
     with open(deep, "w") as f:
-        f.write(DEEP.replace("level(20,", "level(int(sys.argv[2]),"))
+        f.write(DEEP)
     configs = [(999, False, []), (999, False, ["--no-bpf"]), (999, True, []), (999, True, ["--no-bpf"]),
                (99, False, []), (99, True, [])]
     for freq, busy, flags in configs:
@@ -210,7 +210,8 @@ def stolen_time(ember, tmp, seconds, rounds=3):
             record(ember, args + ["-o", prof], cmd)
             times = ember_sample_times(prof)
         with open(gaps_path) as f:
-            iter_ns = float(f.readline())
+            iter_ns, refill_iters = f.readline().split()
+            iter_ns, refill_iters = float(iter_ns), int(refill_iters)
             gaps = [tuple(map(int, line.split())) for line in f if line.strip()]
         starts = [g[0] for g in gaps]
         hit = set()
@@ -226,20 +227,20 @@ def stolen_time(ember, tmp, seconds, rounds=3):
 
         def stats(idx):
             lens = [gaps[k][1] - iter_ns for k in idx]
-            refill = [gaps[k][2] - 64 * iter_ns for k in idx if gaps[k][2] >= 0]
+            refill = [gaps[k][2] - refill_iters * iter_ns for k in idx if gaps[k][2] >= 0]
             if not lens:
                 return 0, 0, 0, 0
             return statistics.median(lens) / 1e3, statistics.mean(lens) / 1e3, \
                 (statistics.mean(refill) / 1e3 if refill else 0), sum(lens) / 1e9
         other = [k for k in range(len(gaps)) if k not in hit]
-        o_med, o_mean, o_refill, o_sum = stats(other)
+        o_med, _, _, o_sum = stats(other)
         line = "%-22s iteration %.0f ns; other gaps %.0f/s, median %.1f us, %.2f%% of the time" % (
             label, iter_ns, len(other) / seconds, o_med, 100 * o_sum / seconds)
         if args is not None:
             med, mean, refill, total = stats(sorted(hit))
             line += ("; samples %d, %d (%.1f%%) in a gap: per sample median %.1f us, mean %.1f us, then %+.1f us "
-                     "over the next 64 iterations -> %.3f%% of the target's time" % (
-                         nsamples, len(hit), 100 * len(hit) / max(nsamples, 1), med, mean, refill,
+                     "over the next %d iterations -> %.3f%% of the target's time" % (
+                         nsamples, len(hit), 100 * len(hit) / max(nsamples, 1), med, mean, refill, refill_iters,
                          100 * (total + refill * len(hit) / 1e6) / seconds))
         print(line)
 

@@ -6,7 +6,7 @@
 # shows the cost of caches refilled after the interruption.  A profiler's
 # samples carry their CLOCK_MONOTONIC time, so the bench can tell which
 # gaps are samples and what each cost the target.
-# Output (OUT, after the run): "ITER_NS" then one line per gap:
+# Output (OUT, after the run): "ITER_NS REFILL" then one line per gap:
 # "START_NS LENGTH_NS NEXT_REFILL_ITERATIONS_NS".
 # usage: python3 stolen_time.py SECONDS DEPTH OUT
 import sys
@@ -39,7 +39,7 @@ def level(n, seconds, out):
             pending = [last, t - last, REFILL, t]
         last = t
     with open(out, "w") as f:
-        f.write("%.3f\n" % ((last - start) / iters))
+        f.write("%.3f %d\n" % ((last - start) / iters, REFILL))
         for g in gaps:
             f.write("%d %d %d\n" % g)
 
