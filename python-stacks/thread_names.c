@@ -498,13 +498,17 @@ static uint64_t attr(struct tn *t, uint64_t obj, const char *name)
 
 /* The str object s as UTF-8 into buf, control characters replaced and cut
  * at a character boundary.  0 if s is not a str. */
+static bool is_str(struct tn *t, uint64_t s)
+{
+	uint64_t type = 0;
+	return rd_ptr(t, s + (uint64_t)t->o->ob_type, &type) &&
+	       (type == t->py->t_str || (t->py->t_py2unicode && type == t->py->t_py2unicode));
+}
+
 static int copy_name(struct tn *t, uint64_t s, char *buf, size_t len)
 {
 	struct ember_python *py = t->py;
-	uint64_t type = 0;
-	if (!rd_ptr(t, s + (uint64_t)t->o->ob_type, &type))
-		return 0;
-	if (type != py->t_str && !(py->t_py2unicode && type == py->t_py2unicode))
+	if (!is_str(t, s))
 		return 0;
 	char *u = py_read_string(py, s);
 	if (!u || strcmp(u, "?") == 0) {   /* "?": the text could not be read */
@@ -548,6 +552,15 @@ int ember_python_thread_name(struct ember_python *py, uint32_t tid, char *buf, s
 		thread = i >= 0 ? it.val[i] : 0;
 	}
 	items_free(&it);
-	uint64_t name = thread ? attr(&t, thread, py->major == 2 ? "_Thread__name" : "_name") : 0;
-	return name ? copy_name(&t, name, buf, len) : 0;
+	const char *field = py->major == 2 ? "_Thread__name" : "_name";
+	uint64_t name = thread ? attr(&t, thread, field) : 0;
+	int n = name ? copy_name(&t, name, buf, len) : 0;
+	/* A thread that ended while its name was read may have freed the str
+	 * under the read (a debug build fills freed memory with 0xDD): the name
+	 * counts only if the Thread object still holds that str afterwards. */
+	if (n > 0 && (attr(&t, thread, field) != name || !is_str(&t, name))) {
+		buf[0] = 0;
+		return 0;
+	}
+	return n;
 }
