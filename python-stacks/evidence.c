@@ -81,7 +81,11 @@ void py_bc_add(struct ember_python *py, uint32_t id)
 /* The code id whose bytecode holds addr, validated recently; 0 if none.
  * Ranges of freed code objects may overlap live ones: the most recently
  * validated entry wins. */
-static uint32_t bc_lookup(const struct ember_python *py, uint64_t addr)
+/* The code whose bytecode holds addr.  Address ranges are reused (a code
+ * object freed, another allocated there): among the codes ever seen there,
+ * one in the read (fr, n: the frames of the sample's instant when copied at
+ * the sample) wins, else the one validated last. */
+static uint32_t bc_lookup(const struct ember_python *py, uint64_t addr, const struct ember_py_frame *fr, int n)
 {
 	size_t lo = 0, hi = py->nbc;
 	while (lo < hi) {
@@ -97,6 +101,9 @@ static uint32_t bc_lookup(const struct ember_python *py, uint64_t addr)
 		const struct py_bc_range *r = &py->bc[i];
 		if (addr >= r->end)
 			continue;
+		for (int j = 0; j < n; j++)
+			if (py_code_base(py, fr[j].code) == r->code)
+				return r->code;
 		uint64_t ns = py->codes[r->code - 1]->checked_ns;
 		if (!best || ns > best_ns) {
 			best = r->code;
@@ -267,13 +274,13 @@ struct resolved {
 
 /* What candidate cand of ev names: code and line, or code 0. */
 static struct resolved resolve_with(const struct ember_python *py, const struct ember_py_evidence *ev,
-				    int32_t cand, bool lines, bool guess)
+				    int32_t cand, bool lines, bool guess, const struct ember_py_frame *fr, int n)
 {
 	struct resolved r = { .guess = guess };
 	if (cand < 0 || (uint32_t)cand >= ev->n)
 		return r;
 	uint64_t v = ev->vals[cand];
-	uint32_t id = v ? bc_lookup(py, v) : 0;
+	uint32_t id = v ? bc_lookup(py, v, fr, n) : 0;
 	if (!id)
 		return r;
 	r.code = id;
@@ -284,13 +291,15 @@ static struct resolved resolve_with(const struct ember_python *py, const struct 
 
 /* The instruction pointer's holder at ev->pc: from the interpreter's DWARF
  * when it has some (exact, at every pc, the sampled frame's too), else
- * learnt per site. */
-static struct resolved resolve(struct ember_python *py, const struct ember_py_evidence *ev)
+ * learnt per site.  fr, n: the read (whose code objects win an address
+ * range that several have held). */
+static struct resolved resolve(struct ember_python *py, const struct ember_py_evidence *ev,
+			       const struct ember_py_frame *fr, int n)
 {
 	struct resolved r = { 0 };
 	int32_t cand = py_eval_dwarf_cand(py, ev->pc, PY_EVAL_NEXT_INSTR);
 	if (cand >= 0)
-		return resolve_with(py, ev, cand, true, false);
+		return resolve_with(py, ev, cand, true, false, fr, n);
 	const struct py_calib *cb = calib_get(py, ev->pc, false);
 	if (!cb)
 		return r;
@@ -301,9 +310,9 @@ static struct resolved resolve(struct ember_python *py, const struct ember_py_ev
 		for (uint32_t j = 0; j < EMBER_PY_EVIDENCE_MAX && cand < 0; j++)
 			if (cb->line_hits[j] == cb->trials)
 				cand = (int32_t)j;
-		return resolve_with(py, ev, cand, false, true);
+		return resolve_with(py, ev, cand, false, true, fr, n);
 	}
-	return resolve_with(py, ev, cand, cb->lines, false);
+	return resolve_with(py, ev, cand, cb->lines, false, fr, n);
 }
 
 /* The frame object activation ev ran, per DWARF or learnt; 0 if unknown. */
@@ -425,7 +434,7 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 		return n;
 	uint32_t known = 0;
 	for (uint32_t k = 0; k < nev; k++) {
-		res[k] = resolve(py, &ev[k]);
+		res[k] = resolve(py, &ev[k], fr, unreadable ? 0 : n);
 		known += res[k].code != 0;
 	}
 	/* <= 3.10, when the read disagrees: activations whose instruction
