@@ -3,7 +3,7 @@
 read, and target slowdown with merging on.  Standard library only.
 
 usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N] [--only PART,...]
-PART: accuracy, read, mismatch, reader, stolen, slowdown (default: all)
+PART: accuracy, read, mismatch, reader, drain, stolen, slowdown (default: all)
 
 - accuracy (with and without --no-bpf): tests/e2e/py/native_calls.py (four Python functions, each calling
   its own native hot function: cv::GaussianBlur, cv::Canny, BLAS dgemm, zlib
@@ -18,14 +18,22 @@ PART: accuracy, read, mismatch, reader, stolen, slowdown (default: all)
   mean and median time of a Python stack read from ember's summary; each
   also with both vCPUs kept busy by idle-priority spinners (ember's CPU then
   never idles between samples: the read without the caches' cold start);
+  at -F 99 also woken at every sample (EMBER_TEST_PY_DRAIN_MS=0);
 - reader: bench/py_read_bench.c on every interpreter, against a floor read
   (one minimal process_vm_readv) in the same run;
+- drain: ember drains its rings on a timer and when the copier wakes it
+  (code objects and threads it has not seen), against a wakeup at every
+  sample (EMBER_TEST_PY_DRAIN_MS=0), interleaved: native_calls.py at -F 99
+  and 999 (uncertain share, read cost, ember's CPU, copier cost, wakes);
+  and the mismatch rate of both on every interpreter (raise_gen.py,
+  zlib_pair.py);
 - time taken from the target per sample: bench/targets/stolen_time.py
   (a 21-frame CPU-bound loop reading the clock back to back) logs every
   step it did not run its own code; the gaps that hold one of ember's
   sample times (from the .ember timeline) are what each sample cost the
   target, with the slower iterations after it (caches refilled); -F 99 and
-  999, with and without the BPF copier, against a run with no profiler and
+  999, with and without the BPF copier, -F 99 also woken at every sample,
+  against a run with no profiler and
   one of `perf record -F 99 --call-graph dwarf` (when perf is installed);
 - slowdown: bench/targets/loop_rate.py prints its loop rate every 0.1 s;
   ember (-F 99, merging on) attaches to it for every other window of a few
@@ -101,6 +109,10 @@ def main():
                     [("DWARF", ["--no-bpf"], {}), ("learnt only", ["--no-bpf"], {"EMBER_TEST_PY_NO_DWARF": "1"})])
     if want("reader"):
         reader_cost(build, tmp)
+    if want("drain"):
+        drain_ab(ember, tmp, env)
+        mismatch_ab(ember, tmp, "drained on a timer (the copier wakes ember for new code objects and threads) / "
+                    "at every sample", [("timer", [], {}), ("per sample", [], {"EMBER_TEST_PY_DRAIN_MS": "0"})])
     if want("stolen"):
         stolen_time(ember, tmp, seconds)
     if want("slowdown"):
@@ -113,17 +125,20 @@ def read_cost(ember, tmp, seconds, rounds=3):
     deep = os.path.join(tmp, "deep.py")
     with open(deep, "w") as f:
         f.write(DEEP)
+    # the last: woken at every sample, as before the timer drain (session 8)
     configs = [(999, False, []), (999, False, ["--no-bpf"]), (999, True, []), (999, True, ["--no-bpf"]),
-               (99, False, []), (99, True, [])]
+               (99, False, []), (99, True, []), (99, False, ["per-sample"])]
     for freq, busy, flags in configs:
+        wake = {"EMBER_TEST_PY_DRAIN_MS": "0"} if "per-sample" in flags else {}
+        ember_flags = [f for f in flags if f != "per-sample"]
         spinners = [subprocess.Popen(["nice", "-n", "19", PY, "-c", "while True: pass"]) for _ in range(2)] \
             if busy else []
         try:
             got = {}
             for _ in range(rounds):
                 for depth in (20, 1):
-                    err = record(ember, ["-F", str(freq), "-o", os.path.join(tmp, "deep.folded")] + flags,
-                                 [PY, deep, str(seconds), str(depth)], dict(os.environ, EMBER_BPF_STATS="1"))
+                    err = record(ember, ["-F", str(freq), "-o", os.path.join(tmp, "deep.folded")] + ember_flags,
+                                 [PY, deep, str(seconds), str(depth)], dict(os.environ, EMBER_BPF_STATS="1", **wake))
                     m = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
                     cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
                     bpf = re.search(r"BPF frame copier: (\d+) runs in the target, ([\d.]+) us each", err)
@@ -142,6 +157,35 @@ def read_cost(ember, tmp, seconds, rounds=3):
             for p in spinners:
                 p.kill()
                 p.wait()
+
+
+def drain_ab(ember, tmp, env, seconds=3, rounds=4):
+    """native_calls.py (start-up imports OpenCV, NumPy: many short-lived
+    code objects) with ember draining on a timer (the default; the copier
+    wakes it for records it must read at once) and woken at every sample
+    (EMBER_TEST_PY_DRAIN_MS=0), interleaved."""
+    print("== drained on a timer / woken at every sample (native_calls.py, %d s, %d interleaved runs each): "
+          "uncertain %%, read mean/median us, ember's capture CPU us/sample, BPF copier us/run, records that "
+          "woke ember" % (seconds, rounds))
+    modes = [("timer", {}), ("per sample", {"EMBER_TEST_PY_DRAIN_MS": "0"})]
+    for freq in (99, 999):
+        got = {name: [] for name, _ in modes}
+        for _ in range(rounds):
+            for name, extra in modes:
+                err = record(ember, ["-F", str(freq), "-o", os.path.join(tmp, "drain.folded")],
+                             [PY, os.path.join(ROOT, "tests/e2e/py/native_calls.py"), str(seconds)],
+                             dict(env, EMBER_BPF_STATS="1", **extra))
+                unc = re.search(r"\(([\d.]+)%\) disagreed", err)
+                rd = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
+                cap = re.search(r"profiler CPU ([\d.]+) us/sample", err)
+                bpf = re.search(r"runs in the target, ([\d.]+) us each; records: (\d+) woke", err)
+                n = re.search(r"(\d+) samples, \d+ lost", err)
+                got[name].append("%s%% %s/%s %s %s %s/%s" % (
+                    unc.group(1) if unc else "?", rd.group(1) if rd else "?", rd.group(2) if rd else "?",
+                    cap.group(1) if cap else "?", bpf.group(1) if bpf else "?", bpf.group(2) if bpf else "?",
+                    n.group(1) if n else "?"))
+        for name, _ in modes:
+            print("-F %-4d %-10s %s" % (freq, name, "; ".join(got[name])))
 
 
 def uvarint(b, i):
@@ -185,8 +229,8 @@ def stolen_time(ember, tmp, seconds, rounds=3):
     target = os.path.join(HERE, "targets", "stolen_time.py")
     print("== time taken from a CPU-bound Python thread (21 frames), %.0f s runs, %d rounds: gaps in its own "
           "clock readings that hold a sample's time" % (seconds, rounds))
-    runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]), ("ember -F 99 --no-bpf", ["-F", "99", "--no-bpf"]),
-            ("ember -F 999", ["-F", "999"])]
+    runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]), ("ember -F 99 per sample", ["-F", "99"]),
+            ("ember -F 99 --no-bpf", ["-F", "99", "--no-bpf"]), ("ember -F 999", ["-F", "999"])]
     # The anchor: perf's own DWARF sampling (no Python frames), its sample
     # times in CLOCK_MONOTONIC too.
     have_perf = subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode == 0
@@ -207,7 +251,9 @@ def stolen_time(ember, tmp, seconds, rounds=3):
                                  text=True).stdout
             times = [int(round(float(x.strip().rstrip(":")) * 1e9)) for x in out.split() if x.strip(": ")]
         else:
-            record(ember, args + ["-o", prof], cmd)
+            # "per sample": woken at every sample, as before the timer drain
+            wake = {"EMBER_TEST_PY_DRAIN_MS": "0"} if "per sample" in label else {}
+            record(ember, args + ["-o", prof], cmd, dict(os.environ, **wake))
             times = ember_sample_times(prof)
         with open(gaps_path) as f:
             iter_ns, refill_iters = f.readline().split()

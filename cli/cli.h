@@ -127,6 +127,11 @@ struct python_capture *python_capture_new(bool gil, bool sample_time);
 int python_capture_bpf_fd(const struct python_capture *pc);
 /* Why frames are not copied at the sample: "" when they are (or --no-bpf). */
 const char *python_capture_bpf_note(const struct python_capture *pc);
+/* The copier's wake fd (ember_py_sampletime_wake_fd), -1 when frames are not
+ * copied at the sample: then every sample must wake ember. */
+int python_capture_wake_fd(const struct python_capture *pc);
+/* After each drain of the sampler: keep the records no read took yet. */
+void python_capture_consume(struct python_capture *pc);
 struct ember_py_sampletime_stats;
 void python_capture_bpf_stats(const struct python_capture *pc, struct ember_py_sampletime_stats *out);
 void python_capture_free(struct python_capture *pc);

@@ -80,6 +80,16 @@ int python_capture_bpf_fd(const struct python_capture *pc)
 	return pc->sf ? ember_py_sampletime_prog_fd(pc->sf) : 0;
 }
 
+int python_capture_wake_fd(const struct python_capture *pc)
+{
+	return pc->sf && !pc->test_no_copy ? ember_py_sampletime_wake_fd(pc->sf) : -1;
+}
+
+void python_capture_consume(struct python_capture *pc)
+{
+	ember_py_sampletime_consume(pc->sf);
+}
+
 const char *python_capture_bpf_note(const struct python_capture *pc)
 {
 	return pc->sf_msg;

@@ -32,6 +32,9 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 }
 
 #define MAX_PY_FRAMES 1024
+#define POLL_MS 100      /* drain at least this often (a half-full ring wakes ember sooner) */
+#define PY_DRAIN_MS 50   /* ... and this often when Python frames are copied at the sample:
+                          * several samples a thread per drain, read with warm caches */
 
 #define PY_READ_BUCKET_NS 100   /* Python read times: 0.1 us buckets */
 #define PY_READ_BUCKETS 1000     /* up to 100 us */
@@ -41,6 +44,7 @@ struct record_run {
 	struct ember_sampler *sampler;
 	struct raw_stacks *raw;
 	struct python_capture *python;
+	int poll_ms;                  /* the longest wait between two drains */
 	uint64_t gil_dropped;         /* --gil: samples of threads not holding it */
 	uint64_t py_read_ns, py_reads;/* time reading Python frames, and reads that found some */
 	uint32_t py_read_hist[PY_READ_BUCKETS];   /* those reads by time, PY_READ_BUCKET_NS wide
@@ -288,8 +292,10 @@ static void capture(struct record_run *run, struct run_summary *sum, double t0)
 	double last_status = t0, cpu0 = self_cpu_s();
 	for (;;) {
 		bool done = false;
-		if (ember_sampler_poll(run->sampler, 100, on_sample, run, &done) < 0)
+		if (ember_sampler_poll(run->sampler, run->poll_ms, on_sample, run, &done) < 0)
 			break;
+		if (run->python)
+			python_capture_consume(run->python);
 		if (run->child > 0 &&
 		    wait4(run->child, &run->child_status, WNOHANG, &run->child_ru) == run->child) {
 			run->child_reaped = true;
@@ -346,6 +352,21 @@ int cmd_record(int argc, char **argv)
 	/* The frame copier first: the sampler attaches it to every event it opens. */
 	if (run.opts.python && (run.python = python_capture_new(run.opts.gil_only, !run.opts.no_bpf)))
 		run.opts.sampler.bpf_prog_fd = python_capture_bpf_fd(run.python);
+	run.poll_ms = POLL_MS;
+	int wake_fd = run.python ? python_capture_wake_fd(run.python) : -1;
+	if (wake_fd > 0) {
+		/* Frames are copied at the sample: ember reads them on a timer and
+		 * when the copier wakes it (a code object or thread it has not
+		 * seen), not at every sample, sparing the target a wakeup per
+		 * sample.  EMBER_TEST_PY_DRAIN_MS=0 (bench) wakes per sample. */
+		const char *ms = getenv("EMBER_TEST_PY_DRAIN_MS");
+		int drain = ms ? atoi(ms) : PY_DRAIN_MS;
+		if (drain > 0) {
+			run.opts.sampler.wake_per_sample = false;
+			run.opts.sampler.wake_fd = wake_fd;
+			run.poll_ms = drain;
+		}
+	}
 	run.sampler = ember_sampler_new(&run.opts.sampler);
 	run.raw = raw_stacks_new();
 	if (!run.sampler || !run.raw || (run.opts.python && !run.python) || ember_profile_init(&run.profile) != 0) {

@@ -42,9 +42,11 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 				sum->py_reads ? 100.0 * (double)sum->py_at_sample / (double)sum->py_reads : 0.0,
 				sum->bpf_failed ? "; some events refused the BPF program" : "");
 		if (sum->bpf.timed && sum->bpf.runs)
-			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each; records: %llu read "
-				"where they arrived, %llu kept for a later read (%llu read), %llu overwritten unread\n",
+			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each; records: %llu woke "
+				"ember (%llu code objects named on arrival), %llu read where they arrived, %llu kept for "
+				"a later read (%llu read), %llu overwritten unread\n",
 				(unsigned long long)sum->bpf.runs, (double)sum->bpf.run_ns / 1e3 / (double)sum->bpf.runs,
+				(unsigned long long)sum->bpf.woke, (unsigned long long)sum->bpf.learnt,
 				(unsigned long long)sum->bpf.read_in_place, (unsigned long long)sum->bpf.kept,
 				(unsigned long long)sum->bpf.read_kept, (unsigned long long)sum->bpf.replaced);
 		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "

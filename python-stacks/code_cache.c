@@ -16,6 +16,7 @@
 #define MAX_CODES (1u << 22)
 #define MAX_STR_CHARS 4096
 #define MAX_LINETABLE (1u << 20)
+#define PREV_HOPS 16   /* older objects at one address looked at (~a batch's worth) */
 
 /* --------------------------------------------------------------- strings */
 
@@ -453,6 +454,19 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 		py->codes[id - 1]->checked_ns = py->read_ns;
 		return id;
 	}
+	/* An object the address held before: ember reads samples in batches,
+	 * and a record that woke it may have had a newer object named (see
+	 * sample_frames.c learn_codes) ahead of older samples of the batch.
+	 * Only for a sample taken before its successor was first seen: the
+	 * allocator may put the same words back (an older generation's name,
+	 * file and line table at the same addresses again). */
+	uint32_t newer = id, old = id ? py->codes[id - 1]->prev : 0;
+	for (int hops = 0; old && hops < PREV_HOPS; hops++, newer = old, old = py->codes[old - 1]->prev) {
+		if (py->read_ns >= py->codes[newer - 1]->born_ns)
+			break;
+		if (key_matches(py, py->codes[old - 1], h))
+			return old;
+	}
 	if (id)
 		py->st.code_revalidations_failed++;
 	if (py->ncodes >= MAX_CODES)
@@ -463,7 +477,8 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	if (!c)
 		return 0;
 	c->addr = addr;
-	c->checked_ns = py->read_ns;
+	c->prev = id;
+	c->born_ns = c->checked_ns = py->read_ns;
 	c->k_name = rd64(h, o->co_name);
 	c->k_filename = rd64(h, o->co_filename);
 	c->k_linetable = rd64(h, o->co_linetable);
@@ -478,6 +493,7 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	 * once imported): decode only if it is alive and unchanged, before and
 	 * after its names are read, else the frame stays unknown. */
 	if (!still_alive(py, c, addr)) {
+		py_sf_forget_code(py, addr);
 		free(c);
 		return 0;
 	}
@@ -499,6 +515,7 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	free(qual);
 	free(file);
 	if (!c->pub.name || !c->pub.qualname || !c->pub.filename || !still_alive(py, c, addr)) {
+		py_sf_forget_code(py, addr);
 		free(c);
 		return 0;
 	}

@@ -169,6 +169,10 @@ struct py_code_entry {
 	uint32_t base;              /* a class variant: the code id it names (0: a real code entry;
 	                             * lines and bytecode are the base's) */
 	uint64_t v_type, v_tp_name; /* a variant: its type object and that type's tp_name pointer */
+	uint32_t prev;              /* the entry this one replaced at the same address (0: none):
+	                             * samples still queued may hold the older object */
+	uint64_t born_ns;           /* the instant it was first seen (read_ns): an older object
+	                             * at its address can only be in samples before it */
 };
 enum { PY_ARG_NONE = 0, PY_ARG_SELF = 1, PY_ARG_CLS = 2 };
 
@@ -419,6 +423,12 @@ struct py_sf_read {
 };
 void py_sf_register(struct ember_python *py, struct py_thread *t);
 bool py_sf_read(struct ember_python *py, struct py_sf_read *rd);
+/* Stop using the copier (ember_python_close). */
+void py_sf_detach(struct ember_python *py);
+/* The code object at addr could not be named (freed before ember read it):
+ * the copier is to take it as new again, so that its next sample wakes
+ * ember again, rather than every later sample of it failing the same way. */
+void py_sf_forget_code(struct ember_python *py, uint64_t addr);
 /* What the copier is told about t (false: it cannot copy this version) */
 struct ember_sf_thread;
 bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v);

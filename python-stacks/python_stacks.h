@@ -142,9 +142,21 @@ struct ember_py_sampletime;
 int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t msglen);
 /* The program to attach to every perf event. */
 int ember_py_sampletime_prog_fd(const struct ember_py_sampletime *st);
+/* Readable when a record must be read at once: the copier wakes ember only
+ * for a sample whose late read could go wrong (a code object it has not
+ * seen, which may be freed soon; a thread not registered yet; a copy cut
+ * short; its ring a quarter full); drain the samples then, and on a timer
+ * otherwise.  Call
+ * ember_py_sampletime_consume after each drain: it keeps the records no
+ * read took yet for later reads, and empties the ring (the fd stays
+ * readable while it holds records). */
+int ember_py_sampletime_wake_fd(const struct ember_py_sampletime *st);
+void ember_py_sampletime_consume(struct ember_py_sampletime *st);
 void ember_py_sampletime_close(struct ember_py_sampletime *st);
 struct ember_py_sampletime_stats {
 	uint64_t records;        /* records received */
+	uint64_t woke;           /* ... that woke ember (the rest waited for its timer) */
+	uint64_t learnt;         /* code objects named as the record that woke ember arrived */
 	uint64_t read_in_place;  /* ... read where they arrived (their sample's read took them) */
 	uint64_t kept, read_kept;/* ... copied for a later read (another thread's, ember behind),
 	                          * and those a later read took */
@@ -154,7 +166,8 @@ struct ember_py_sampletime_stats {
 	uint64_t runs, run_ns;   /* the program's runs in the targets, and their total time */
 };
 void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct ember_py_sampletime_stats *out);
-/* Use st (owned by the caller, shared by readers) for py's threads. */
+/* Use st (owned by the caller, shared by readers) for py's threads; close
+ * the readers before st (each is listed in st, whose records it names). */
 void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st);
 /* As ember_python_read_thread, for the sample of tid taken at time_ns
  * (CLOCK_MONOTONIC): from the frames the copier took at that sample when

@@ -10,8 +10,10 @@
  * Only threads ember registered (tid -> thread state and offsets) are
  * copied.  Cost in the target: two map lookups, a read of the thread
  * state, and one user-memory read per frame and per code object (at most
- * EMBER_SF_MAX_FRAMES frames); reads never fault pages in, a failing read
- * ends the copy.  The sample itself is always kept. */
+ * EMBER_SF_MAX_FRAMES frames) and a lookup per code object; reads never
+ * fault pages in, a failing read ends the copy.  The sample itself is
+ * always kept.  The record wakes ember only when it must be read at once
+ * (sample_frames.h says when). */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
@@ -24,6 +26,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ember_sf_thread);
 } threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, EMBER_SF_MAX_CODES);
+	__type(key, struct ember_sf_code_key);
+	__type(value, __u64);
+} codes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -73,19 +82,33 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		pid = (__u32)(id >> 32);
 	}
 	struct ember_sf_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t || t->pid != pid)
-		return 1;
+	if (t && t->pid == pid && !t->tstate && t->wakes >= EMBER_SF_NEW_THREAD_WAKES)
+		return 1;   /* not a Python thread, as far as ember knows */
 	struct ember_sf_record *r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!r)
 		return 1;
-	r->pid = t->pid;
+	r->pid = pid;
 	r->tid = tid;
 	r->time_ns = bpf_ktime_get_ns();
-	r->tstate = t->tstate;
+	r->tstate = 0;
 	r->nframes = 0;
 	r->ncodes = 0;
-	r->flags = 0;
+	r->flags = EMBER_SF_WOKE;
 	r->top = 0;
+	r->ts_len = r->frame_len = r->code_len = 0;
+	__u32 off = 0;
+	if (!t || t->pid != pid) {
+		/* New to the copier: remember it, and let ember look now. */
+		struct ember_sf_thread fresh = { .pid = pid, .wakes = 1 };
+		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
+		goto send;
+	}
+	if (!t->tstate) {
+		t->wakes++;
+		goto send;
+	}
+	r->flags = 0;
+	r->tstate = t->tstate;
 
 	__u32 len = LEN_IN(t->frame_len, EMBER_SF_FRAME_BYTES);
 	__u32 code_len = LEN_IN(t->code_len, EMBER_SF_CODE_BYTES);
@@ -94,10 +117,14 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	r->code_len = code_len;
 	__u32 back = t->back_off & (EMBER_SF_FRAME_BYTES - 8);
 	__u32 code_at = t->code_off & (EMBER_SF_FRAME_BYTES - 8);
-	if (bpf_probe_read_user(r->data, ts_len, (const void *)t->tstate) != 0)
+	__u32 key0 = t->key_off[0] & (EMBER_SF_CODE_BYTES - 8), key1 = t->key_off[1] & (EMBER_SF_CODE_BYTES - 8);
+	__u32 key2 = t->key_off[2] & (EMBER_SF_CODE_BYTES - 8), key3 = t->key_off[3] & (EMBER_SF_CODE_BYTES - 8);
+	if (bpf_probe_read_user(r->data, ts_len, (const void *)t->tstate) != 0) {
 		ts_len = 0;
+		r->flags |= EMBER_SF_WOKE;
+	}
 	r->ts_len = ts_len;
-	__u32 off = ts_len;
+	off = ts_len;
 
 	__u64 f = 0;
 	if (bpf_probe_read_user(&f, sizeof f, (const void *)(t->tstate + t->top_off)) != 0) {
@@ -143,24 +170,41 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			continue;
 		slot = r->data + off;
 		*(__u64 *)slot = code | EMBER_SF_CODE_TAG;
-		if (bpf_probe_read_user(slot + 8, code_len, (const void *)code) != 0)
-			continue;   /* that frame's code is read afterwards */
+		if (bpf_probe_read_user(slot + 8, code_len, (const void *)code) != 0) {
+			r->flags |= EMBER_SF_WOKE;   /* that frame's code is read afterwards: now */
+			continue;
+		}
 		off += 8 + code_len;
 		nc++;
 		last_code = code;
+		/* Seen before, and still the same object? */
+		const __u8 *h = slot + 8;
+		__u64 id = *(const __u64 *)(h + key0) ^ (*(const __u64 *)(h + key1) << 1) ^
+			   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3);
+		struct ember_sf_code_key ck = { .addr = code, .pid = pid };
+		__u64 *seen = bpf_map_lookup_elem(&codes, &ck);
+		if (!seen || *seen != id) {
+			bpf_map_update_elem(&codes, &ck, &id, BPF_ANY);
+			r->flags |= EMBER_SF_WOKE;
+		}
 	}
 	if (f && n == EMBER_SF_MAX_FRAMES)
-		r->flags |= EMBER_SF_MORE;
+		r->flags |= EMBER_SF_MORE | EMBER_SF_WOKE;
 	r->nframes = n;
 	r->ncodes = nc;
 send:;
+	if (r->flags & EMBER_SF_UNREADABLE)
+		r->flags |= EMBER_SF_WOKE;
+	/* ember drains on a timer: at high rates and deep stacks the ring
+	 * could fill up before then */
+	if (bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= EMBER_SF_RING_BYTES / 4)
+		r->flags |= EMBER_SF_WOKE;
 	__u64 size = (__u64)__builtin_offsetof(struct ember_sf_record, data) + off;
 	if (size > sizeof *r)
 		size = sizeof *r;
-	/* No wakeup: ember takes the record when the perf sample wakes it, and
-	 * never waits on this ring; a wakeup would cost the target an irq_work
-	 * interrupt per sample (~8 us at 99 Hz, bench/RESULTS.md session 7). */
-	bpf_ringbuf_output(&records, r, size, BPF_RB_NO_WAKEUP);
+	/* A wakeup costs the target an irq_work interrupt (~8 us at 99 Hz,
+	 * bench/RESULTS.md session 7): only for records ember must read now. */
+	bpf_ringbuf_output(&records, r, size, (r->flags & EMBER_SF_WOKE) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 1;
 }
 

@@ -58,7 +58,12 @@ struct ember_py_sampletime {
 	uint64_t kept, replaced;      /* copied (the next goes to recent[kept % SF_RECENT]);
 	                               * overwritten before a read took them */
 	uint64_t records;             /* received */
+	uint64_t woke;                /* ... that woke ember (EMBER_SF_WOKE) */
 	uint64_t read_in_place, read_kept;
+	struct ember_python **readers;/* the readers using st (ember_python_set_sampletime) */
+	size_t nreaders, readers_cap;
+	int codes_fd;                 /* the copier's code objects seen (py_sf_forget_code) */
+	uint64_t learnt;              /* code objects named as their record arrived */
 	struct ember_python *want_py; /* the read looking for its record (py_sf_read), */
 	struct py_sf_read *want;      /* done when want_done */
 	bool want_done;
@@ -73,6 +78,32 @@ static int sf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* A record that woke ember holds a code object the copier had not seen:
+ * it may be freed within milliseconds (a module's code, once imported), so
+ * its names and line table are read now, as the record arrives, not when
+ * its sample's turn comes in the batch (code_cache.c; cached ones cost a
+ * lookup). */
+static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_record *r)
+{
+	struct ember_python *py = NULL;
+	for (size_t i = 0; i < st->nreaders && !py; i++)
+		if ((uint32_t)st->readers[i]->pid == r->pid)
+			py = st->readers[i];
+	if (!py || r->code_len != py->co_len)
+		return;
+	const uint8_t *q = r->data + r->ts_len;
+	py->read_ns = r->time_ns;
+	for (uint32_t i = 0; i < r->nframes + r->ncodes; i++) {
+		uint64_t a = rd64(q, 0);
+		if (a & EMBER_SF_CODE_TAG) {
+			uint64_t before = py->st.codes;
+			py_code_get(py, a & ~EMBER_SF_CODE_TAG, q + 8);
+			st->learnt += py->st.codes != before;
+		}
+		q += 8 + (a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len);
+	}
+}
+
 static int on_record(void *arg, void *data, size_t size)
 {
 	struct ember_py_sampletime *st = arg;
@@ -83,6 +114,7 @@ static int on_record(void *arg, void *data, size_t size)
 	    size != head + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len))
 		return 0;
 	st->records++;
+	st->woke += (r->flags & EMBER_SF_WOKE) != 0;
 	struct py_sf_read *w = st->want;
 	if (w && !st->want_done && r->tid == w->tid && r->pid == (uint32_t)st->want_py->pid &&
 	    r->time_ns + SF_MATCH_NOW_NS >= w->time_ns && r->time_ns <= w->time_ns + SF_MATCH_NOW_NS) {
@@ -91,6 +123,8 @@ static int on_record(void *arg, void *data, size_t size)
 		st->read_in_place++;
 		return 0;
 	}
+	if ((r->flags & EMBER_SF_WOKE) && r->ncodes)
+		learn_codes(st, r);
 	struct sf_kept *k = &st->recent[st->kept % SF_RECENT];
 	if (k->cap < size) {
 		void *p = realloc(k->rec, size);
@@ -115,6 +149,7 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 		return EMBER_PY_ERROR;
 	}
 	st->stats_fd = -1;
+	st->codes_fd = -1;
 	libbpf_set_print(sf_print);
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_sample_frames");
 	st->obj = bpf_object__open_mem(ember_sf_bpf_obj, (size_t)(ember_sf_bpf_obj_end - ember_sf_bpf_obj), &oo);
@@ -130,6 +165,7 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	struct bpf_map *threads = bpf_object__find_map_by_name(st->obj, "threads");
 	struct bpf_map *records = bpf_object__find_map_by_name(st->obj, "records");
 	struct bpf_map *config = bpf_object__find_map_by_name(st->obj, "config");
+	struct bpf_map *codes = bpf_object__find_map_by_name(st->obj, "codes");
 	/* Thread ids as ember sees them: its own pid namespace. */
 	struct ember_sf_config cfg = { 0 };
 	struct stat ns;
@@ -145,8 +181,9 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	}
 	st->prog_fd = prog ? bpf_program__fd(prog) : -1;
 	st->threads_fd = threads ? bpf_map__fd(threads) : -1;
+	st->codes_fd = codes ? bpf_map__fd(codes) : -1;
 	st->rb = records ? ring_buffer__new(bpf_map__fd(records), on_record, st, NULL) : NULL;
-	if (st->prog_fd < 0 || st->threads_fd < 0 || !st->rb) {
+	if (st->prog_fd < 0 || st->threads_fd < 0 || st->codes_fd < 0 || !st->rb) {
 		snprintf(msg, msglen, "cannot set up the BPF frame copier: %s", strerror(errno));
 		ember_py_sampletime_close(st);
 		return EMBER_PY_ERROR;
@@ -164,6 +201,17 @@ int ember_py_sampletime_prog_fd(const struct ember_py_sampletime *st)
 	return st ? st->prog_fd : -1;
 }
 
+int ember_py_sampletime_wake_fd(const struct ember_py_sampletime *st)
+{
+	return st ? ring_buffer__epoll_fd(st->rb) : -1;
+}
+
+void ember_py_sampletime_consume(struct ember_py_sampletime *st)
+{
+	if (st)
+		ring_buffer__consume(st->rb);
+}
+
 void ember_py_sampletime_close(struct ember_py_sampletime *st)
 {
 	if (!st)
@@ -174,12 +222,46 @@ void ember_py_sampletime_close(struct ember_py_sampletime *st)
 		close(st->stats_fd);
 	for (int i = 0; i < SF_RECENT; i++)
 		free(st->recent[i].rec);
+	free(st->readers);
 	free(st);
 }
 
 void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st)
 {
+	py_sf_detach(py);
 	py->sf = st;
+	if (!st)
+		return;
+	if (st->nreaders == st->readers_cap) {
+		size_t cap = st->readers_cap ? st->readers_cap * 2 : 8;
+		struct ember_python **v = realloc(st->readers, cap * sizeof *v);
+		if (!v)
+			return;   /* its code objects are then named when their samples are read */
+		st->readers = v;
+		st->readers_cap = cap;
+	}
+	st->readers[st->nreaders++] = py;
+}
+
+void py_sf_detach(struct ember_python *py)
+{
+	struct ember_py_sampletime *st = py->sf;
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->nreaders; i++)
+		if (st->readers[i] == py) {
+			st->readers[i] = st->readers[--st->nreaders];
+			break;
+		}
+	py->sf = NULL;
+}
+
+void py_sf_forget_code(struct ember_python *py, uint64_t addr)
+{
+	if (!py->sf)
+		return;
+	struct ember_sf_code_key key = { .addr = addr, .pid = (uint32_t)py->pid };
+	bpf_map_delete_elem(py->sf->codes_fd, &key);
 }
 
 bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v)
@@ -209,6 +291,15 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 		v->cf_off = o->cf_current_frame;
 		v->back_off = (uint32_t)o->if_previous;
 		v->code_off = (uint32_t)o->if_code;
+	}
+	/* The words ember's code cache checks (code_cache.c key_matches), for
+	 * the copier to tell a code object it has not seen. */
+	int32_t key[4] = { o->co_name, o->co_filename, o->co_linetable,
+			   o->co_code_adaptive >= 0 ? o->ob_size : o->co_code };
+	for (int i = 0; i < 4; i++) {
+		if (key[i] < 0 || key[i] % 8 || (uint32_t)key[i] + 8 > py->co_len)
+			return false;
+		v->key_off[i] = (uint32_t)key[i];
 	}
 	return v->back_off % 8 == 0 && v->back_off + 8 <= py->fr_len && v->code_off % 8 == 0 &&
 	       v->code_off + 8 <= py->fr_len;
@@ -268,6 +359,8 @@ void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct embe
 	if (!st)
 		return;
 	out->records = st->records;
+	out->woke = st->woke;
+	out->learnt = st->learnt;
 	out->read_in_place = st->read_in_place;
 	out->kept = st->kept;
 	out->read_kept = st->read_kept;

@@ -12,6 +12,9 @@
 #define EMBER_SF_CODE_BYTES 256    /* >= every version's code-object header (co_len) */
 #define EMBER_SF_TS_BYTES 256      /* >= every version's thread-state prefix (ts_len) */
 #define EMBER_SF_MAX_THREADS 16384
+#define EMBER_SF_MAX_CODES 32768   /* code objects the copier remembers having seen */
+#define EMBER_SF_NEW_THREAD_WAKES 64 /* samples of a thread ember has not registered
+                                    * that wake it (then it is taken as not Python) */
 #define EMBER_SF_RING_BYTES (4u << 20)
 
 /* What ember registers per OS thread (key: the tid as the kernel sees it). */
@@ -26,6 +29,22 @@ struct ember_sf_thread {
 	__u32 code_off;     /* frame offset of its code object pointer (multiple of 8) */
 	__u32 code_len;     /* bytes copied per code object, <= EMBER_SF_CODE_BYTES */
 	__u32 ts_len;       /* bytes of the thread state copied, <= EMBER_SF_TS_BYTES */
+	__u32 key_off[4];   /* code-header offsets of the words that identify a code
+	                     * object (name, filename, line table, bytecode or size;
+	                     * multiples of 8, < code_len): what ember's cache checks */
+	__u32 wakes;        /* the copier's own count, for threads not registered yet */
+	__u32 pad;
+};
+/* A thread the copier met before ember registered it has an entry with
+ * tstate 0: nothing to copy; its first EMBER_SF_NEW_THREAD_WAKES samples
+ * wake ember (with a record without frames), which then reads them at once
+ * and registers the thread if it runs Python. */
+
+/* The code objects the copier has seen, by process and address, with the
+ * mix of their identifying words (a reused address is a new object). */
+struct ember_sf_code_key {
+	__u64 addr;
+	__u32 pid, pad;
 };
 
 /* ember's pid namespace (st_dev and st_ino of /proc/self/ns/pid): threads
@@ -38,7 +57,18 @@ struct ember_sf_config {
 enum ember_sf_flags {
 	EMBER_SF_UNREADABLE = 1u << 0,   /* a read failed (page not present, bad pointer) */
 	EMBER_SF_MORE = 1u << 1,         /* the chain goes on past the frames copied */
+	EMBER_SF_WOKE = 1u << 2,         /* the record woke ember (see below) */
 };
+
+/* ember drains its rings on a timer, not at every sample (a wakeup costs
+ * the target an interrupt), so most records are read milliseconds after
+ * their sample.  That is fine while everything the record points to is
+ * already known to ember.  The copier wakes ember, for this record, when
+ * the late read could go wrong: a code object it has not seen before
+ * (ember must read its names and line table before it is freed: a module's
+ * code lives only during its import), a read that failed or a chain longer
+ * than the copy (the rest is read live), an unregistered thread, or a ring
+ * a quarter full. */
 
 /* A record: this header, then data[] packed, every part a multiple of 8
  * bytes: the thread state's first ts_len bytes (ts_len 0: not copied), then

@@ -84,11 +84,14 @@ struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts)
 	s->scratch = malloc(SCRATCH_SIZE);
 	s->ncpus = perf_online_cpus(s->cpus, MAX_CPUS);
 	s->rings = calloc((size_t)s->ncpus, sizeof *s->rings);
-	s->pfds = calloc((size_t)s->ncpus, sizeof *s->pfds);
+	/* One per CPU ring, then the caller's wake fd (opts.wake_fd). */
+	s->pfds = calloc((size_t)s->ncpus + 1, sizeof *s->pfds);
 	if (!s->scratch || !s->rings || !s->pfds || process_model_init(&s->pm) != 0) {
 		ember_sampler_free(s);
 		return NULL;
 	}
+	for (int i = 0; i <= s->ncpus; i++)
+		s->pfds[i].fd = -1;   /* poll skips a CPU whose ring is not mapped (yet) */
 	/* ncpus x threads descriptors in attach mode: take all we may. */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -545,7 +548,10 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 	if (done)
 		*done = false;
 	if (timeout_ms > 0 && !s->stopped) {
-		int rc = poll(s->pfds, (nfds_t)s->ncpus, timeout_ms);
+		nfds_t n = (nfds_t)s->ncpus;
+		if (s->opts.wake_fd > 0)
+			s->pfds[n++] = (struct pollfd){ .fd = s->opts.wake_fd, .events = POLLIN };
+		int rc = poll(s->pfds, n, timeout_ms);
 		if (rc < 0 && errno != EINTR)
 			return -1;
 	}

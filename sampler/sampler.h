@@ -27,13 +27,16 @@ struct ember_sampler_opts {
 	bool kernel;            /* also sample kernel frames (when permitted) */
 	uint32_t ring_pages;    /* data pages per CPU ring (power of two), 0 = default */
 	bool wake_per_sample;   /* poll returns as soon as a sample lands (instead of when a
-	                         * ring is a quarter full): for readers of live state, such
+	                         * ring is half full): for readers of live state, such
 	                         * as Python frames, that must look right after the sample */
 	int bpf_prog_fd;        /* > 0: a BPF perf_event program attached to every event (it
 	                         * runs at each sample, before the sample is written) */
+	int wake_fd;            /* > 0: poll also returns when this fd is readable (that
+	                         * program's ring: it wakes ember for the samples that
+	                         * must be read at once) */
 };
 #define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 32768, .kernel = false, .ring_pages = 0, \
-				     .wake_per_sample = false, .bpf_prog_fd = 0 }
+				     .wake_per_sample = false, .bpf_prog_fd = 0, .wake_fd = 0 }
 
 /* A native frame: the module it belongs to and the address in that module's
  * ELF virtual-address space.  Caller frames are already return address - 1,
