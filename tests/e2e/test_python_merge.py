@@ -343,8 +343,11 @@ for fr, c in fresh.stacks:
             mixed += c if g.group(1) != g.group(2) else 0
             names_seen.add(g.group(1))
             break
-chk.check(named >= 1000 and uncertain <= 0.05 * (named + uncertain) and mixed == 0,
-          "fresh code objects: %d samples name their gen_N, %d uncertain (<= 5%%), %d mixed names"
+# Uncertain: 0.1-1.4 % in plain builds, 5.1 % once under ASan on Debian's
+# python3 (ember answers a wakeup 2-3x slower there); without the wakeup
+# 38-54 %, or the functions go unnamed (the check below).
+chk.check(named >= 1000 and uncertain <= 0.10 * (named + uncertain) and mixed == 0,
+          "fresh code objects: %d samples name their gen_N, %d uncertain (<= 10%%), %d mixed names"
           % (named, uncertain, mixed), fresh.top(12))
 chk.check(created >= 50 and len(names_seen) >= 0.8 * created,
           "fresh code objects: %d of the %d functions run appear under their own names (>= 80%%)"
