@@ -158,9 +158,10 @@ static void on_sample(void *arg, const struct ember_sample *s)
 		python_capture_names(run->python, s);
 }
 
-/* Whether the target is (or starts as) a Python interpreter: then the
- * sampler wakes ember at every sample, so that Python frames are read while
- * they still match.  Other targets do without the wake-ups (they cost ember
+/* Whether the target is (or starts as) a Python interpreter: then, unless
+ * the frames are copied at the sample (see cmd_record), the sampler wakes
+ * ember at every sample, so that Python frames are read while they still
+ * match.  Other targets do without the wake-ups (they cost ember
  * ~10 us a sample); a native launcher that execs Python later still gets its
  * Python frames, read a little later. */
 static bool python_basename(const char *path)
