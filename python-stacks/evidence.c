@@ -79,12 +79,9 @@ void py_bc_add(struct ember_python *py, uint32_t id)
 }
 
 /* The code id whose bytecode holds addr, validated recently; 0 if none.
- * Ranges of freed code objects may overlap live ones: the most recently
- * validated entry wins. */
-/* The code whose bytecode holds addr.  Address ranges are reused (a code
- * object freed, another allocated there): among the codes ever seen there,
- * one in the read (fr, n: the frames of the sample's instant when copied at
- * the sample) wins, else the one validated last. */
+ * Ranges of freed code objects overlap later ones at the same address:
+ * one in the read (fr, n: the frames of the sample's instant when copied
+ * at the sample) wins, else the most recently validated. */
 static uint32_t bc_lookup(const struct ember_python *py, uint64_t addr, const struct ember_py_frame *fr, int n)
 {
 	size_t lo = 0, hi = py->nbc;

@@ -100,7 +100,7 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 			py_code_get(py, a & ~EMBER_SF_CODE_TAG, q + 8);
 			st->learnt += py->st.codes != before;
 		}
-		q += 8 + (a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len);
+		q += 8 + ember_sf_entry_bytes(r, a);
 	}
 }
 

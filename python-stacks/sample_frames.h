@@ -94,4 +94,10 @@ struct ember_sf_record {
 	__u8 data[EMBER_SF_DATA_BYTES];   /* only the used part is sent */
 };
 
+/* Bytes after the address word of the entry whose (tagged) address is a. */
+static inline __u32 ember_sf_entry_bytes(const struct ember_sf_record *r, __u64 a)
+{
+	return a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
+}
+
 #endif

@@ -149,7 +149,7 @@ static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struc
 	for (int scan = 0; scan < 2; scan++, q = first) {
 		for (uint32_t elen; q + 8 <= s->rec_end; q += 8 + elen) {
 			uint64_t a = rd64(q, 0);
-			elen = a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
+			elen = ember_sf_entry_bytes(r, a);
 			if ((a & ~EMBER_SF_CODE_TAG) != addr) {
 				if (!scan)
 					break;   /* not at the cursor: search from the start */
