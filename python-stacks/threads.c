@@ -343,15 +343,20 @@ static int read_once(struct ember_python *py, struct py_thread *t, const struct 
 		 * reuse its thread state: the TID tells.  A copy made at the sample
 		 * was found by the sampled TID, so it is checked only now and then. */
 		const uint8_t *p = snap_get(py, t->pthread + py->pthread_tid_off, 4);
-		if (!p || (uint32_t)rd32(p, 0) != t->own_tid) {
+		if (p && (uint32_t)rd32(p, 0) == t->own_tid)
+			t->tid_checked_ns = py->read_ns;
+		else if (!(seed && py->snap->gone)) {   /* (exited since the sample: nothing to check) */
 			*stale = true;
 			return 0;
 		}
-		t->tid_checked_ns = py->read_ns;
 	}
 	int n = py_walk(py, t, ts, out, max, flags);
 	py->seeded = false;
-	if (py->snap->gone)
+	/* The process exited after the sample, before ember drained it (the
+	 * last tens of milliseconds of every run): frames copied at the
+	 * sample still stand, named from the code cache; a live read has
+	 * nothing to read. */
+	if (py->snap->gone && !seed)
 		return -ESRCH;
 	snap_end(py, t);
 	return n;
@@ -444,7 +449,13 @@ int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t tim
 			     int max, uint32_t *flags)
 {
 	struct py_sf_read rd = { .tid = tid, .time_ns = time_ns, .out = out, .max = max, .flags = flags };
-	if (py_sf_read(py, &rd))
+	if (py_sf_read(py, &rd)) {
+		if (getenv("DBGPY") && (rd.n <= 0 || (*flags & (EMBER_PY_TORN|EMBER_PY_UNREADABLE))))
+			fprintf(stderr, "DBG rec tid %u t %lu n %d fl %#x\n", tid, (unsigned long)time_ns, rd.n, *flags);
 		return rd.n;   /* read with the frames copied at the sample */
-	return py_read_thread(py, tid, NULL, time_ns, out, max, flags);
+	}
+	int n = py_read_thread(py, tid, NULL, time_ns, out, max, flags);
+	if (getenv("DBGPY"))
+		fprintf(stderr, "DBG live tid %u t %lu n %d fl %#x now %lu\n", tid, (unsigned long)time_ns, n, flags ? *flags : 0, (unsigned long)py_now_ns());
+	return n;
 }

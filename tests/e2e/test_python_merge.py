@@ -248,6 +248,20 @@ chk.check(total >= 100 and wrong <= 0.01 * total,
           "late reads, frames copied at the sample: deflate/inflate under their own callers (%d of %d wrong)"
           % (wrong, total), res.stderr)
 
+# Samples ember drains after the target exited (every run ends so: the
+# last tens of milliseconds are read after the exit) keep the frames copied
+# at the sample.  With drains put off (test knob) the whole 80 ms loop is
+# read after the exit: 10-25% of the zlib samples were frameless before.
+out5 = os.path.join(E.tmpdir(), "after_exit.folded")
+env5 = dict(os.environ, EMBER_TEST_PY_DRAIN_MS="10000")
+res = E.record(["-F", "499", "-o", out5], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "0.08"], env=env5,
+               timeout=90)
+chk.check(res.rc == 0, "read after the exit: ember exits 0", res.describe())
+wrong, total = zlib_callers(E.load_profile(chk, out5, res))
+chk.check(total >= 40 and wrong <= 0.03 * total,
+          "read after the exit: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total),
+          res.stderr)
+
 # Two threads at once (zlib_threads.py: deflate under compress_worker in
 # one, inflate under decompress_worker in the other, the GIL let go inside
 # both): on two CPUs a sample's record often arrives while ember reads the
