@@ -8,6 +8,7 @@
  * frames, then at most once a second, once that sample is stored. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,10 @@ struct py_proc {
 	struct ember_python *py;      /* NULL: not Python (yet), or refused */
 	uint64_t next_try_ns;
 	uint32_t open_tries;          /* failed ember_python_open calls so far */
+	uint32_t tried_gen;           /* the sample's code_gen at the last try */
+	uint32_t tries_total;         /* failed ember_python_open calls in all */
+	uint64_t samples, unread;     /* its samples; those before the runtime was found */
+	char failed[256];             /* why the last failed try failed */
 	int status;                   /* last ember_python_open result */
 	char msg[256];
 	char cmdline[256];
@@ -224,10 +229,17 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 	struct py_proc *p = get_proc(pc, s->pid);
 	if (!p)
 		return 0;
+	p->samples++;
 	if (!p->py) {
+		p->unread++;
 		uint64_t t = cli_monotonic_ns();
-		if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED)
+		/* It mapped new code (libpython, after the dynamic loader) or
+		 * exec'd since the last try: look again at once. */
+		if (p->open_tries && s->code_gen != p->tried_gen)
+			p->open_tries = 0;
+		else if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED)
 			return 0;
+		p->tried_gen = s->code_gen;
 		/* The command line while the process is alive, for labels. */
 		if (!p->cmdline[0])
 			read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
@@ -245,15 +257,24 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		p->status = ember_python_open(&p->py, (pid_t)s->pid, &o, p->msg, sizeof p->msg);
 		if (p->status != EMBER_PY_OK) {
 			p->py = NULL;
-			/* Not Python yet: it may exec an interpreter later, or be one
-			 * still loading (libpython not mapped, its version not in
-			 * memory yet).  Soon at first, then every 0.5 s: a 2.7 script
-			 * that compressed at import had its first 0.5 s unread. */
-			uint64_t wait = 5000000ull << (p->open_tries < 7 ? p->open_tries : 7);
+			/* Not Python yet: it may exec an interpreter later (then,
+			 * or when it maps libpython, the check above tries again at
+			 * once), else soon at first, then every 0.5 s.  A runtime
+			 * found but not ready (its version not in memory yet: it is
+			 * starting) every 5 ms for 0.1 s: each try missed loses the
+			 * frames of the samples in between for good (a 2.7 script
+			 * that compressed at import had its first 0.5 s unread). */
+			uint32_t shift = p->open_tries < 7 ? p->open_tries : 7;
+			if (p->status != EMBER_PY_NOT_PYTHON && p->open_tries < 20)
+				shift = 0;
+			uint64_t wait = 5000000ull << shift;
 			p->open_tries++;
+			p->tries_total++;
+			snprintf(p->failed, sizeof p->failed, "%s", p->msg);
 			p->next_try_ns = t + (wait < 500000000ull ? wait : 500000000ull);
 			return 0;
 		}
+		p->unread--;
 		read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
 		ember_python_set_sampletime(p->py, pc->sf);
 	}
@@ -352,9 +373,16 @@ void python_capture_report(const struct python_capture *pc, FILE *out)
 {
 	for (size_t i = 0; i < pc->nprocs; i++) {
 		const struct py_proc *p = &pc->procs[i];
-		if (p->py)
+		if (p->py) {
 			fprintf(out, "ember: pid %u: Python %s (%s)\n", p->pid, ember_python_version(p->py),
 				ember_python_describe(p->py));
+			/* Frames of samples before the runtime was found are lost:
+			 * say so when it is more than the dynamic loader's few. */
+			if (p->unread * 100 > p->samples)
+				fprintf(out, "ember: pid %u: %" PRIu64 " of %" PRIu64 " samples before its runtime was "
+					"found (%u tries; the last failed: %s) have no Python frames\n", p->pid,
+					p->unread, p->samples, p->tries_total + 1, p->failed);
+		}
 		else if (p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_NO_ACCESS ||
 			 p->status == EMBER_PY_ERROR)
 			fprintf(out, "ember: pid %u: native profile only: %s\n", p->pid, p->msg);

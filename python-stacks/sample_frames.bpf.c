@@ -82,8 +82,20 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		pid = (__u32)(id >> 32);
 	}
 	struct ember_sf_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	if (t && t->pid == pid && !t->tstate && t->wakes >= EMBER_SF_NEW_THREAD_WAKES)
-		return 1;   /* not a Python thread, as far as ember knows */
+	__u32 comm_mix = 0;
+	if (!t || t->pid != pid || !t->tstate) {
+		__u32 comm[4] = { 0 };
+		bpf_get_current_comm(comm, sizeof comm);
+		comm_mix = (comm[0] * 0x9E3779B1u) ^ comm[1] ^ (comm[2] * 0x85EBCA77u) ^ comm[3];
+	}
+	if (t && t->pid == pid && !t->tstate) {
+		if (comm_mix != t->comm_mix) {   /* it exec'd: perhaps Python now */
+			t->comm_mix = comm_mix;
+			t->wakes = 0;
+		}
+		if (t->wakes >= EMBER_SF_NEW_THREAD_WAKES)
+			return 1;   /* not a Python thread, as far as ember knows */
+	}
 	struct ember_sf_record *r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!r)
 		return 1;
@@ -99,7 +111,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	__u32 off = 0;
 	if (!t || t->pid != pid) {
 		/* New to the copier: remember it, and let ember look now. */
-		struct ember_sf_thread fresh = { .pid = pid, .wakes = 1 };
+		struct ember_sf_thread fresh = { .pid = pid, .wakes = 1, .comm_mix = comm_mix };
 		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
 		goto send;
 	}

@@ -33,12 +33,13 @@ struct ember_sf_thread {
 	                     * object (name, filename, line table, bytecode or size;
 	                     * multiples of 8, < code_len): what ember's cache checks */
 	__u32 wakes;        /* the copier's own count, for threads not registered yet */
-	__u32 pad;
+	__u32 comm_mix;     /* ... and a mix of its comm when counted */
 };
 /* A thread the copier met before ember registered it has an entry with
  * tstate 0: nothing to copy; its first EMBER_SF_NEW_THREAD_WAKES samples
  * wake ember (with a record without frames), which then reads them at once
- * and registers the thread if it runs Python. */
+ * and registers the thread if it runs Python.  A new comm (an exec: a
+ * wrapper that ends in `exec python`) starts the count again. */
 
 /* The code objects the copier has seen, by process and address, with the
  * mix of their identifying words (a reused address is a new object). */

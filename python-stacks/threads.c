@@ -449,13 +449,7 @@ int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t tim
 			     int max, uint32_t *flags)
 {
 	struct py_sf_read rd = { .tid = tid, .time_ns = time_ns, .out = out, .max = max, .flags = flags };
-	if (py_sf_read(py, &rd)) {
-		if (getenv("DBGPY") && (rd.n <= 0 || (*flags & (EMBER_PY_TORN|EMBER_PY_UNREADABLE))))
-			fprintf(stderr, "DBG rec tid %u t %lu n %d fl %#x\n", tid, (unsigned long)time_ns, rd.n, *flags);
+	if (py_sf_read(py, &rd))
 		return rd.n;   /* read with the frames copied at the sample */
-	}
-	int n = py_read_thread(py, tid, NULL, time_ns, out, max, flags);
-	if (getenv("DBGPY"))
-		fprintf(stderr, "DBG live tid %u t %lu n %d fl %#x now %lu\n", tid, (unsigned long)time_ns, n, flags ? *flags : 0, (unsigned long)py_now_ns());
-	return n;
+	return py_read_thread(py, tid, NULL, time_ns, out, max, flags);
 }

@@ -269,6 +269,7 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 	}
 	proc->loads[pos] = ml;
 	proc->nloads++;
+	proc->code_gen++;
 }
 
 const struct module_load *process_find(const struct process *proc, uint64_t addr)
@@ -320,6 +321,7 @@ void process_exec(struct process_model *pm, struct process *proc)
 	/* unshare(1) and container runtimes switch namespaces, then exec. */
 	check_mount_ns(pm, proc);
 	proc->nloads = 0;
+	proc->code_gen++;
 	if (proc->unwind)
 		unwind_space_free(proc->unwind);
 	proc->unwind = unwind_space_new();

@@ -424,6 +424,7 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 		process_load_proc_maps(&s->pm, proc, true);
 	smp.sp = regs[PERF_REG_SP];
 	smp.ip = regs[PERF_REG_IP];
+	smp.code_gen = proc->code_gen;
 	if (s->early_fn)
 		s->early_fn(s->early_arg, &smp);
 	struct unwind_input in = { .regs = regs, .stack = stack, .stack_len = dyn_size,

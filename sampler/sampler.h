@@ -81,6 +81,8 @@ struct ember_sample {
 	uint32_t pid, tid;
 	uint64_t time_ns;              /* CLOCK_MONOTONIC */
 	uint32_t flags;                /* enum ember_sample_flags */
+	uint32_t code_gen;             /* changes when the process maps new code or execs:
+	                                * a reader that gave up on it may look again */
 	uint32_t nframes;              /* user frames, leaf first */
 	const struct ember_frame_addr *frames;
 	uint32_t nkernel;              /* kernel frames, leaf first (--kernel) */

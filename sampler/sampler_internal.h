@@ -78,6 +78,7 @@ struct process {
 	size_t nloads, loads_cap;
 	struct unwind_space *unwind;
 	uint64_t last_maps_reload_ns;
+	uint32_t code_gen;         /* bumped when code is mapped or the process execs */
 	bool same_mount_ns;
 	bool exited;
 };

@@ -262,6 +262,22 @@ chk.check(total >= 40 and wrong <= 0.03 * total,
           "read after the exit: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total),
           res.stderr)
 
+# A native program that becomes Python by exec (a wrapper ending in `exec
+# python ...`): ember looks for the runtime again as soon as the process
+# maps new code, not at the next step of its back-off (up to 0.5 s), and
+# the copier wakes ember for the new program's first samples again.
+out7 = os.path.join(E.tmpdir(), "exec.folded")
+res = E.record(["-F", "999", "-o", out7],
+               [E.target("burn_exec"), "0.4", PY, os.path.join(PY_DIR, "zlib_pair.py"), "0.6"], timeout=90)
+chk.check(res.rc == 0, "exec'd later: ember exits 0", res.describe())
+wrong, total = zlib_callers(E.load_profile(chk, out7, res))
+chk.check(total >= 200 and wrong <= 0.03 * total,
+          "exec'd later: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total), res.stderr)
+m = re.search(r"(\d+) of (\d+) samples before its runtime was found", res.stderr)
+chk.check(m is not None and int(m.group(1)) >= 200,
+          "exec'd later: the summary says how many samples came before the runtime was found (%s)"
+          % (m.group(0) if m else "no such line"), res.stderr)
+
 # Two threads at once (zlib_threads.py: deflate under compress_worker in
 # one, inflate under decompress_worker in the other, the GIL let go inside
 # both): on two CPUs a sample's record often arrives while ember reads the
