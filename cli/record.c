@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,8 @@ struct record_run {
 	uint32_t npy, pyflags, py_tid;
 	uint64_t py_time, py_lag;     /* its sample time, and how late the read started */
 	uint64_t test_read_delay_ns;  /* $EMBER_TEST_PY_READ_DELAY_US (tests only) */
+	uint32_t test_stall_ms;       /* $EMBER_TEST_STALL_MS: sleep after each drain, as when
+	                               * the machine steals ember's CPU (tests only) */
 	uint64_t test_reads;
 	bool gil_unknown;             /* --gil asked, but the version records no holder */
 	struct ember_profile profile;
@@ -297,6 +300,8 @@ static void capture(struct record_run *run, struct run_summary *sum, double t0)
 			break;
 		if (run->python)
 			python_capture_consume(run->python);
+		if (run->test_stall_ms)
+			poll(NULL, 0, (int)run->test_stall_ms);
 		if (run->child > 0 &&
 		    wait4(run->child, &run->child_status, WNOHANG, &run->child_ru) == run->child) {
 			run->child_reaped = true;
@@ -378,6 +383,8 @@ int cmd_record(int argc, char **argv)
 	if (run.python) {
 		const char *delay = getenv("EMBER_TEST_PY_READ_DELAY_US");
 		run.test_read_delay_ns = delay ? strtoull(delay, NULL, 10) * 1000ull : 0;
+		const char *stall = getenv("EMBER_TEST_STALL_MS");
+		run.test_stall_ms = stall ? (uint32_t)atoi(stall) : 0;
 		ember_sampler_set_early_fn(run.sampler, read_python_early, &run);
 		ember_sampler_set_probe(run.sampler, python_capture_is_eval, run.python);
 	}

@@ -136,6 +136,18 @@ size_t py_utf8_from_ucs(const void *data, size_t n, int kind, char *out, size_t 
 	return o;
 }
 
+/* A read for decoding a code object: from the objects the copier took
+ * with it at the sample when they hold the bytes (the object may be freed
+ * by now), else from the target -- counted: then the code object must be
+ * checked alive afterwards. */
+static bool code_read(struct ember_python *py, uint64_t addr, void *buf, size_t len)
+{
+	if (py->objs && py_sf_obj_read(py->objs, addr, buf, len))
+		return true;
+	py->objs_missed++;
+	return rm_read(py->pid, addr, buf, len, NULL, &py->st.syscalls);
+}
+
 /* Text of a str (PEP 393; Py2 str/unicode) as a malloc'ed UTF-8 string. */
 char *py_read_string(struct ember_python *py, uint64_t addr)
 {
@@ -144,7 +156,7 @@ char *py_read_string(struct ember_python *py, uint64_t addr)
 	uint8_t *data = NULL;
 	char *res = NULL;
 	if (!rm_ptr_ok(addr, 8) || py->str_hdr_len > sizeof hdr ||
-	    !rm_read(py->pid, addr, hdr, py->str_hdr_len, NULL, &py->st.syscalls))
+	    !code_read(py, addr, hdr, py->str_hdr_len))
 		return strdup("?");
 	uint64_t type = rd64(hdr, o->ob_type);
 	int64_t len;
@@ -186,7 +198,7 @@ char *py_read_string(struct ember_python *py, uint64_t addr)
 	size_t nbytes = (size_t)len * kind;
 	data = malloc(nbytes + 1);
 	res = malloc((size_t)len * 4 + 1);
-	if (!data || !res || (nbytes && !rm_read(py->pid, at, data, nbytes, NULL, &py->st.syscalls))) {
+	if (!data || !res || (nbytes && !code_read(py, at, data, nbytes))) {
 		free(data);
 		free(res);
 		return strdup("?");
@@ -208,14 +220,14 @@ static uint8_t *read_bytes(struct ember_python *py, uint64_t addr, size_t *n)
 	const struct py_offsets *o = &py->off;
 	uint8_t hdr[64];
 	*n = 0;
-	if (!rm_ptr_ok(addr, 8) || !rm_read(py->pid, addr, hdr, (size_t)o->bytes_sval, NULL, &py->st.syscalls) ||
+	if (!rm_ptr_ok(addr, 8) || !code_read(py, addr, hdr, (size_t)o->bytes_sval) ||
 	    rd64(hdr, o->ob_type) != py->t_bytes)
 		return NULL;
 	int64_t len = (int64_t)rd64(hdr, o->ob_size);
 	if (len < 0 || len > MAX_LINETABLE)
 		return NULL;
 	uint8_t *b = malloc(len ? len : 1);
-	if (!b || (len && !rm_read(py->pid, addr + o->bytes_sval, b, len, NULL, &py->st.syscalls))) {
+	if (!b || (len && !code_read(py, addr + o->bytes_sval, b, len))) {
 		free(b);
 		return NULL;
 	}
@@ -227,7 +239,7 @@ static int64_t bytes_len(struct ember_python *py, uint64_t addr)
 {
 	const struct py_offsets *o = &py->off;
 	uint8_t hdr[24];
-	if (!rm_ptr_ok(addr, 8) || !rm_read(py->pid, addr, hdr, 24, NULL, &py->st.syscalls) ||
+	if (!rm_ptr_ok(addr, 8) || !code_read(py, addr, hdr, 24) ||
 	    rd64(hdr, o->ob_type) != py->t_bytes)
 		return -1;
 	return (int64_t)rd64(hdr, o->ob_size);
@@ -307,6 +319,10 @@ static bool key_matches(const struct ember_python *py, const struct py_code_entr
  * ember accepts (no Py_TRACE_REFS). */
 static bool still_alive(struct ember_python *py, const struct py_code_entry *c, uint64_t addr)
 {
+	/* Every byte read for it so far is a copy of the sample's instant
+	 * (sample_frames.h): consistent, whatever became of it since. */
+	if (py->objs && !py->objs_missed)
+		return true;
 	uint8_t now[512];
 	if (py->co_len > sizeof now || !rm_read(py->pid, addr, now, py->co_len, NULL, &py->st.syscalls))
 		return false;
@@ -444,28 +460,37 @@ fail:
 	return base;
 }
 
+/* The object at an address when a sample older than the entry id was
+ * taken: ember reads samples in batches, and a record that woke it may have
+ * had newer objects named (sample_frames.c learn_codes) ahead of older
+ * samples of the batch.  The newest entry first seen at or before the
+ * sample, if its words match: the allocator puts the same words back (an
+ * older generation's name, file and line table at the same addresses
+ * again), so a match alone does not tell.  0: none. */
+static uint32_t older_object(struct ember_python *py, uint32_t id, const uint8_t *h)
+{
+	uint32_t newer = id, old = py->codes[id - 1]->prev;
+	for (int hops = 0; old && hops < PREV_HOPS; hops++, newer = old, old = py->codes[old - 1]->prev) {
+		if (py->read_ns >= py->codes[newer - 1]->born_ns)
+			break;
+		if (py->codes[old - 1]->born_ns <= py->read_ns && key_matches(py, py->codes[old - 1], h))
+			return old;
+	}
+	return 0;
+}
+
 uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 {
 	const struct py_offsets *o = &py->off;
 	if (rd64(h, o->ob_type) != py->t_code)
 		return 0;
 	uint32_t id = id_map_get(py, addr);
+	uint32_t old = id && py->read_ns < py->codes[id - 1]->born_ns ? older_object(py, id, h) : 0;
+	if (old)
+		return old;
 	if (id && key_matches(py, py->codes[id - 1], h)) {
 		py->codes[id - 1]->checked_ns = py->read_ns;
 		return id;
-	}
-	/* An object the address held before: ember reads samples in batches,
-	 * and a record that woke it may have had a newer object named (see
-	 * sample_frames.c learn_codes) ahead of older samples of the batch.
-	 * Only for a sample taken before its successor was first seen: the
-	 * allocator may put the same words back (an older generation's name,
-	 * file and line table at the same addresses again). */
-	uint32_t newer = id, old = id ? py->codes[id - 1]->prev : 0;
-	for (int hops = 0; old && hops < PREV_HOPS; hops++, newer = old, old = py->codes[old - 1]->prev) {
-		if (py->read_ns >= py->codes[newer - 1]->born_ns)
-			break;
-		if (key_matches(py, py->codes[old - 1], h))
-			return old;
 	}
 	if (id)
 		py->st.code_revalidations_failed++;
@@ -488,6 +513,7 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	c->firsttraceable = o->co_firsttraceable >= 0 ? rd32(h, o->co_firsttraceable) : 0;
 	/* CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR */
 	c->generator = o->co_flags >= 0 && (rd32(h, o->co_flags) & (0x20 | 0x80 | 0x100 | 0x200)) != 0;
+	py->objs_missed = 0;
 	/* The frame that runs it may be gone by now (always so for a header
 	 * copied at the sample), and the code object with it (a module's code,
 	 * once imported): decode only if it is alive and unchanged, before and
@@ -514,14 +540,15 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	free(name);
 	free(qual);
 	free(file);
+	size_t n;
+	uint8_t *table = read_bytes(py, c->k_linetable, &n);   /* (before the check: it may be read live) */
 	if (!c->pub.name || !c->pub.qualname || !c->pub.filename || !still_alive(py, c, addr)) {
 		py_sf_forget_code(py, addr);
+		free(table);
 		free(c);
 		return 0;
 	}
 	c->first_arg = first_arg_kind(py, h);
-	size_t n;
-	uint8_t *table = read_bytes(py, c->k_linetable, &n);
 	if (!table || py_lines_build(&c->lines, py->lt_kind, table, n, c->k_firstlineno) < 0) {
 		py_lines_free(&c->lines);
 		c->lines.firstlineno = c->k_firstlineno;   /* every lookup: no line */

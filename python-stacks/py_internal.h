@@ -344,6 +344,9 @@ struct ember_python {
 	struct snap *snap;
 	struct ember_py_sampletime *sf; /* sample-time frame copier (not owned), or NULL */
 	bool seeded;                   /* this read walks frames copied at the sample */
+	const struct ember_sf_record *objs; /* a record whose copied objects code objects are
+	                                * decoded from (sample_frames.h), or NULL */
+	uint32_t objs_missed;          /* reads of this decode its objects did not cover */
 	uint64_t seed_top;             /* ... from this innermost frame */
 	bool prefetch_only;            /* this read so far came from its one batched prefetch */
 	uint64_t read_ns;              /* time of the current read (code_recheck_ms) */
@@ -429,6 +432,9 @@ void py_sf_detach(struct ember_python *py);
  * the copier is to take it as new again, so that its next sample wakes
  * ember again, rather than every later sample of it failing the same way. */
 void py_sf_forget_code(struct ember_python *py, uint64_t addr);
+/* The len bytes at addr from the objects r copied for new code objects:
+ * true when one of them holds them all. */
+bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len);
 /* What the copier is told about t (false: it cannot copy this version) */
 struct ember_sf_thread;
 bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v);

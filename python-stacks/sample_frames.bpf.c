@@ -108,6 +108,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	r->flags = EMBER_SF_WOKE;
 	r->top = 0;
 	r->ts_len = r->frame_len = r->code_len = 0;
+	r->nobjs = 0;
 	__u32 off = 0;
 	if (!t || t->pid != pid) {
 		/* New to the copier: remember it, and let ember look now. */
@@ -166,7 +167,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		 * of its own (past its 1M-instruction limit at 64 frames). */
 		r->bpf_off = off;
 		off = *(volatile __u32 *)&r->bpf_off;
-		if (off > EMBER_SF_DATA_BYTES - 2 * 8 - EMBER_SF_FRAME_BYTES - EMBER_SF_CODE_BYTES)
+		if (off > EMBER_SF_FRAMES_BYTES - 2 * 8 - EMBER_SF_FRAME_BYTES - EMBER_SF_CODE_BYTES)
 			break;
 		__u8 *slot = r->data + off;
 		*(__u64 *)slot = f;
@@ -186,6 +187,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			r->flags |= EMBER_SF_WOKE;   /* that frame's code is read afterwards: now */
 			continue;
 		}
+		__u32 hdr_at = off + 8;
 		off += 8 + code_len;
 		nc++;
 		last_code = code;
@@ -198,12 +200,47 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		if (!seen || *seen != id) {
 			bpf_map_update_elem(&codes, &ck, &id, BPF_ANY);
 			r->flags |= EMBER_SF_WOKE;
+			/* its objects are copied below (a count kept in memory,
+			 * like off, so as not to split the verifier's paths) */
+			__u32 k = *(volatile __u32 *)&r->nobjs;
+			if (k < EMBER_SF_NEW_CODES) {
+				r->bpf_new[k & (EMBER_SF_NEW_CODES - 1)] = hdr_at;
+				r->nobjs = k + 1;
+			}
 		}
 	}
 	if (f && n == EMBER_SF_MAX_FRAMES)
 		r->flags |= EMBER_SF_MORE | EMBER_SF_WOKE;
 	r->nframes = n;
 	r->ncodes = nc;
+
+	/* The objects new code objects are named from, while they still are
+	 * what the code object points to. */
+	__u32 nnew = r->nobjs, no = 0;
+	for (__u32 k = 0; k < EMBER_SF_NEW_CODES && k < nnew; k++) {
+		__u32 h = r->bpf_new[k];
+		if (h > EMBER_SF_FRAMES_BYTES - EMBER_SF_CODE_BYTES)
+			break;
+		__u64 prev = 0;
+		for (__u32 j = 0; j < EMBER_SF_OBJS; j++) {
+			__u32 at = t->obj_off[j] & (EMBER_SF_CODE_BYTES - 8);
+			__u64 p = *(const __u64 *)(r->data + h + at);
+			if (!at || !p || (p & 7) || p == prev)
+				continue;
+			prev = p;
+			r->bpf_off = off;
+			off = *(volatile __u32 *)&r->bpf_off;
+			if (off > EMBER_SF_DATA_BYTES - 8 - EMBER_SF_OBJ_BYTES)
+				break;
+			__u8 *slot = r->data + off;
+			*(__u64 *)slot = p | EMBER_SF_OBJ_TAG;
+			if (bpf_probe_read_user(slot + 8, EMBER_SF_OBJ_BYTES, (const void *)p) != 0)
+				continue;   /* (at the end of a mapping): read by ember as before */
+			off += 8 + EMBER_SF_OBJ_BYTES;
+			no++;
+		}
+	}
+	r->nobjs = no;
 send:;
 	if (r->flags & EMBER_SF_UNREADABLE)
 		r->flags |= EMBER_SF_WOKE;

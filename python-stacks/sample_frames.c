@@ -93,6 +93,7 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 		return;
 	const uint8_t *q = r->data + r->ts_len;
 	py->read_ns = r->time_ns;
+	py->objs = r;   /* names from the objects copied with it */
 	for (uint32_t i = 0; i < r->nframes + r->ncodes; i++) {
 		uint64_t a = rd64(q, 0);
 		if (a & EMBER_SF_CODE_TAG) {
@@ -102,6 +103,20 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 		}
 		q += 8 + ember_sf_entry_bytes(r, a);
 	}
+	py->objs = NULL;
+}
+
+bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len)
+{
+	const uint8_t *q = r->data + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len);
+	for (uint32_t i = 0; i < r->nobjs; i++, q += 8 + EMBER_SF_OBJ_BYTES) {
+		uint64_t at = rd64(q, 0) & ~EMBER_SF_TAGS;
+		if (addr >= at && addr - at <= EMBER_SF_OBJ_BYTES && len <= EMBER_SF_OBJ_BYTES - (addr - at)) {
+			memcpy(buf, q + 8 + (addr - at), len);
+			return true;
+		}
+	}
+	return false;
 }
 
 static int on_record(void *arg, void *data, size_t size)
@@ -110,8 +125,10 @@ static int on_record(void *arg, void *data, size_t size)
 	const struct ember_sf_record *r = data;
 	size_t head = offsetof(struct ember_sf_record, data);
 	if (size < head || r->nframes > EMBER_SF_MAX_FRAMES || r->ncodes > EMBER_SF_MAX_FRAMES ||
-	    r->ts_len > EMBER_SF_TS_BYTES || r->frame_len > EMBER_SF_FRAME_BYTES || r->code_len > EMBER_SF_CODE_BYTES ||
-	    size != head + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len))
+	    r->nobjs > EMBER_SF_NEW_CODES * EMBER_SF_OBJS || r->ts_len > EMBER_SF_TS_BYTES ||
+	    r->frame_len > EMBER_SF_FRAME_BYTES || r->code_len > EMBER_SF_CODE_BYTES ||
+	    size != head + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len) +
+			    r->nobjs * (8ull + EMBER_SF_OBJ_BYTES))
 		return 0;
 	st->records++;
 	st->woke += (r->flags & EMBER_SF_WOKE) != 0;
@@ -301,6 +318,12 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 			return false;
 		v->key_off[i] = (uint32_t)key[i];
 	}
+	/* The objects a new code object is named from (code_cache.c), for the
+	 * copier to take along while they are still there. */
+	int32_t obj[EMBER_SF_OBJS] = { o->co_name, o->co_qualname >= 0 ? o->co_qualname : o->co_code, o->co_filename,
+					o->co_linetable };   /* (<= 3.10: the bytecode's length is read too) */
+	for (int i = 0; i < EMBER_SF_OBJS; i++)
+		v->obj_off[i] = obj[i] > 0 && obj[i] % 8 == 0 && (uint32_t)obj[i] + 8 <= py->co_len ? (uint32_t)obj[i] : 0;
 	return v->back_off % 8 == 0 && v->back_off + 8 <= py->fr_len && v->code_off % 8 == 0 &&
 	       v->code_off + 8 <= py->fr_len;
 }

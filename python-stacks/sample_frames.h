@@ -16,6 +16,9 @@
 #define EMBER_SF_NEW_THREAD_WAKES 64 /* samples of a thread ember has not registered
                                     * that wake it (then it is taken as not Python) */
 #define EMBER_SF_RING_BYTES (4u << 20)
+#define EMBER_SF_OBJ_BYTES 256     /* bytes copied per object a new code object names */
+#define EMBER_SF_NEW_CODES 4       /* new code objects per record whose objects are copied */
+#define EMBER_SF_OBJS 4            /* objects per code object: name, qualname, file, line table */
 
 /* What ember registers per OS thread (key: the tid as the kernel sees it). */
 struct ember_sf_thread {
@@ -32,6 +35,9 @@ struct ember_sf_thread {
 	__u32 key_off[4];   /* code-header offsets of the words that identify a code
 	                     * object (name, filename, line table, bytecode or size;
 	                     * multiples of 8, < code_len): what ember's cache checks */
+	__u32 obj_off[EMBER_SF_OBJS]; /* code-header offsets of the pointers to the objects
+	                     * a new code object's name is read from (multiples of 8,
+	                     * < code_len; 0: none) */
 	__u32 wakes;        /* the copier's own count, for threads not registered yet */
 	__u32 comm_mix;     /* ... and a mix of its comm when counted */
 };
@@ -78,10 +84,22 @@ enum ember_sf_flags {
  * frame before's, by that code object's header of code_len bytes, its
  * address tagged with EMBER_SF_CODE_TAG (ncodes of them).  Code objects can
  * be freed right after the sample (a module's code, once imported) and
- * their addresses reused: a copy of the same instant tells. */
+ * their addresses reused: a copy of the same instant tells.
+ *
+ * After them, for the first EMBER_SF_NEW_CODES code objects the copier had
+ * not seen, the first EMBER_SF_OBJ_BYTES of each object their obj_off
+ * pointers lead to (names, file name, line table), addresses tagged with
+ * EMBER_SF_OBJ_TAG (nobjs of them): ember names a new code object from
+ * these when it gets to the record, even if the object was freed by then
+ * (ember late: a stolen CPU, a loaded machine).  A longer object is read
+ * from the target as before. */
 #define EMBER_SF_CODE_TAG 1ull
-#define EMBER_SF_DATA_BYTES (EMBER_SF_TS_BYTES + \
+#define EMBER_SF_OBJ_TAG 2ull
+#define EMBER_SF_TAGS (EMBER_SF_CODE_TAG | EMBER_SF_OBJ_TAG)
+#define EMBER_SF_FRAMES_BYTES (EMBER_SF_TS_BYTES + \
 	EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_FRAME_BYTES + 8 + EMBER_SF_CODE_BYTES))
+#define EMBER_SF_DATA_BYTES (EMBER_SF_FRAMES_BYTES + \
+	EMBER_SF_NEW_CODES * EMBER_SF_OBJS * (8 + EMBER_SF_OBJ_BYTES))
 
 struct ember_sf_record {
 	__u32 pid, tid;
@@ -91,14 +109,16 @@ struct ember_sf_record {
 	__u32 nframes, ncodes;
 	__u32 flags;
 	__u32 ts_len, frame_len, code_len;
+	__u32 nobjs;
 	__u32 bpf_off;      /* the BPF program's own scratch (see there) */
+	__u32 bpf_new[EMBER_SF_NEW_CODES];
 	__u8 data[EMBER_SF_DATA_BYTES];   /* only the used part is sent */
 };
 
 /* Bytes after the address word of the entry whose (tagged) address is a. */
 static inline __u32 ember_sf_entry_bytes(const struct ember_sf_record *r, __u64 a)
 {
-	return a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
+	return a & EMBER_SF_OBJ_TAG ? EMBER_SF_OBJ_BYTES : a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
 }
 
 #endif

@@ -14,7 +14,9 @@ read after it (--no-bpf, checked against what the sample held) agree with
 the native stack; with two threads running at once (zlib_threads.py), that
 each sample still gets its own copy; with code objects that live 10 ms
 (fresh_code.py), that they are named, each by its own name, although ember
-drains on a timer.
+gets to their samples only after they are freed; with samples read after
+the target exited, or a target that becomes Python by exec, that they keep
+their Python frames.
 """
 import os
 import re
@@ -348,17 +350,20 @@ def raise_gen_run(label, flags, limit):
     return res
 
 
-# Code objects that live 10 ms each (fresh_code.py): ember drains on a timer
-# (50 ms), so it names gen_N only because the copier woke it at the first
-# sample of a code object it had not seen, while the object was alive.
-# Without that wakeup most gen_N samples are uncertain.  The allocator puts
-# the name, file name and line table of the function after next back at the
-# same addresses: a cache entry taken for a later object would name many
-# functions after a few (2 distinct names of ~190 once, on 3.11).
+# Code objects that live 10 ms each (fresh_code.py), with ember made 40 ms
+# late at every drain (test knob; a host that steals ember's CPU, seen in
+# CI): each gen_N is freed and its memory reused long before ember gets to
+# its samples.  ember names it from the objects the copier took with the
+# code object's first sample (its name, file name and line table), and the
+# sample's own time picks the right one of the objects an address held.
+# Before those copies: 53-68% uncertain and ~25% of the functions named;
+# before the time check, every other odd gen_N took its predecessor's name
+# (the allocator puts the name, file name and line table of the function
+# after next at the same addresses: ~70% named).
 out6 = os.path.join(E.tmpdir(), "fresh.folded")
 count_file = os.path.join(E.tmpdir(), "fresh.count")
 res = E.record(["-F", "999", "-o", out6], [PY, os.path.join(PY_DIR, "fresh_code.py"), "2", "10", count_file],
-               timeout=90)
+               env=dict(os.environ, EMBER_TEST_STALL_MS="40"), timeout=90)
 chk.check(res.rc == 0, "fresh code objects: ember exits 0", res.describe())
 fresh = E.load_profile(chk, out6, res)
 created = int(open(count_file).read()) if os.path.exists(count_file) else 0
@@ -373,14 +378,11 @@ for fr, c in fresh.stacks:
             mixed += c if g.group(1) != g.group(2) else 0
             names_seen.add(g.group(1))
             break
-# Uncertain: 0.1-1.4 % in plain builds, 5.1 % once under ASan on Debian's
-# python3 (ember answers a wakeup 2-3x slower there); without the wakeup
-# 38-54 %, or the functions go unnamed (the check below).
-chk.check(named >= 1000 and uncertain <= 0.10 * (named + uncertain) and mixed == 0,
-          "fresh code objects: %d samples name their gen_N, %d uncertain (<= 10%%), %d mixed names"
+chk.check(named >= 1000 and uncertain <= 0.05 * (named + uncertain) and mixed == 0,
+          "fresh code objects, ember late: %d samples name their gen_N, %d uncertain (<= 5%%), %d mixed names"
           % (named, uncertain, mixed), fresh.top(12))
-chk.check(created >= 50 and len(names_seen) >= 0.8 * created,
-          "fresh code objects: %d of the %d functions run appear under their own names (>= 80%%)"
+chk.check(created >= 50 and len(names_seen) >= 0.9 * created,
+          "fresh code objects, ember late: %d of the %d functions run appear under their own names (>= 90%%)"
           % (len(names_seen), created), fresh.top(12))
 
 res = raise_gen_run("exceptions/generators, frames copied at the sample", [], 4.0)
