@@ -179,7 +179,8 @@ if m:
 # the sample must put each zlib routine under its own caller anyway.
 out2 = os.path.join(E.tmpdir(), "late.folded")
 env = dict(os.environ, EMBER_TEST_PY_READ_DELAY_US="3000")
-res = E.record(["--no-bpf", "-o", out2], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"], env=env, timeout=90)
+res, late_stall = E.record_unstalled(["--no-bpf", "-o", out2], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"],
+                                    env=env, timeout=90)
 chk.check(res.rc == 0, "late reads: ember exits 0", res.describe())
 late = E.load_profile(chk, out2, res)
 
@@ -214,8 +215,12 @@ wrong, total = zlib_callers(late)
 # 0-5 of ~250 wrong as a rule; 13 of 257 once in CI under load (reads later
 # than the 3 ms asked for, at pcs the sample's check does not cover); with
 # no check against the sample it is ~15%.
-chk.check(total >= 100 and wrong <= 0.08 * total,
-          "late reads: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total), late.top(12))
+if late_stall:   # (raise_gen_run below says why)
+    print("NOT CHECKED: late reads: deflate/inflate under their own callers (%d of %d wrong) -- the machine stalled "
+          "ember in every run (%s)" % (wrong, total, late_stall), flush=True)
+else:
+    chk.check(total >= 100 and wrong <= 0.08 * total,
+              "late reads: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total), late.top(12))
 # Code-object addresses are reused within milliseconds at start-up (site's
 # module code is freed after its import; the script's code objects take its
 # place): the Python frame under zlib_pair.py line 14 is its generator
@@ -329,14 +334,24 @@ chk.check(total >= 500 and wrong <= 0.02 * total,
 # whose builds describe the eval loop's variables at few pcs (the frame
 # holder at sampled pcs is learnt pooled there); before these checks,
 # 18-34% on <= 3.10.
+# A run in which the machine stalled ember (a stolen vCPU: samples lost,
+# reads tens of milliseconds late) is run again, up to 3 times; the bound
+# is not asserted if every run was stalled (said loudly): it is about
+# reads made promptly.  (CI once: 172 samples lost and reads 61 ms late on
+# average, 18% uncertain.)
 def raise_gen_run(label, flags, limit):
     out = os.path.join(E.tmpdir(), "raise_gen.folded")
-    res = E.record(["-F", "999", "-o", out] + flags, [PY, os.path.join(PY_DIR, "raise_gen.py"), "2"], timeout=90)
+    res, stall = E.record_unstalled(["-F", "999", "-o", out] + flags, [PY, os.path.join(PY_DIR, "raise_gen.py"), "2"],
+                                    timeout=90)
     chk.check(res.rc == 0, "%s: ember exits 0" % label, res.describe())
     m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
-    chk.check(m is not None and int(m.group(2)) >= 1000 and float(m.group(3)) <= limit,
-              "%s at -F 999: at most %.0f%% uncertain (%s)" % (label, limit, m.group(0) if m else "no mismatch line"),
-              res.stderr)
+    if stall:
+        print("NOT CHECKED: %s at -F 999: at most %.0f%% uncertain -- the machine stalled ember in every run (%s; "
+              "%s)" % (label, limit, stall, m.group(0) if m else "no mismatch line"), flush=True)
+    else:
+        chk.check(m is not None and int(m.group(2)) >= 1000 and float(m.group(3)) <= limit,
+                  "%s at -F 999: at most %.0f%% uncertain (%s)" % (label, limit, m.group(0) if m else "no mismatch line"),
+                  res.stderr)
     # A generator is never a thread's outermost frame: a read that ends at
     # one caught it yielding (its link to the caller just cleared) and is
     # torn (the frame's owner says so from 3.11, the code's flags before).
