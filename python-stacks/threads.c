@@ -353,7 +353,6 @@ static int read_once(struct ember_python *py, struct py_thread *t, const struct 
 	}
 	int n = py_walk(py, t, ts, out, max, flags);
 	py->seeded = false;
-	py->objs = NULL;
 	/* The process exited after the sample, before ember drained it (the
 	 * last tens of milliseconds of every run): frames copied at the
 	 * sample still stand, named from the code cache; a live read has
@@ -404,7 +403,7 @@ int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_
 		bool stale;
 		fl = 0;
 		n = read_once(py, t, torn_retry == 0 ? rec : NULL, out, max, &fl, &stale);
-		py->objs = NULL;   /* (the record is not ember's to keep) */
+		py->objs = NULL;   /* on every way out of read_once: the record is not ember's to keep */
 		if (n < 0)
 			return n;
 		if (!stale) {
