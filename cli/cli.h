@@ -236,6 +236,7 @@ struct run_summary {
 	uint64_t py_late;               /* Python reads more than 1 ms after their sample */
 	uint64_t py_checked, py_corrected; /* reads checked against / corrected from the sample */
 	uint64_t py_reads, py_at_sample;   /* Python reads; those from frames copied at the sample */
+	uint64_t py_before_copier;         /* samples before ember had registered their thread with it */
 	bool py_bpf_asked;                 /* the frame copier was asked for (no --no-bpf) */
 	uint32_t bpf_failed;               /* events the copier could not be attached to */
 	const char *py_bpf_note;           /* why it is not used, "" if it is */

@@ -52,6 +52,7 @@ struct record_run {
 	                                           * (the last: longer), for the median */
 	uint64_t py_lag_ns, py_late;  /* sample-to-read delay summed, and reads > 1 ms late */
 	uint64_t py_at_sample;        /* reads whose frames the kernel copied at the sample */
+	uint64_t py_before_copier;    /* samples before the copier knew their thread (any read) */
 	/* The last sample's Python frames, read before it was unwound. */
 	struct ember_py_frame py[MAX_PY_FRAMES];
 	uint32_t npy, pyflags, py_tid;
@@ -59,6 +60,8 @@ struct record_run {
 	uint64_t test_read_delay_ns;  /* $EMBER_TEST_PY_READ_DELAY_US (tests only) */
 	uint32_t test_stall_ms;       /* $EMBER_TEST_STALL_MS: sleep after each drain, as when
 	                               * the machine steals ember's CPU (tests only) */
+	uint32_t test_start_stall_ms; /* $EMBER_TEST_START_STALL_MS: sleep before the first
+	                               * Python read, as when it is stolen at the start */
 	uint64_t test_reads;
 	bool gil_unknown;             /* --gil asked, but the version records no holder */
 	struct ember_profile profile;
@@ -93,6 +96,10 @@ static double self_cpu_s(void)
 static void read_python_early(void *arg, const struct ember_sample *s)
 {
 	struct record_run *run = arg;
+	if (run->test_start_stall_ms) {
+		poll(NULL, 0, (int)run->test_start_stall_ms);
+		run->test_start_stall_ms = 0;
+	}
 	if (run->test_read_delay_ns && (run->test_reads++ & 1)) {
 		/* Test knob: every other read late, as on a loaded machine. */
 		uint64_t at = s->time_ns + run->test_read_delay_ns;
@@ -107,6 +114,7 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	run->pyflags = 0;
 	int n = python_capture_read(run->python, s, run->py, MAX_PY_FRAMES, &run->pyflags);
 	run->npy = n > 0 ? (uint32_t)n : 0;
+	run->py_before_copier += (run->pyflags & EMBER_PY_BEFORE_COPIER) != 0;
 	if (run->pyflags & EMBER_PY_AT_SAMPLE)
 		run->py_lag = 0;   /* the frames are the sample's own */
 	if (n > 0) {
@@ -385,6 +393,8 @@ int cmd_record(int argc, char **argv)
 		run.test_read_delay_ns = delay ? strtoull(delay, NULL, 10) * 1000ull : 0;
 		const char *stall = getenv("EMBER_TEST_STALL_MS");
 		run.test_stall_ms = stall ? (uint32_t)atoi(stall) : 0;
+		const char *start_stall = getenv("EMBER_TEST_START_STALL_MS");
+		run.test_start_stall_ms = start_stall ? (uint32_t)atoi(start_stall) : 0;
 		ember_sampler_set_early_fn(run.sampler, read_python_early, &run);
 		ember_sampler_set_probe(run.sampler, python_capture_is_eval, run.python);
 	}
@@ -476,6 +486,7 @@ int cmd_record(int argc, char **argv)
 	sum.py_late = run.py_late;
 	sum.py_reads = run.py_reads;
 	sum.py_at_sample = run.py_at_sample;
+	sum.py_before_copier = run.py_before_copier;
 	sum.py_bpf_asked = run.python && !run.opts.no_bpf;
 	sum.bpf_failed = sum.stats.bpf_failed;
 	sum.py_bpf_note = run.python ? python_capture_bpf_note(run.python) : "";

@@ -35,12 +35,21 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 			(unsigned long long)sum->py_corrected);
 		if (sum->py_bpf_asked && sum->py_bpf_note[0])
 			fprintf(out, "ember: Python frames read after each sample: %s\n", sum->py_bpf_note);
-		else if (sum->py_bpf_asked)
+		else if (sum->py_bpf_asked) {
 			fprintf(out, "ember: Python frames copied by the kernel at the sample (BPF) for %llu of %llu "
-				"reads (%.1f%%)%s\n", (unsigned long long)sum->py_at_sample,
+				"reads (%.1f%%)%s", (unsigned long long)sum->py_at_sample,
 				(unsigned long long)sum->py_reads,
 				sum->py_reads ? 100.0 * (double)sum->py_at_sample / (double)sum->py_reads : 0.0,
 				sum->bpf_failed ? "; some events refused the BPF program" : "");
+			/* A thread's first sample or two come before ember has told
+			 * the copier about it; many more mean ember was held back
+			 * (a stolen CPU) when the thread started. */
+			if (sum->py_before_copier * 20 > st->samples)
+				fprintf(out, "; %llu samples came before ember had registered their thread with "
+					"the copier (ember was late: read after the fact)",
+					(unsigned long long)sum->py_before_copier);
+			fputc('\n', out);
+		}
 		if (sum->bpf.timed && sum->bpf.runs)
 			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each; records: %llu woke "
 				"ember (%llu code objects named on arrival), %llu read where they arrived, %llu kept for "

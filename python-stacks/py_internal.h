@@ -207,6 +207,7 @@ struct py_thread {
 	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
 	struct py_plan *plan;              /* allocated on first read */
 	uint64_t sf_tstate;                /* thread state registered with the frame copier */
+	uint64_t sf_since_ns;              /* ... since then (CLOCK_MONOTONIC, as samples) */
 	uint64_t tid_checked_ns;           /* <= 3.10: last check of the TID in struct pthread */
 };
 

@@ -114,6 +114,9 @@ enum ember_py_read_flags {
 	                                * time of the read were replaced by the sample's */
 	EMBER_PY_AT_SAMPLE  = 1u << 7, /* ember_python_read_sample: the frames are the ones the
 	                                * kernel copied at the sample (not read after it) */
+	EMBER_PY_BEFORE_COPIER = 1u << 8, /* ember_python_read_sample: no copy, as the sample came
+	                                * before ember had told the copier where the thread's
+	                                * frames are (its first samples; more when ember is late) */
 };
 
 /* Frames of OS thread tid, innermost first, at most max of them.

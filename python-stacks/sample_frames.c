@@ -335,8 +335,10 @@ void py_sf_register(struct ember_python *py, struct py_thread *t)
 	if (!py->sf || t->sf_tstate == t->tstate || !py_sf_thread_entry(py, t, &v))
 		return;
 	uint32_t key = t->tid;
-	if (bpf_map_update_elem(py->sf->threads_fd, &key, &v, BPF_ANY) == 0)
+	if (bpf_map_update_elem(py->sf->threads_fd, &key, &v, BPF_ANY) == 0) {
 		t->sf_tstate = t->tstate;
+		t->sf_since_ns = py_now_ns();
+	}
 }
 
 bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)

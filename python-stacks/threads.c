@@ -451,7 +451,16 @@ int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t tim
 			     int max, uint32_t *flags)
 {
 	struct py_sf_read rd = { .tid = tid, .time_ns = time_ns, .out = out, .max = max, .flags = flags };
-	if (py_sf_read(py, &rd))
-		return rd.n;   /* read with the frames copied at the sample */
-	return py_read_thread(py, tid, NULL, time_ns, out, max, flags);
+	/* With the frames copied at the sample if its record is found. */
+	int n = py_sf_read(py, &rd) ? rd.n : py_read_thread(py, tid, NULL, time_ns, out, max, flags);
+	/* No copy of a Python thread's frames: say whether the copier could
+	 * have made one.  Until ember registers a thread its records hold no
+	 * frames (its first samples; many when ember is late).  (Threads
+	 * without a Python state, BLAS workers, are never registered.) */
+	if (flags && py->sf && !(*flags & EMBER_PY_AT_SAMPLE)) {
+		const struct py_thread *t = py_thread_find(py, tid);
+		if (t && t->tstate && (!t->sf_tstate || t->sf_since_ns > time_ns))
+			*flags |= EMBER_PY_BEFORE_COPIER;
+	}
+	return n;
 }

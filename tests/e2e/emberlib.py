@@ -161,6 +161,22 @@ def stalled(res):
     return ", ".join(why)
 
 
+def copies(res, share, min_reads):
+    """(ok, text): the summary says the kernel copied the frames at the
+    sample for at least `share` of the reads (of at least min_reads),
+    leaving out the samples that came before ember had registered their
+    thread with the copier (they have no copy to find: a thread's first
+    sample or two, many when the machine held ember back at the start)."""
+    m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
+    if not m:
+        return False, "no BPF line"
+    b = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
+    before = int(b.group(1)) if b else 0
+    copied, reads = int(m.group(1)), int(m.group(2))
+    ok = reads >= min_reads and copied >= share * (reads - before)
+    return ok, m.group(0) + ("; %d samples before the copier knew their thread" % before if before else "")
+
+
 def record_unstalled(opts, cmd=None, tries=3, **kw):
     """record(), run again (up to tries runs) while the machine stalled
     ember; returns the last result and, if every run was stalled, why."""

@@ -246,10 +246,8 @@ chk.check(m is not None and float(m.group(2)) >= 60 and int(m.group(3)) >= 5,
 out4 = os.path.join(E.tmpdir(), "late_bpf.folded")
 res = E.record(["-o", out4], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"], env=env, timeout=90)
 chk.check(res.rc == 0, "late reads, frames copied at the sample: ember exits 0", res.describe())
-m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
-chk.check(m is not None and int(m.group(2)) >= 100 and int(m.group(1)) >= 0.95 * int(m.group(2)),
-          "late reads: the sample's own copy found for >= 95%% of reads (%s)" % (m.group(0) if m else "no BPF line"),
-          res.stderr)
+ok, text = E.copies(res, 0.95, 100)
+chk.check(ok, "late reads: the sample's own copy found for >= 95%% of reads (%s)" % text, res.stderr)
 wrong, total = zlib_callers(E.load_profile(chk, out4, res))
 chk.check(total >= 100 and wrong <= 0.01 * total,
           "late reads, frames copied at the sample: deflate/inflate under their own callers (%d of %d wrong)"
@@ -259,15 +257,38 @@ chk.check(total >= 100 and wrong <= 0.01 * total,
 # last tens of milliseconds are read after the exit) keep the frames copied
 # at the sample.  With drains put off (test knob) the whole 80 ms loop is
 # read after the exit: 10-25% of the zlib samples were frameless before.
+# Samples that came before ember had registered their thread with the
+# copier have no copy to keep: a handful normally, but CI once held ember
+# back so long at the start (18 samples lost, reads 140 ms late) that most
+# of the run had none.  Such a run is made again (up to 3 runs), and those
+# samples, which the summary counts, are not held against the copies.
 out5 = os.path.join(E.tmpdir(), "after_exit.folded")
 env5 = dict(os.environ, EMBER_TEST_PY_DRAIN_MS="10000")
-res = E.record(["-F", "499", "-o", out5], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "0.08"], env=env5,
-               timeout=90)
+res, stall5 = E.record_unstalled(["-F", "499", "-o", out5], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "0.08"],
+                                 env=env5, timeout=90)
 chk.check(res.rc == 0, "read after the exit: ember exits 0", res.describe())
 wrong, total = zlib_callers(E.load_profile(chk, out5, res))
-chk.check(total >= 40 and wrong <= 0.03 * total,
-          "read after the exit: deflate/inflate under their own callers (%d of %d wrong)" % (wrong, total),
+m = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
+before = int(m.group(1)) if m else 0
+chk.check(total >= 40 and wrong <= 0.03 * total + before,
+          "read after the exit: deflate/inflate under their own callers (%d of %d wrong; %d samples before the "
+          "copier knew the thread%s)" % (wrong, total, before, "; stalled: " + stall5 if stall5 else ""),
           res.stderr)
+
+# ember held back for 300 ms as the target starts (test knob; a host that
+# steals ember's vCPU then): the samples of those 300 ms (~60 at -F 199)
+# came before the copier knew the thread, the summary counts them, and the
+# samples after them still find their copies.
+out6 = os.path.join(E.tmpdir(), "start_stall.folded")
+res = E.record(["-F", "199", "-o", out6], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "1.0"],
+               env=dict(os.environ, EMBER_TEST_START_STALL_MS="300"), timeout=90)
+chk.check(res.rc == 0, "ember late at the start: exits 0", res.describe())
+m = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
+chk.check(m is not None and 30 <= int(m.group(1)) <= 120,
+          "ember late at the start: the summary counts the samples before the copier knew the thread (30-120: %s)"
+          % (m.group(0) if m else "no such count"), res.stderr)
+ok, text = E.copies(res, 0.95, 150)
+chk.check(ok, "ember late at the start: the later samples find their copies (%s)" % text, res.stderr)
 
 # A native program that becomes Python by exec (a wrapper ending in `exec
 # python ...`): ember looks for the runtime again as soon as the process
@@ -293,10 +314,8 @@ out5 = os.path.join(E.tmpdir(), "threads_bpf.folded")
 res = E.record(["-F", "999", "-o", out5], [PY, os.path.join(PY_DIR, "zlib_threads.py"), "2.5"],
                env=dict(os.environ, EMBER_BPF_STATS="1"), timeout=90)
 chk.check(res.rc == 0, "two threads, frames copied at the sample: ember exits 0", res.describe())
-m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
-chk.check(m is not None and int(m.group(2)) >= 1000 and int(m.group(1)) >= 0.95 * int(m.group(2)),
-          "two threads: the sample's own copy found for >= 95%% of reads (%s)" % (m.group(0) if m else "no BPF line"),
-          res.stderr)
+ok, text = E.copies(res, 0.95, 1000)
+chk.check(ok, "two threads: the sample's own copy found for >= 95%% of reads (%s)" % text, res.stderr)
 m = re.search(r"records: (\d+) woke ember \(\d+ code objects named on arrival\), (\d+) read where they "
               r"arrived, (\d+) kept for a later read \((\d+) read\)", res.stderr)
 chk.check(m is not None, "two threads: the copier's records are accounted for", res.stderr)
@@ -401,10 +420,8 @@ chk.check(created >= 50 and len(names_seen) >= 0.9 * created,
           % (len(names_seen), created), fresh.top(12))
 
 res = raise_gen_run("exceptions/generators, frames copied at the sample", [], 4.0)
-m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
-chk.check(m is not None and int(m.group(2)) >= 1000 and int(m.group(1)) >= 0.9 * int(m.group(2)),
-          "the kernel copied the frames at >= 90%% of the samples (%s)" % (m.group(0) if m else "no BPF line"),
-          res.stderr)
+ok, text = E.copies(res, 0.9, 1000)
+chk.check(ok, "the kernel copied the frames at >= 90%% of the samples (%s)" % text, res.stderr)
 # (8.5% once on python3.11d under ASan in CI, 0.9-2.1% in plain builds.)
 res = raise_gen_run("exceptions/generators, frames read after the sample (--no-bpf)", ["--no-bpf"],
                     10.0 if VER >= (3, 11) or VER in ((3, 8), (3, 9)) else 16.0)
