@@ -210,6 +210,41 @@ static void probe_words_read(const struct unwind_input *in, uint64_t sp, uint64_
 	}
 }
 
+/* Does the byte run before ra end with a call instruction (call rel32;
+ * call through a register or memory operand, with or without displacement)?
+ * Tells a return address from any other code pointer left on the stack. */
+static bool after_call(const struct process *proc, uint64_t ra)
+{
+	const struct module_load *ml = process_find(proc, ra);
+	uint8_t b[8];
+	if (!ml || !ml->mod->img_ok || ra < 8 || !elf_image_read(&ml->mod->img, ra - 8 - ml->bias, b, sizeof b))
+		return false;
+	if (b[3] == 0xe8)                                   /* e8 rel32 */
+		return true;
+	for (int len = 2; len <= 7; len++) {                /* ff /2 modrm [sib] [disp] */
+		const uint8_t *op = &b[8 - len];
+		if (op[0] == 0xff && (op[1] & 0x38) == 0x10)
+			return true;
+	}
+	return false;
+}
+
+/* A leaf without CFI, caught at its first instruction or in a stub that has
+ * not touched the stack: a library's `.init` (crti.o carries no CFI) as the
+ * dynamic loader enters it (often: the first touch faults its page in), a
+ * PLT entry without CFI.  The return address is then at [SP].  libunwind's
+ * frame-pointer fallback ends the walk there instead, leaving the sample
+ * without its callers (during an import: without its Python frames). */
+static bool entry_return_address(struct unwind_ctx *ctx, uint64_t ip, uint64_t *ra)
+{
+	const struct unwind_input *in = ctx->in;
+	unw_proc_info_t pi;
+	if (in->stack_len < 8 || find_proc_info(ctx->proc->unwind->as, ip, &pi, 0, ctx) == 0)
+		return false;   /* it has CFI: libunwind's answer stands */
+	memcpy(ra, in->stack, 8);
+	return after_call(ctx->proc, *ra);
+}
+
 uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
 		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags, struct unwind_probes *probes)
 {
@@ -243,6 +278,11 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 	int prev_signal = unw_is_signal_frame(&c) > 0;
 	uint64_t prev_sp = in->regs[PERF_REG_SP];
 	int rc = 0;
+	bool from_entry = false, astray = false;
+	uint64_t entry_regs[PERF_REGS_COUNT];
+	struct unwind_input entry_in;
+	uint64_t ra;
+again:
 	while (n < max && (rc = unw_step(&c)) > 0) {
 		unw_word_t pc, sp;
 		if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0 || unw_get_reg(&c, UNW_REG_SP, &sp) < 0 || pc == 0)
@@ -250,7 +290,7 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 		/* The stack grows down: a caller's SP below its callee's means the
 		 * walk went astray (garbage from a frame-pointer fallback). */
 		if (sp < prev_sp) {
-			*flags |= EMBER_SAMPLE_UNWIND_ERROR;
+			astray = true;
 			break;
 		}
 		if (pending) {
@@ -272,7 +312,36 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 		put_frame(proc, at, &out[n++]);
 		prev_signal = unw_is_signal_frame(&c) > 0;
 	}
+	/* The walk ended at the leaf, or one guessed frame after it (libunwind
+	 * falls back to the frame pointer): if the leaf has no CFI, go on
+	 * instead from the return address at [SP] as its caller (SP + 8, the
+	 * other registers as they are), once. */
+	if (!from_entry && max > 1 && (n == 1 || (n == 2 && (rc < 0 || astray))) && !ctx.read_past_copy &&
+	    entry_return_address(&ctx, ip, &ra)) {
+		from_entry = true;
+		astray = false;
+		n = 1;
+		if (probes)
+			probes->n = 0;   /* (the leaf, without CFI, is no eval loop; the guess is dropped) */
+		memcpy(entry_regs, in->regs, sizeof entry_regs);
+		entry_regs[PERF_REG_IP] = ra;
+		entry_regs[PERF_REG_SP] += 8;
+		entry_in = (struct unwind_input){ .regs = entry_regs, .stack = in->stack + 8,
+						  .stack_len = in->stack_len - 8,
+						  .stack_reserved = in->stack_reserved - 8 };
+		ctx.in = &entry_in;
+		if (unw_init_remote(&c, proc->unwind->as, &ctx) >= 0) {
+			put_frame(proc, ra - 1, &out[n++]);
+			prev_signal = 0;
+			prev_sp = entry_regs[PERF_REG_SP];
+			pending = NULL;
+			goto again;
+		}
+		rc = -UNW_EINVAL;
+	}
 	unwind_lock_leave();
+	if (astray)
+		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
 	if (ctx.read_past_copy)
 		*flags |= EMBER_SAMPLE_TRUNCATED;
 	else if (n < max && rc < 0)
