@@ -8,7 +8,9 @@
  * one run per activation.  The read happened just after the native sample,
  * while the thread ran on; when the counts disagree the stack is aligned
  * from the root (the part least likely to have changed), or from the leaf
- * when the native stack was cut off at the root; a torn read (a call or
+ * when the native stack was cut off at the root (the read's outer frames,
+ * which the native part lost, then come first: the Python stack stays
+ * whole); a torn read (a call or
  * return ran while it was read) keeps all runs but the innermost; and a
  * "[python frames uncertain]" frame marks where trust ends.  Never drops a
  * sample. */
@@ -89,13 +91,23 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 	int shift = 0;
 	if (native_truncated && nruns > nevals)
 		shift = (int)(nruns - nevals);      /* the root side of the native stack is missing */
-	if (has_python && (torn || nevals != nruns || (pyflags & EMBER_PY_TRUNCATED)))
+	/* Cut off at the root (stack copy, frame cap: deep C -> Python -> C
+	 * chains, an import inside an extension's init): the read's outer runs
+	 * are the part the native stack lost.  When the sample confirmed every
+	 * activation it has, the stack is whole and certain; else uncertain. */
+	bool root_runs = has_python && !torn && shift > 0;
+	bool explained = root_runs && (pyflags & EMBER_PY_CHECKED);
+	if (has_python && (torn || (nevals != nruns && !explained) || (pyflags & EMBER_PY_TRUNCATED)))
 		*uncertain = true;
 	if (!has_python || unreadable)
 		paired = 0;
 	else if (torn && paired)
 		paired--;   /* a call or return ran during the read: trust the outer runs only */
 
+	if (root_runs)
+		for (uint32_t r = 0; r < (uint32_t)shift; r++)
+			for (uint32_t k = run_hi[r] + 1; k-- > run_lo[r];)
+				EMIT(python_frame(p, handle, &py[k], o->full_filenames));
 	bool marked = false;
 	uint32_t e = 0;
 	for (uint32_t i = 0; i < ng; i++) {

@@ -170,7 +170,10 @@ static int rehash(struct raw_stacks *rs)
 int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 		   uint32_t npy, uint32_t pyflags)
 {
-	struct sample_key key = { s, py, npy, pyflags & PY_KEY_FLAGS };
+	/* Checked by the sample: tells a native stack cut off at the root
+	 * whose Python frames are whole from one that disagrees (merge_stack). */
+	uint32_t keep = PY_KEY_FLAGS | (s->flags & EMBER_SAMPLE_TRUNCATED ? EMBER_PY_CHECKED : 0);
+	struct sample_key key = { s, py, npy, pyflags & keep };
 	uint64_t h = hash_sample(&key);
 	size_t mask = rs->nslots - 1, j = h & mask;
 	for (; rs->slots[j]; j = (j + 1) & mask) {

@@ -420,11 +420,17 @@ int ember_python_reconcile(struct ember_python *py, const struct ember_py_eviden
 	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
 	uint32_t nruns = unreadable ? 0 : ember_python_runs(fr, (uint32_t)n, lo, hi, MAX_RUNS);
 
-	/* Learn from prompt reads that pair up with the sample. */
+	/* Learn from prompt reads that pair up with the sample.  A native stack
+	 * cut off at the root pairs from the leaf, when the frames are the
+	 * ones copied at the sample (the read's extra runs are then the root
+	 * side it lost, not calls made since). */
 	bool have_addrs = py->nfr_addrs == (uint32_t)n;
-	if (!broken && nruns == nev && read_lag_ns < PROMPT_NS)
-		for (uint32_t k = 0; k < nev; k++)
-			calib_update(py, &ev[k], &fr[lo[k]], have_addrs && lo[k] < PY_FRAME_ADDRS ? py->fr_addrs[lo[k]] : 0);
+	uint32_t cut = native_truncated && nruns > nev && (*flags & EMBER_PY_AT_SAMPLE) ? nruns - nev : 0;
+	if (!broken && nruns == nev + cut && read_lag_ns < PROMPT_NS)
+		for (uint32_t k = 0; k < nev; k++) {
+			uint32_t at = lo[k + cut];
+			calib_update(py, &ev[k], &fr[at], have_addrs && at < PY_FRAME_ADDRS ? py->fr_addrs[at] : 0);
+		}
 
 	struct resolved res[64];
 	if (nev > 64)

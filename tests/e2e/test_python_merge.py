@@ -290,6 +290,31 @@ chk.check(m is not None and 30 <= int(m.group(1)) <= 120,
 ok, text = E.copies(res, 0.95, 150)
 chk.check(ok, "ember late at the start: the later samples find their copies (%s)" % text, res.stderr)
 
+# A native stack cut off at the root (deep_native.py: 50 levels of Python
+# -> map() -> Python, ~10 native frames each: past the 32 KB stack copy or
+# the 512-frame cap):
+# the Python frames the native part lost are shown above it, so the Python
+# stack is whole (<module> and 51 rec frames over deflate), and the sample
+# still confirms the activations it has.  Before: the root side's Python
+# frames were dropped and 97-98% of samples marked uncertain.
+out8 = os.path.join(E.tmpdir(), "deep_native.folded")
+res = E.record(["-F", "499", "-o", out8], [PY, os.path.join(PY_DIR, "deep_native.py"), "50", "1.5"], timeout=90)
+chk.check(res.rc == 0, "native stack cut off: ember exits 0", res.describe())
+deep = E.load_profile(chk, out8, res)
+zl = whole = 0
+for fr, c in deep.stacks:
+    if "deflate" not in fr:
+        continue
+    zl += c
+    names = [f.split(" (")[0] for f in fr if PYFRAME.match(f)]
+    whole += c if names == ["<module>"] + ["rec"] * 51 and "[python frames uncertain]" not in fr else 0
+chk.check(zl >= 300 and whole >= 0.9 * zl,
+          "native stack cut off: the whole Python stack (<module> + 51 rec) over deflate in %d of %d samples "
+          "(>= 90%%)" % (whole, zl), deep.top(5))
+m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
+chk.check(m is not None and float(m.group(3)) <= 5.0 and "truncated" in res.stderr,
+          "native stack cut off: at most 5%% uncertain (%s)" % (m.group(0) if m else "no mismatch line"), res.stderr)
+
 # A native program that becomes Python by exec (a wrapper ending in `exec
 # python ...`): ember looks for the runtime again as soon as the process
 # maps new code, not at the next step of its back-off (up to 0.5 s), and
