@@ -23,9 +23,13 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 		(unsigned long long)st->samples, (unsigned long long)st->lost,
 		(unsigned long long)st->truncated, (unsigned long long)st->unwind_errors,
 		per_sample_us, unwind_us, sum->symbolize_s * 1e3);
-	if (st->truncated)
+	if (st->truncated > st->frame_capped)
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: raise --stack-size (max 65528)\n",
-			100.0 * (double)st->truncated / (double)st->samples);
+			100.0 * (double)(st->truncated - st->frame_capped) / (double)st->samples);
+	if (st->frame_capped)
+		fprintf(out, "ember: %.1f%% of stacks were deeper than %d native frames: their outermost frames are "
+			"left out (under [truncated])\n", 100.0 * (double)st->frame_capped / (double)st->samples,
+			EMBER_MAX_FRAMES);
 	if (sum->python_samples && st->samples) {
 		fprintf(out, "ember: Python frames: read %.1f us/sample (median %.1f us), starting %.0f us after the "
 			"sample (%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "

@@ -228,8 +228,9 @@ static bool stack_eq(const void *ctx, uint32_t id, const void *key)
 	const struct ember_profile *p = ctx;
 	const struct stack_key *k = key;
 
+	/* (an empty stack first: stack_frames may still be NULL) */
 	return p->stack_len[id] == k->n &&
-	       memcmp(p->stack_frames + p->stack_off[id], k->ids, (size_t)k->n * sizeof(uint32_t)) == 0;
+	       (k->n == 0 || memcmp(p->stack_frames + p->stack_off[id], k->ids, (size_t)k->n * sizeof(uint32_t)) == 0);
 }
 
 uint32_t ember_profile_stack(struct ember_profile *p, const uint32_t *ids, uint32_t n)

@@ -437,8 +437,10 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 	smp.probes = s->probes;
 	s->stats.unwind_ns += monotonic_ns() - t0;
 	smp.frames = s->frames;
-	if (smp.flags & EMBER_SAMPLE_TRUNCATED)
+	if (smp.flags & EMBER_SAMPLE_TRUNCATED) {
 		s->stats.truncated++;
+		s->stats.frame_capped += (smp.flags & EMBER_SAMPLE_FRAME_CAP) != 0;
+	}
 	else if (smp.flags & EMBER_SAMPLE_UNWIND_ERROR)
 		s->stats.unwind_errors++;
 	s->fn(s->fn_arg, &smp);

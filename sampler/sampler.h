@@ -51,6 +51,8 @@ enum ember_sample_flags {
 	EMBER_SAMPLE_TRUNCATED    = 1u << 0, /* stack copy ended before the outermost frame */
 	EMBER_SAMPLE_UNWIND_ERROR = 1u << 1, /* unwinding stopped early for another reason */
 	EMBER_SAMPLE_IN_KERNEL    = 1u << 2, /* sample taken while the thread was in the kernel */
+	EMBER_SAMPLE_FRAME_CAP    = 1u << 3, /* with TRUNCATED: cut at EMBER_MAX_FRAMES frames, not by
+	                                      * the stack copy (a bigger copy would not help) */
 };
 
 /* What one frame held at the sample, recorded for the frames the caller's
@@ -108,7 +110,8 @@ struct ember_module_info {
 struct ember_sampler_stats {
 	uint64_t samples;        /* SAMPLE records read */
 	uint64_t lost;           /* samples lost (LOST records) */
-	uint64_t truncated;      /* stacks cut by the copy size */
+	uint64_t truncated;      /* stacks cut by the copy size or the frame cap */
+	uint64_t frame_capped;   /* ... of them, by the frame cap (EMBER_MAX_FRAMES) */
 	uint64_t unwind_errors;  /* other unwinding failures */
 	uint64_t unwind_ns;      /* elapsed time spent unwinding (CLOCK_MONOTONIC: a preempted
 	                          * profiler counts the wait too; cheap enough per sample) */

@@ -346,7 +346,7 @@ again:
 		*flags |= EMBER_SAMPLE_TRUNCATED;
 	else if (n < max && rc < 0)
 		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
-	if (n == max)
-		*flags |= EMBER_SAMPLE_TRUNCATED;
+	if (n == max && !ctx.read_past_copy)
+		*flags |= EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_FRAME_CAP;
 	return n;
 }

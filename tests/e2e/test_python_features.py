@@ -144,8 +144,10 @@ res = E.record(["-F", "999", "-o", out7], [PY, raise_gen, "1.5"], timeout=60)
 chk.check(res.rc == 0 and "copied by the kernel" in res.stderr and "eval loop from DWARF" not in res.stderr,
           "frames copied at the sample: the eval loop's DWARF is not read", res.stderr)
 if has_dbg:
-    res = E.record(["-F", "999", "-o", out7], [PY, raise_gen, "1.5"], env=dict(os.environ, EMBER_TEST_PY_NO_COPY="1"),
-                   timeout=60)
+    # (a read-promptness check: run again when the machine stalled ember;
+    # CI once: 44 samples lost, reads 14 ms late, 14.4% uncertain)
+    res, _ = E.record_unstalled(["-F", "999", "-o", out7], [PY, raise_gen, "1.5"],
+                                env=dict(os.environ, EMBER_TEST_PY_NO_COPY="1"), timeout=60)
     m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
     chk.check(res.rc == 0 and "eval loop from DWARF" in res.stderr and m is not None and float(m.group(3)) <= 10,
               "copies unused: the eval loop's DWARF is read after all, <= 10%% uncertain (%s)" %

@@ -110,6 +110,23 @@ static void test_frames(void)
 	ember_profile_free(&p);
 }
 
+/* An empty stack interned first (--python-only: a start-up sample without
+ * Python frames), then again: found, with no frame array allocated yet
+ * (UBSan caught a memcmp from NULL there in CI). */
+static void test_empty_stack_first(void)
+{
+	struct ember_profile p;
+
+	CHECK(ember_profile_init(&p) == 0);
+	uint32_t s0 = stack(&p, 0);
+	CHECK(s0 == 0);
+	CHECK(stack(&p, 0) == s0);
+	uint32_t m = frame(&p, EMBER_FRAME_NATIVE, "main", "", 0, "app");
+	CHECK(stack(&p, 1, m) == 1);
+	CHECK(stack(&p, 0) == s0);
+	ember_profile_free(&p);
+}
+
 static void test_stacks_threads_rows(void)
 {
 	struct ember_profile p;
@@ -361,6 +378,7 @@ int main(void)
 {
 	test_strtab();
 	test_frames();
+	test_empty_stack_first();
 	test_stacks_threads_rows();
 	test_report();
 	test_report_print_edges();
