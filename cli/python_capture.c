@@ -8,6 +8,7 @@
  * frames, then at most once a second, once that sample is stored. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ struct python_capture {
 	struct ember_py_sampletime *sf; /* the in-kernel frame copier, NULL when off or refused */
 	char sf_msg[256];             /* why it is not used ("" when it is, or was not asked for) */
 	bool test_no_copy;            /* EMBER_TEST_PY_NO_COPY: read every sample after it */
+	int test_start_stall_ms;      /* EMBER_TEST_START_STALL_MS: sleep once a runtime is first
+	                               * found, before its first read (ember held back as the
+	                               * Python thread starts) */
 	struct py_proc *procs;
 	size_t nprocs, cap;
 	uint64_t reads, torn;
@@ -77,6 +81,8 @@ struct python_capture *python_capture_new(bool gil, bool sample_time)
 	/* Test knob: the copier loaded but its copies unused, as when ember
 	 * falls behind (the eval loop's DWARF must then be read after all). */
 	pc->test_no_copy = getenv("EMBER_TEST_PY_NO_COPY") != NULL;
+	const char *stall = getenv("EMBER_TEST_START_STALL_MS");
+	pc->test_start_stall_ms = stall ? atoi(stall) : 0;
 	return pc;
 }
 
@@ -275,6 +281,10 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 			return 0;
 		}
 		p->unread--;
+		if (pc->test_start_stall_ms > 0) {
+			poll(NULL, 0, pc->test_start_stall_ms);
+			pc->test_start_stall_ms = 0;
+		}
 		read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
 		ember_python_set_sampletime(p->py, pc->sf);
 	}

@@ -60,8 +60,6 @@ struct record_run {
 	uint64_t test_read_delay_ns;  /* $EMBER_TEST_PY_READ_DELAY_US (tests only) */
 	uint32_t test_stall_ms;       /* $EMBER_TEST_STALL_MS: sleep after each drain, as when
 	                               * the machine steals ember's CPU (tests only) */
-	uint32_t test_start_stall_ms; /* $EMBER_TEST_START_STALL_MS: sleep before the first
-	                               * Python read, as when it is stolen at the start */
 	uint64_t test_reads;
 	bool gil_unknown;             /* --gil asked, but the version records no holder */
 	struct ember_profile profile;
@@ -96,10 +94,6 @@ static double self_cpu_s(void)
 static void read_python_early(void *arg, const struct ember_sample *s)
 {
 	struct record_run *run = arg;
-	if (run->test_start_stall_ms) {
-		poll(NULL, 0, (int)run->test_start_stall_ms);
-		run->test_start_stall_ms = 0;
-	}
 	if (run->test_read_delay_ns && (run->test_reads++ & 1)) {
 		/* Test knob: every other read late, as on a loaded machine. */
 		uint64_t at = s->time_ns + run->test_read_delay_ns;
@@ -393,8 +387,6 @@ int cmd_record(int argc, char **argv)
 		run.test_read_delay_ns = delay ? strtoull(delay, NULL, 10) * 1000ull : 0;
 		const char *stall = getenv("EMBER_TEST_STALL_MS");
 		run.test_stall_ms = stall ? (uint32_t)atoi(stall) : 0;
-		const char *start_stall = getenv("EMBER_TEST_START_STALL_MS");
-		run.test_start_stall_ms = start_stall ? (uint32_t)atoi(start_stall) : 0;
 		ember_sampler_set_early_fn(run.sampler, read_python_early, &run);
 		ember_sampler_set_probe(run.sampler, python_capture_is_eval, run.python);
 	}
