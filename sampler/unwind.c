@@ -233,8 +233,9 @@ static bool after_call(const struct process *proc, uint64_t ra)
  * not touched the stack: a library's `.init` (crti.o carries no CFI) as the
  * dynamic loader enters it (often: the first touch faults its page in), a
  * PLT entry without CFI.  The return address is then at [SP].  libunwind's
- * frame-pointer fallback ends the walk there instead, leaving the sample
- * without its callers (during an import: without its Python frames). */
+ * frame-pointer fallback ends the walk there, or after one bogus frame,
+ * leaving the sample without its callers (during an import: without its
+ * Python frames). */
 static bool entry_return_address(struct unwind_ctx *ctx, uint64_t ip, uint64_t *ra)
 {
 	const struct unwind_input *in = ctx->in;
