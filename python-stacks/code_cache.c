@@ -1,7 +1,8 @@
 /* Code objects by remote address: decoded once (name, qualname, filename,
  * short filename, first line, pre-decoded line table), validated on every use
  * against the header words just read (name/filename/line-table/bytecode
- * pointers, first line, size), so a reused address gets a new id.  Ids are
+ * pointers, first line, size, 3.12+ co_version) and the name's cached
+ * hash, so a reused address gets a new id.  Ids are
  * indexes into an append-only array: valid until ember_python_close(). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -301,12 +302,24 @@ static uint32_t id_map_get(const struct ember_python *py, uint64_t addr)
 	return 0;
 }
 
-static bool key_matches(const struct ember_python *py, const struct py_code_entry *c, const uint8_t *h)
+/* A str's hash is -1 until computed; a name's is computed when it is
+ * interned, as code objects' names are.  0 (a rare real hash) and -1 are
+ * "not known" and agree with anything. */
+static uint64_t known_hash(uint64_t h)
+{
+	return h == UINT64_MAX ? 0 : h;
+}
+
+static bool key_matches(const struct ember_python *py, const struct py_code_entry *c, const uint8_t *h,
+			uint64_t name_hash)
 {
 	const struct py_offsets *o = &py->off;
+	name_hash = known_hash(name_hash);
 	return rd64(h, o->co_name) == c->k_name && rd64(h, o->co_filename) == c->k_filename &&
+	       (!name_hash || !c->k_name_hash || name_hash == c->k_name_hash) &&
 	       rd64(h, o->co_linetable) == c->k_linetable && rd32(h, o->co_firstlineno) == c->k_firstlineno &&
 	       (o->co_code < 0 || rd64(h, o->co_code) == c->k_code) &&
+	       (o->co_version < 0 || (uint32_t)rd32(h, o->co_version) == c->k_version) &&
 	       (o->co_code_adaptive < 0 || (int64_t)rd64(h, o->ob_size) == c->k_size);
 }
 
@@ -328,7 +341,7 @@ static bool still_alive(struct ember_python *py, const struct py_code_entry *c, 
 		return false;
 	uint64_t refcnt = rd64(now, 0);
 	return refcnt >= 1 && refcnt < (1ull << 32) && rd64(now, py->off.ob_type) == py->t_code &&
-	       key_matches(py, c, now);
+	       key_matches(py, c, now, 0);
 }
 
 /* Adds c to the id-indexed array: its id, 0 when out of memory. */
@@ -467,28 +480,35 @@ fail:
  * sample, if its words match: the allocator puts the same words back (an
  * older generation's name, file and line table at the same addresses
  * again), so a match alone does not tell.  0: none. */
-static uint32_t older_object(struct ember_python *py, uint32_t id, const uint8_t *h)
+static uint32_t older_object(struct ember_python *py, uint32_t id, const uint8_t *h, uint64_t name_hash)
 {
 	uint32_t newer = id, old = py->codes[id - 1]->prev;
 	for (int hops = 0; old && hops < PREV_HOPS; hops++, newer = old, old = py->codes[old - 1]->prev) {
 		if (py->read_ns >= py->codes[newer - 1]->born_ns)
 			break;
-		if (py->codes[old - 1]->born_ns <= py->read_ns && key_matches(py, py->codes[old - 1], h))
+		if (py->codes[old - 1]->born_ns <= py->read_ns && key_matches(py, py->codes[old - 1], h, name_hash))
 			return old;
 	}
 	return 0;
 }
 
-uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
+uint64_t py_code_name_hash(struct ember_python *py, const uint8_t *h)
+{
+	uint64_t name = rd64(h, py->off.co_name);
+	const uint8_t *p = py->str_hash_off && rm_ptr_ok(name, 8) ? snap_get(py, name + py->str_hash_off, 8) : NULL;
+	return p ? rd64(p, 0) : 0;
+}
+
+uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h, uint64_t name_hash)
 {
 	const struct py_offsets *o = &py->off;
 	if (rd64(h, o->ob_type) != py->t_code)
 		return 0;
 	uint32_t id = id_map_get(py, addr);
-	uint32_t old = id && py->read_ns < py->codes[id - 1]->born_ns ? older_object(py, id, h) : 0;
+	uint32_t old = id && py->read_ns < py->codes[id - 1]->born_ns ? older_object(py, id, h, name_hash) : 0;
 	if (old)
 		return old;
-	if (id && key_matches(py, py->codes[id - 1], h)) {
+	if (id && key_matches(py, py->codes[id - 1], h, name_hash)) {
 		py->codes[id - 1]->checked_ns = py->read_ns;
 		return id;
 	}
@@ -509,6 +529,8 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h)
 	c->k_linetable = rd64(h, o->co_linetable);
 	c->k_firstlineno = rd32(h, o->co_firstlineno);
 	c->k_code = o->co_code >= 0 ? rd64(h, o->co_code) : 0;
+	c->k_name_hash = known_hash(name_hash);
+	c->k_version = o->co_version >= 0 ? (uint32_t)rd32(h, o->co_version) : 0;
 	c->k_size = (int64_t)rd64(h, o->ob_size);
 	c->firsttraceable = o->co_firsttraceable >= 0 ? rd32(h, o->co_firsttraceable) : 0;
 	/* CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR */
@@ -579,7 +601,7 @@ bool py_code_still_there(struct ember_python *py, uint32_t id)
 	int err = 0;
 	if (py->co_len > sizeof h || !rm_read(py->pid, c->addr, h, py->co_len, &err, &py->st.syscalls))
 		return false;
-	if (rd64(h, py->off.ob_type) != py->t_code || !key_matches(py, c, h))
+	if (rd64(h, py->off.ob_type) != py->t_code || !key_matches(py, c, h, 0))
 		return false;
 	c->checked_ns = py->read_ns;
 	return true;

@@ -118,7 +118,8 @@ static void set_lengths(struct ember_python *py)
 			 o->if_previous + 8, o->if_instr + 8, o->if_owner + 1, o->if_is_entry + 1, o->ob_type + 8 };
 	int32_t co[] = { o->ob_type + 8, o->ob_size + 8, o->co_firstlineno + 4, o->co_code + 8,
 			 o->co_filename + 8, o->co_name + 8, o->co_qualname + 8, o->co_linetable + 8,
-			 o->co_firsttraceable + 4, o->co_argcount + 4, o->co_varnames + 8, o->co_flags + 4 };
+			 o->co_firsttraceable + 4, o->co_argcount + 4, o->co_varnames + 8, o->co_flags + 4,
+			 o->co_version + 4 };
 	py->ts_len = py->fr_len = py->co_len = 0;
 	for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
 		if (ts[i] > (int32_t)py->ts_len) py->ts_len = ts[i];
@@ -130,6 +131,10 @@ static void set_lengths(struct ember_python *py)
 	py->fr_len = (py->fr_len + 7) & ~7u;
 	py->co_len = (py->co_len + 7) & ~7u;
 	py->str_hdr_len = (uint32_t)(o->major == 2 ? 40 : o->str_compact_data + 8);
+	/* The hash follows the length in PyASCIIObject and PyStringObject.  Code
+	 * objects are told apart by their names' hashes where they have no
+	 * number of their own (co_version, 3.12+): code_cache.c. */
+	py->str_hash_off = o->co_version >= 0 ? 0 : (uint32_t)((o->major == 2 ? o->ob_size : o->str_length) + 8);
 }
 
 static int locate(struct ember_python *py, const struct proc_maps *m, const struct map_entry *obj,

@@ -75,7 +75,11 @@ static uint32_t code_at(struct ember_python *py, uint64_t code)
 	const uint8_t *hdr = snap_get_ent(py, code, py->co_len, &e);
 	if (!hdr)
 		return 0;
-	uint32_t id = py_code_get(py, code, hdr);
+	/* The name's hash: after the header in a record (sample_frames.h), else
+	 * read with the snapshot. */
+	uint64_t name_hash = e && e == &s->rec_ent && e->len >= py->co_len + 8 ? rd64(hdr, py->co_len)
+									      : py_code_name_hash(py, hdr);
+	uint32_t id = py_code_get(py, code, hdr, name_hash);
 	if (e) {   /* not a scratch read */
 		s->memo_code = code;
 		s->memo_id = id;
@@ -111,10 +115,14 @@ uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *bac
 	if (!rm_ptr_ok(f, 8) || py->fr_len > sizeof b || py->co_len > sizeof h ||
 	    !rm_read(py->pid, f, b, py->fr_len, NULL, &py->st.syscalls) || rd64(b, o->ob_type) != py->t_frame)
 		return 0;
-	uint64_t code = rd64(b, o->fo_code);
+	uint64_t code = rd64(b, o->fo_code), name_hash = 0;
 	if (!rm_ptr_ok(code, 8) || !rm_read(py->pid, code, h, py->co_len, NULL, &py->st.syscalls))
 		return 0;
-	uint32_t id = py_code_get(py, code, h);
+	uint64_t name = rd64(h, o->co_name);
+	if (!py->str_hash_off || !rm_ptr_ok(name, 8) ||
+	    !rm_read(py->pid, name + py->str_hash_off, &name_hash, 8, NULL, &py->st.syscalls))
+		name_hash = 0;
+	uint32_t id = py_code_get(py, code, h, name_hash);
 	if (!id)
 		return 0;
 	int64_t lasti = rd32(b, o->fo_lasti);

@@ -30,6 +30,7 @@ struct py_offsets {
 	int32_t co_size, co_firstlineno, co_code, co_filename, co_name, co_qualname;
 	int32_t co_linetable, co_firsttraceable, co_code_adaptive, co_argcount, co_varnames;
 	int32_t co_flags;            /* <= 3.10 only: generators are told from their code */
+	int32_t co_version;          /* 3.12+: a number no other code object got (u32) */
 	int32_t tuple_item, type_name;
 	int32_t ob_type, ob_size, bytes_sval;
 	int32_t str_length, str_state, str_ascii_data, str_compact_data, str_utf8, str_utf8_length;
@@ -154,6 +155,8 @@ struct py_code_entry {
 	uint64_t addr;
 	/* validation key: header words that must match on every reuse */
 	uint64_t k_name, k_filename, k_linetable, k_code;
+	uint64_t k_name_hash;       /* the name's cached hash at first sight (0: not known) */
+	uint32_t k_version;         /* 3.12+ co_version */
 	int64_t k_size;             /* ob_size (3.11+: code units) */
 	int32_t k_firstlineno;
 	int64_t ninstr_bytes;       /* bytes of bytecode (bounds for the instruction offset); -1 unknown */
@@ -291,6 +294,9 @@ struct ember_python {
 	uint64_t gil_tstate_addr;    /* 2.7-3.11: where the GIL holder's tstate pointer lives */
 	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;
 	uint32_t ts_len, fr_len, co_len, str_hdr_len;
+	uint32_t str_hash_off;       /* of the cached hash in a str (2.7: PyStringObject.ob_shash);
+	                              * 0 on 3.12+, whose code objects are numbered (co_version):
+	                              * code objects' names are not hashed there */
 	int32_t pthread_tid_off;     /* <=3.10: offset of the TID in glibc's struct pthread, -1 unknown */
 	uint32_t own_pid;            /* the pid in the target's own pid namespace (== pid outside
 	                              * containers); what its main thread's struct pthread holds */
@@ -454,9 +460,15 @@ uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *bac
 bool py_frame_starts_activation(struct ember_python *py, uint64_t f, uint32_t id);
 
 /* code_cache.c */
-/* Code id for the code object at addr whose header bytes (co_len) are hdr;
- * 0 if it is not a code object or cannot be read. */
-uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *hdr);
+/* Code id for the code object at addr whose header bytes (co_len) are hdr
+ * and whose name's cached hash is name_hash (read with the header; 0 or -1:
+ * not known, then not checked); 0 if it is not a code object or cannot be
+ * read. */
+uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *hdr, uint64_t name_hash);
+/* The cached hash of the name of the code object whose header is hdr, read
+ * from the target in the read's snapshot (prefetched by the next read); 0
+ * when unreadable. */
+uint64_t py_code_name_hash(struct ember_python *py, const uint8_t *hdr);
 void py_code_free_all(struct ember_python *py);
 /* <= 3.10 methods: the id naming code `base` as "Class.name", for the class
  * whose type object is `type` (tp_name pointer tp_name); base if unknown. */

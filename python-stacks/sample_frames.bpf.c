@@ -9,7 +9,7 @@
  * run of frames of the same code), and the thread state's first bytes.
  * Only threads ember registered (tid -> thread state and offsets) are
  * copied.  Cost in the target: two map lookups, a read of the thread
- * state, and one user-memory read per frame and per code object (at most
+ * state, and one user-memory read per frame and two per code object (at most
  * EMBER_SF_MAX_FRAMES frames) and a lookup per code object; reads never
  * fault pages in, a failing read ends the copy.  The sample itself is
  * always kept.  The record wakes ember only when it must be read at once
@@ -132,6 +132,8 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	__u32 code_at = t->code_off & (EMBER_SF_FRAME_BYTES - 8);
 	__u32 key0 = t->key_off[0] & (EMBER_SF_CODE_BYTES - 8), key1 = t->key_off[1] & (EMBER_SF_CODE_BYTES - 8);
 	__u32 key2 = t->key_off[2] & (EMBER_SF_CODE_BYTES - 8), key3 = t->key_off[3] & (EMBER_SF_CODE_BYTES - 8);
+	__u32 key4 = t->key_off[4] & (EMBER_SF_CODE_BYTES - 8);
+	__u32 hash_off = t->name_hash_off & (EMBER_SF_CODE_BYTES - 8);
 	if (bpf_probe_read_user(r->data, ts_len, (const void *)t->tstate) != 0) {
 		ts_len = 0;
 		r->flags |= EMBER_SF_WOKE;
@@ -167,7 +169,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		 * of its own (past its 1M-instruction limit at 64 frames). */
 		r->bpf_off = off;
 		off = *(volatile __u32 *)&r->bpf_off;
-		if (off > EMBER_SF_FRAMES_BYTES - 2 * 8 - EMBER_SF_FRAME_BYTES - EMBER_SF_CODE_BYTES)
+		if (off > EMBER_SF_FRAMES_BYTES - 3 * 8 - EMBER_SF_FRAME_BYTES - EMBER_SF_CODE_BYTES)
 			break;
 		__u8 *slot = r->data + off;
 		*(__u64 *)slot = f;
@@ -188,13 +190,21 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			continue;
 		}
 		__u32 hdr_at = off + 8;
-		off += 8 + code_len;
+		const __u8 *h = slot + 8;
+		/* The name's cached hash: its contents, where every pointer of a
+		 * new code object can equal a freed one's (sample_frames.h). */
+		__u64 name = *(const __u64 *)(h + key0), name_hash = 0;
+		if (hash_off && name && !(name & 7) &&
+		    bpf_probe_read_user(&name_hash, sizeof name_hash, (const void *)(name + hash_off)) != 0)
+			name_hash = 0;
+		*(__u64 *)(slot + 8 + code_len) = name_hash;
+		off += 8 + code_len + 8;
 		nc++;
 		last_code = code;
 		/* Seen before, and still the same object? */
-		const __u8 *h = slot + 8;
 		__u64 id = *(const __u64 *)(h + key0) ^ (*(const __u64 *)(h + key1) << 1) ^
-			   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3);
+			   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3) ^
+			   (*(const __u64 *)(h + key4) << 4) ^ (name_hash * 0x9E3779B97F4A7C15ull);
 		struct ember_sf_code_key ck = { .addr = code, .pid = pid };
 		__u64 *seen = bpf_map_lookup_elem(&codes, &ck);
 		if (!seen || *seen != id) {

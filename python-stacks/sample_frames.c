@@ -98,7 +98,7 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 		uint64_t a = rd64(q, 0);
 		if (a & EMBER_SF_CODE_TAG) {
 			uint64_t before = py->st.codes;
-			py_code_get(py, a & ~EMBER_SF_CODE_TAG, q + 8);
+			py_code_get(py, a & ~EMBER_SF_CODE_TAG, q + 8, rd64(q + 8, r->code_len));
 			st->learnt += py->st.codes != before;
 		}
 		q += 8 + ember_sf_entry_bytes(r, a);
@@ -108,7 +108,7 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 
 bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len)
 {
-	const uint8_t *q = r->data + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len);
+	const uint8_t *q = r->data + r->ts_len + ember_sf_frames_bytes(r);
 	for (uint32_t i = 0; i < r->nobjs; i++, q += 8 + EMBER_SF_OBJ_BYTES) {
 		uint64_t at = rd64(q, 0) & ~EMBER_SF_TAGS;
 		if (addr >= at && addr - at <= EMBER_SF_OBJ_BYTES && len <= EMBER_SF_OBJ_BYTES - (addr - at)) {
@@ -127,8 +127,7 @@ static int on_record(void *arg, void *data, size_t size)
 	if (size < head || r->nframes > EMBER_SF_MAX_FRAMES || r->ncodes > EMBER_SF_MAX_FRAMES ||
 	    r->nobjs > EMBER_SF_NEW_CODES * EMBER_SF_OBJS || r->ts_len > EMBER_SF_TS_BYTES ||
 	    r->frame_len > EMBER_SF_FRAME_BYTES || r->code_len > EMBER_SF_CODE_BYTES ||
-	    size != head + r->ts_len + r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len) +
-			    r->nobjs * (8ull + EMBER_SF_OBJ_BYTES))
+	    size != head + r->ts_len + ember_sf_frames_bytes(r) + r->nobjs * (8ull + EMBER_SF_OBJ_BYTES))
 		return 0;
 	st->records++;
 	st->woke += (r->flags & EMBER_SF_WOKE) != 0;
@@ -294,6 +293,8 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 		.cf_off = -1,
 		.code_len = py->co_len,
 		.ts_len = py->ts_len,
+		.name_hash_off = py->str_hash_off % 8 == 0 && py->str_hash_off < EMBER_SF_CODE_BYTES ? py->str_hash_off : 0,
+		/* (0 on 3.12+: co_version, a key word, tells code objects apart) */
 	};
 	if (o->ts_frame >= 0) {
 		v->top_off = o->ts_frame;
@@ -311,9 +312,10 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 	}
 	/* The words ember's code cache checks (code_cache.c key_matches), for
 	 * the copier to tell a code object it has not seen. */
-	int32_t key[4] = { o->co_name, o->co_filename, o->co_linetable,
-			   o->co_code_adaptive >= 0 ? o->ob_size : o->co_code };
-	for (int i = 0; i < 4; i++) {
+	int32_t key[5] = { o->co_name, o->co_filename, o->co_linetable,
+			   o->co_code_adaptive >= 0 ? o->ob_size : o->co_code,
+			   o->co_version >= 0 ? o->co_version & ~7 : o->co_name };
+	for (int i = 0; i < 5; i++) {
 		if (key[i] < 0 || key[i] % 8 || (uint32_t)key[i] + 8 > py->co_len)
 			return false;
 		v->key_off[i] = (uint32_t)key[i];

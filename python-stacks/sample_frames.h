@@ -32,12 +32,15 @@ struct ember_sf_thread {
 	__u32 code_off;     /* frame offset of its code object pointer (multiple of 8) */
 	__u32 code_len;     /* bytes copied per code object, <= EMBER_SF_CODE_BYTES */
 	__u32 ts_len;       /* bytes of the thread state copied, <= EMBER_SF_TS_BYTES */
-	__u32 key_off[4];   /* code-header offsets of the words that identify a code
-	                     * object (name, filename, line table, bytecode or size;
-	                     * multiples of 8, < code_len): what ember's cache checks */
+	__u32 key_off[5];   /* code-header offsets of the words that identify a code
+	                     * object (name, filename, line table, bytecode or size,
+	                     * 3.12+ co_version's word; multiples of 8, < code_len):
+	                     * what ember's cache checks */
 	__u32 obj_off[EMBER_SF_OBJS]; /* code-header offsets of the pointers to the objects
 	                     * a new code object's name is read from (multiples of 8,
 	                     * < code_len; 0: none) */
+	__u32 name_hash_off;/* offset of the cached hash in the str key_off[0] points to
+	                     * (a multiple of 8, < 256; 0: none) */
 	__u32 wakes;        /* the copier's own count, for threads not registered yet */
 	__u32 comm_mix;     /* ... and a mix of its comm when counted */
 };
@@ -81,10 +84,14 @@ enum ember_sf_flags {
  * bytes: the thread state's first ts_len bytes (ts_len 0: not copied), then
  * entries { u64 address; bytes }, innermost frame first: nframes frames of
  * frame_len bytes, each followed, when its code object differs from the
- * frame before's, by that code object's header of code_len bytes, its
- * address tagged with EMBER_SF_CODE_TAG (ncodes of them).  Code objects can
- * be freed right after the sample (a module's code, once imported) and
- * their addresses reused: a copy of the same instant tells.
+ * frame before's, by that code object's header of code_len bytes and the
+ * cached hash of its name (8 bytes; 0 when unreadable), its address tagged
+ * with EMBER_SF_CODE_TAG (ncodes of them).  Code objects can be freed right
+ * after the sample (a module's code, once imported) and their addresses
+ * reused: a copy of the same instant tells.  The name's hash tells a code
+ * object from a freed one whose name, file name, line table and bytecode
+ * were at the same addresses (code.replace(co_name=...) of one code object,
+ * each freed before the next is made: every pointer in the headers equal).
  *
  * After them, for the first EMBER_SF_NEW_CODES code objects the copier had
  * not seen, the first EMBER_SF_OBJ_BYTES of each object their obj_off
@@ -97,7 +104,7 @@ enum ember_sf_flags {
 #define EMBER_SF_OBJ_TAG 2ull
 #define EMBER_SF_TAGS (EMBER_SF_CODE_TAG | EMBER_SF_OBJ_TAG)
 #define EMBER_SF_FRAMES_BYTES (EMBER_SF_TS_BYTES + \
-	EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_FRAME_BYTES + 8 + EMBER_SF_CODE_BYTES))
+	EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_FRAME_BYTES + 8 + EMBER_SF_CODE_BYTES + 8))
 #define EMBER_SF_DATA_BYTES (EMBER_SF_FRAMES_BYTES + \
 	EMBER_SF_NEW_CODES * EMBER_SF_OBJS * (8 + EMBER_SF_OBJ_BYTES))
 
@@ -118,7 +125,13 @@ struct ember_sf_record {
 /* Bytes after the address word of the entry whose (tagged) address is a. */
 static inline __u32 ember_sf_entry_bytes(const struct ember_sf_record *r, __u64 a)
 {
-	return a & EMBER_SF_OBJ_TAG ? EMBER_SF_OBJ_BYTES : a & EMBER_SF_CODE_TAG ? r->code_len : r->frame_len;
+	return a & EMBER_SF_OBJ_TAG ? EMBER_SF_OBJ_BYTES : a & EMBER_SF_CODE_TAG ? r->code_len + 8 : r->frame_len;
+}
+
+/* Bytes of the frames and code objects after the thread state. */
+static inline __u64 ember_sf_frames_bytes(const struct ember_sf_record *r)
+{
+	return r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len + 8);
 }
 
 #endif

@@ -130,7 +130,7 @@ void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t
 	s->rec = rec;
 	s->rec_ts = rec->ts_len == ts_len;
 	s->rec_cur = rec->data + rec->ts_len;
-	s->rec_end = s->rec_cur + rec->nframes * (8ull + rec->frame_len) + rec->ncodes * (8ull + rec->code_len);
+	s->rec_end = s->rec_cur + ember_sf_frames_bytes(rec);
 	s->rec_seen = 0;
 	s->rec_nframes = 0;
 }

@@ -36,6 +36,7 @@ FIELDS = [
     "if_size", "if_code", "if_previous", "if_instr", "if_owner", "if_is_entry",
     "co_size", "co_firstlineno", "co_code", "co_filename", "co_name", "co_qualname",
     "co_linetable", "co_firsttraceable", "co_code_adaptive", "co_argcount", "co_varnames", "co_flags",
+    "co_version",
     "tuple_item", "type_name",
     "ob_type", "ob_size", "bytes_sval",
     "str_length", "str_state", "str_ascii_data", "str_compact_data", "str_utf8", "str_utf8_length",
@@ -275,6 +276,9 @@ int main(void) {
     O("co_linetable", PyCodeObject, co_linetable);
     O("co_firsttraceable", PyCodeObject, _co_firsttraceable);
     O("co_code_adaptive", PyCodeObject, co_code_adaptive);
+# if PYV(3,12)
+    O("co_version", PyCodeObject, co_version);
+# endif
 #elif PYV(3,10)
     O("co_code", PyCodeObject, co_code);
     O("co_linetable", PyCodeObject, co_linetable);

@@ -294,7 +294,7 @@ enum rec_layout {
 static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t tid, enum rec_layout how,
 			  struct ember_sf_record *r)
 {
-	static uint8_t codes[EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_CODE_BYTES)];
+	static uint8_t codes[EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_CODE_BYTES + 8)];
 	size_t off = 0, coff = 0;
 	uint64_t f = 0, last_code = 0, first = 0;
 	memset(r, 0, offsetof(struct ember_sf_record, data));
@@ -332,10 +332,15 @@ static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t t
 		memcpy(c, &tagged, 8);
 		if (!peek(pid, code, c + 8, t->code_len))
 			continue;
+		uint64_t name, name_hash = 0;   /* (after the header: its name's hash) */
+		memcpy(&name, c + 8 + t->key_off[0], 8);
+		if (t->name_hash_off && !peek(pid, name + t->name_hash_off, &name_hash, 8))
+			name_hash = 0;
+		memcpy(c + 8 + t->code_len, &name_hash, 8);
 		if (how == REC_CODES_LAST)
-			coff += 8 + t->code_len;
+			coff += 8 + t->code_len + 8;
 		else
-			off += 8 + t->code_len;
+			off += 8 + t->code_len + 8;
 		r->ncodes++;
 		last_code = code;
 	}
