@@ -46,9 +46,12 @@ struct {
 	__type(value, struct ember_sf_config);
 } config SEC(".maps");
 
-/* The record is built here (too big for the BPF stack), then sent trimmed. */
+/* The record is built here (too big for the BPF stack), then sent trimmed:
+ * one entry per CPU, by the CPU's number (ember sets max_entries to the
+ * number of possible CPUs before loading).  Not a per-CPU array: its values
+ * are limited to 32 KB.  Runs of this program never nest on one CPU. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ember_sf_record);
@@ -96,7 +99,8 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		if (t->wakes >= EMBER_SF_NEW_THREAD_WAKES)
 			return 1;   /* not a Python thread, as far as ember knows */
 	}
-	struct ember_sf_record *r = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ember_sf_record *r = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!r)
 		return 1;
 	r->pid = pid;
@@ -247,6 +251,24 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			if (bpf_probe_read_user(slot + 8, EMBER_SF_OBJ_BYTES, (const void *)p) != 0)
 				continue;   /* (at the end of a mapping): read by ember as before */
 			off += 8 + EMBER_SF_OBJ_BYTES;
+			no++;
+			/* A longer line table: the rest of it (sample_frames.h) */
+			if (j != EMBER_SF_OBJ_TABLE || !t->table_sval)
+				continue;
+			__u64 need = (t->table_sval & 63) + *(const __u64 *)(slot + 8 + 16);
+			if (need <= EMBER_SF_OBJ_BYTES || need > EMBER_SF_OBJ_BYTES + EMBER_SF_TABLE_MORE)
+				continue;
+			__u32 more = LEN_IN((__u32)(need - EMBER_SF_OBJ_BYTES + 7) & ~7u, EMBER_SF_TABLE_MORE);
+			r->bpf_off = off;
+			off = *(volatile __u32 *)&r->bpf_off;
+			if (off > EMBER_SF_DATA_BYTES - 16 - EMBER_SF_TABLE_MORE)
+				break;
+			slot = r->data + off;
+			*(__u64 *)slot = (p + EMBER_SF_OBJ_BYTES) | EMBER_SF_OBJ_TAG | EMBER_SF_LONG_TAG;
+			*(__u64 *)(slot + 8) = more;
+			if (bpf_probe_read_user(slot + 16, more, (const void *)(p + EMBER_SF_OBJ_BYTES)) != 0)
+				continue;
+			off += 16 + more;
 			no++;
 		}
 	}

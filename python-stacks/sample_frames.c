@@ -106,17 +106,62 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 	py->objs = NULL;
 }
 
+/* The objects' entries (sample_frames.h): the bytes of the one at q, and
+ * how many; the next entry follows them. */
+static const uint8_t *obj_bytes(const uint8_t *q, uint64_t *len)
+{
+	if (rd64(q, 0) & EMBER_SF_LONG_TAG) {
+		*len = rd64(q, 8);
+		return q + 16;
+	}
+	*len = EMBER_SF_OBJ_BYTES;
+	return q + 8;
+}
+
 bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len)
 {
-	const uint8_t *q = r->data + r->ts_len + ember_sf_frames_bytes(r);
-	for (uint32_t i = 0; i < r->nobjs; i++, q += 8 + EMBER_SF_OBJ_BYTES) {
-		uint64_t at = rd64(q, 0) & ~EMBER_SF_TAGS;
-		if (addr >= at && addr - at <= EMBER_SF_OBJ_BYTES && len <= EMBER_SF_OBJ_BYTES - (addr - at)) {
-			memcpy(buf, q + 8 + (addr - at), len);
-			return true;
+	const uint8_t *first = r->data + r->ts_len + ember_sf_frames_bytes(r);
+	/* A line table's rest is an entry of its own, right after its start:
+	 * a read may take bytes from both. */
+	while (len) {
+		const uint8_t *q = first, *found = NULL;
+		uint64_t n = 0, at = 0;
+		for (uint32_t i = 0; i < r->nobjs && !found; i++) {
+			const uint8_t *b = obj_bytes(q, &n);
+			at = rd64(q, 0) & ~EMBER_SF_TAGS;
+			if (addr >= at && addr - at < n)
+				found = b;
+			q = b + n;
 		}
+		if (!found)
+			return false;
+		size_t take = n - (addr - at) < len ? (size_t)(n - (addr - at)) : len;
+		memcpy(buf, found + (addr - at), take);
+		buf = (uint8_t *)buf + take;
+		addr += take;
+		len -= take;
 	}
-	return false;
+	return true;
+}
+
+/* Bytes of a record's objects (nobjs entries from q, at most avail): -1 if
+ * they do not fit or an entry is malformed. */
+static int64_t objs_bytes(const uint8_t *q, uint32_t nobjs, uint64_t avail)
+{
+	uint64_t used = 0;
+	for (uint32_t i = 0; i < nobjs; i++) {
+		if (avail - used < 16)
+			return -1;
+		uint64_t n;
+		const uint8_t *b = obj_bytes(q + used, &n);
+		uint64_t head = (uint64_t)(b - (q + used));
+		if ((rd64(q + used, 0) & EMBER_SF_LONG_TAG) && (n > EMBER_SF_TABLE_MORE || n % 8))
+			return -1;
+		if (avail - used < head + n)
+			return -1;
+		used += head + n;
+	}
+	return (int64_t)used;
 }
 
 static int on_record(void *arg, void *data, size_t size)
@@ -125,9 +170,12 @@ static int on_record(void *arg, void *data, size_t size)
 	const struct ember_sf_record *r = data;
 	size_t head = offsetof(struct ember_sf_record, data);
 	if (size < head || r->nframes > EMBER_SF_MAX_FRAMES || r->ncodes > EMBER_SF_MAX_FRAMES ||
-	    r->nobjs > EMBER_SF_NEW_CODES * EMBER_SF_OBJS || r->ts_len > EMBER_SF_TS_BYTES ||
+	    r->nobjs > EMBER_SF_NEW_CODES * (EMBER_SF_OBJS + 1) || r->ts_len > EMBER_SF_TS_BYTES ||
 	    r->frame_len > EMBER_SF_FRAME_BYTES || r->code_len > EMBER_SF_CODE_BYTES ||
-	    size != head + r->ts_len + ember_sf_frames_bytes(r) + r->nobjs * (8ull + EMBER_SF_OBJ_BYTES))
+	    size < head + r->ts_len + ember_sf_frames_bytes(r))
+		return 0;
+	uint64_t fixed = head + r->ts_len + ember_sf_frames_bytes(r);
+	if (objs_bytes(r->data + (fixed - head), r->nobjs, size - fixed) != (int64_t)(size - fixed))
 		return 0;
 	st->records++;
 	st->woke += (r->flags & EMBER_SF_WOKE) != 0;
@@ -169,7 +217,14 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	libbpf_set_print(sf_print);
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_sample_frames");
 	st->obj = bpf_object__open_mem(ember_sf_bpf_obj, (size_t)(ember_sf_bpf_obj_end - ember_sf_bpf_obj), &oo);
-	int err = st->obj ? bpf_object__load(st->obj) : -errno;
+	int err = st->obj ? 0 : -errno;
+	/* The record's scratch space: one per CPU (sample_frames.bpf.c) */
+	struct bpf_map *scratch = st->obj ? bpf_object__find_map_by_name(st->obj, "scratch") : NULL;
+	int ncpus = libbpf_num_possible_cpus();
+	if (st->obj && (!scratch || ncpus <= 0 || bpf_map__set_max_entries(scratch, (uint32_t)ncpus) != 0))
+		err = ncpus < 0 ? ncpus : -EINVAL;
+	if (!err)
+		err = bpf_object__load(st->obj);
 	if (!st->obj || err) {
 		int e = err < 0 ? -err : errno;
 		snprintf(msg, msglen, "cannot load the BPF frame copier: %s%s", strerror(e),
@@ -294,6 +349,7 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 		.code_len = py->co_len,
 		.ts_len = py->ts_len,
 		.name_hash_off = py->str_hash_off % 8 == 0 && py->str_hash_off < EMBER_SF_CODE_BYTES ? py->str_hash_off : 0,
+		.table_sval = o->bytes_sval > 0 && o->bytes_sval < 64 ? (uint32_t)o->bytes_sval : 0,
 		/* (0 on 3.12+: co_version, a key word, tells code objects apart) */
 	};
 	if (o->ts_frame >= 0) {

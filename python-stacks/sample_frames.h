@@ -19,6 +19,9 @@
 #define EMBER_SF_OBJ_BYTES 256     /* bytes copied per object a new code object names */
 #define EMBER_SF_NEW_CODES 4       /* new code objects per record whose objects are copied */
 #define EMBER_SF_OBJS 4            /* objects per code object: name, qualname, file, line table */
+#define EMBER_SF_OBJ_TABLE 3       /* ... the line table's index there */
+#define EMBER_SF_TABLE_MORE 4096   /* line-table bytes copied past the first EMBER_SF_OBJ_BYTES
+                                    * (a power of two) */
 
 /* What ember registers per OS thread (key: the tid as the kernel sees it). */
 struct ember_sf_thread {
@@ -39,6 +42,9 @@ struct ember_sf_thread {
 	__u32 obj_off[EMBER_SF_OBJS]; /* code-header offsets of the pointers to the objects
 	                     * a new code object's name is read from (multiples of 8,
 	                     * < code_len; 0: none) */
+	__u32 table_sval;   /* offset of the bytes in the line table (a bytes object; its
+	                     * ob_size at 16): how much of it to copy (0: the first
+	                     * EMBER_SF_OBJ_BYTES only) */
 	__u32 name_hash_off;/* offset of the cached hash in the str key_off[0] points to
 	                     * (a multiple of 8, < 256; 0: none) */
 	__u32 wakes;        /* the copier's own count, for threads not registered yet */
@@ -98,15 +104,21 @@ enum ember_sf_flags {
  * pointers lead to (names, file name, line table), addresses tagged with
  * EMBER_SF_OBJ_TAG (nobjs of them): ember names a new code object from
  * these when it gets to the record, even if the object was freed by then
- * (ember late: a stolen CPU, a loaded machine).  A longer object is read
- * from the target as before. */
+ * (ember late: a stolen CPU, a loaded machine).  A line table longer than
+ * that (a module's code: 0.4-2 KB in numpy's) is followed by the rest of it,
+ * up to EMBER_SF_TABLE_MORE bytes, as an entry { u64 address (of its byte
+ * EMBER_SF_OBJ_BYTES) tagged EMBER_SF_OBJ_TAG | EMBER_SF_LONG_TAG; u64
+ * length, a multiple of 8; bytes } (also counted in nobjs): a module's code
+ * object is freed as soon as its import is done, often before ember could
+ * read it.  Longer objects are read from the target as before. */
 #define EMBER_SF_CODE_TAG 1ull
 #define EMBER_SF_OBJ_TAG 2ull
-#define EMBER_SF_TAGS (EMBER_SF_CODE_TAG | EMBER_SF_OBJ_TAG)
+#define EMBER_SF_LONG_TAG 4ull
+#define EMBER_SF_TAGS (EMBER_SF_CODE_TAG | EMBER_SF_OBJ_TAG | EMBER_SF_LONG_TAG)
 #define EMBER_SF_FRAMES_BYTES (EMBER_SF_TS_BYTES + \
 	EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_FRAME_BYTES + 8 + EMBER_SF_CODE_BYTES + 8))
 #define EMBER_SF_DATA_BYTES (EMBER_SF_FRAMES_BYTES + \
-	EMBER_SF_NEW_CODES * EMBER_SF_OBJS * (8 + EMBER_SF_OBJ_BYTES))
+	EMBER_SF_NEW_CODES * (EMBER_SF_OBJS * (8 + EMBER_SF_OBJ_BYTES) + 16 + EMBER_SF_TABLE_MORE))
 
 struct ember_sf_record {
 	__u32 pid, tid;
