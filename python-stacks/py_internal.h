@@ -217,7 +217,7 @@ struct py_thread {
 /* Read-through snapshot of remote objects for one read_thread call. */
 #define SNAP_MAX 1024
 #define SNAP_SLOTS 2048
-#define SNAP_REC_FRAMES 128      /* > the frames of a record (EMBER_SF_MAX_FRAMES) */
+#define SNAP_REC_FRAMES 256      /* > the frames of a record (EMBER_SF_MAX_FRAMES) */
 struct snap_ent {
 	uint64_t addr;
 	uint32_t len, off;  /* off: its place in the buffer */

@@ -131,7 +131,7 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
  * A read after the sample races the thread.  The frame copier is a BPF
  * program run by the kernel on each perf sample, in the sampled thread's
  * context, before the sample is written: it copies the bytes of the
- * thread's state, of its Python frames (at most 64; a deeper stack's outer
+ * thread's state, of its Python frames (at most 128; a deeper stack's outer
  * frames are read afterwards) and of their code objects' headers into a
  * ring buffer.  Attach its program to the perf events
  * (PERF_EVENT_IOC_SET_BPF), give it to each reader, and read samples with

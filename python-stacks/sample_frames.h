@@ -6,7 +6,7 @@
 
 #include <linux/types.h>
 
-#define EMBER_SF_MAX_FRAMES 64     /* frames copied per sample; a deeper stack's outer
+#define EMBER_SF_MAX_FRAMES 128    /* frames copied per sample; a deeper stack's outer
                                     * frames are read afterwards as before */
 #define EMBER_SF_FRAME_BYTES 128   /* >= every version's frame length (fr_len) */
 #define EMBER_SF_CODE_BYTES 256    /* >= every version's code-object header (co_len) */

@@ -137,9 +137,11 @@ void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t
 
 /* The bytes of the object at addr in the record, or NULL.  The walk asks
  * for frames and code objects in the order the copier wrote them, so the
- * entry at the cursor is nearly always the one; else the record is
- * searched (a code object copied earlier, an object asked for twice).  A
- * frame handed out twice (a cycle, in garbage) comes back marked visited. */
+ * entry at the cursor is nearly always the one, or the one after code
+ * headers the walk had no use for (3.12+ skips a C-stack shim frame
+ * without looking at its code); else the record is searched (a code object
+ * copied earlier, an object asked for twice).  A frame handed out twice (a
+ * cycle, in garbage) comes back marked visited. */
 static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struct snap_ent **ent)
 {
 	const struct ember_sf_record *r = s->rec;
@@ -151,7 +153,7 @@ static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struc
 			uint64_t a = rd64(q, 0);
 			elen = ember_sf_entry_bytes(r, a);
 			if ((a & ~EMBER_SF_CODE_TAG) != addr) {
-				if (!scan)
+				if (!scan && !(a & EMBER_SF_CODE_TAG))
 					break;   /* not at the cursor: search from the start */
 				continue;
 			}
