@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "py_internal.h"
+#include "sample_frames.h"
 
 #define OWNED_BY_GENERATOR 1
 #define OWNED_BY_CSTACK 3
@@ -17,6 +18,13 @@ static void check_gil(struct ember_python *py, const struct py_thread *t, const 
 	if (py->major == 3 && py->minor >= 13) {
 		*flags |= EMBER_PY_GIL_KNOWN;
 		if ((rd32(ts, o->ts_status) >> STATUS_HOLDS_GIL_BIT) & 1)
+			*flags |= EMBER_PY_HOLDS_GIL;
+		return;
+	}
+	const struct ember_sf_record *rec = py->seeded ? py->snap->rec : NULL;
+	if (rec && (rec->flags & EMBER_SF_GIL_KNOWN)) {   /* read by the copier at the sample */
+		*flags |= EMBER_PY_GIL_KNOWN;
+		if (rec->flags & EMBER_SF_HOLDS_GIL)
 			*flags |= EMBER_PY_HOLDS_GIL;
 		return;
 	}

@@ -126,6 +126,18 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	}
 	r->flags = 0;
 	r->tstate = t->tstate;
+	/* --gil: who held the GIL at the sample (3.13: a bit in the thread
+	 * state, copied below) */
+	if (t->gil_holder) {
+		__u64 holder = 0;
+		__u32 locked = 1;
+		if (bpf_probe_read_user(&holder, sizeof holder, (const void *)t->gil_holder) == 0 &&
+		    (!t->gil_locked || bpf_probe_read_user(&locked, sizeof locked, (const void *)t->gil_locked) == 0)) {
+			r->flags |= EMBER_SF_GIL_KNOWN;
+			if (holder == t->tstate && locked == 1)
+				r->flags |= EMBER_SF_HOLDS_GIL;
+		}
+	}
 
 	__u32 len = LEN_IN(t->frame_len, EMBER_SF_FRAME_BYTES);
 	__u32 code_len = LEN_IN(t->code_len, EMBER_SF_CODE_BYTES);

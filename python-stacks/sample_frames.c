@@ -366,6 +366,18 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 		v->back_off = (uint32_t)o->if_previous;
 		v->code_off = (uint32_t)o->if_code;
 	}
+	/* --gil before 3.13: the GIL's holder, read at the sample (frames.c
+	 * check_gil reads the same words after it otherwise) */
+	if (!py->opts.no_gil_check && py->gil_tstate_addr) {
+		v->gil_holder = py->gil_tstate_addr;
+	} else if (!py->opts.no_gil_check && !(py->major == 3 && py->minor >= 13) && o->is_ceval_gil >= 0 &&
+		   o->gil_locked >= 0 && o->gil_last_holder >= 0) {
+		uint64_t g = 0;
+		if (rm_read(py->pid, t->interp + (uint64_t)o->is_ceval_gil, &g, 8, NULL, NULL) && rm_ptr_ok(g, 8)) {
+			v->gil_holder = g + (uint64_t)o->gil_last_holder;
+			v->gil_locked = g + (uint64_t)o->gil_locked;
+		}
+	}
 	/* The words ember's code cache checks (code_cache.c key_matches), for
 	 * the copier to tell a code object it has not seen. */
 	int32_t key[5] = { o->co_name, o->co_filename, o->co_linetable,

@@ -47,6 +47,10 @@ struct ember_sf_thread {
 	                     * EMBER_SF_OBJ_BYTES only) */
 	__u32 name_hash_off;/* offset of the cached hash in the str key_off[0] points to
 	                     * (a multiple of 8, < 256; 0: none) */
+	__u64 gil_holder;   /* --gil before 3.13: where the GIL holder's thread state
+	                     * pointer is (2.7-3.11 the current tstate, 3.12 the GIL's
+	                     * last_holder); 0: not asked */
+	__u64 gil_locked;   /* 3.12: the GIL's locked word (an int; 1: held); 0: none */
 	__u32 wakes;        /* the copier's own count, for threads not registered yet */
 	__u32 comm_mix;     /* ... and a mix of its comm when counted */
 };
@@ -74,6 +78,8 @@ enum ember_sf_flags {
 	EMBER_SF_UNREADABLE = 1u << 0,   /* a read failed (page not present, bad pointer) */
 	EMBER_SF_MORE = 1u << 1,         /* the chain goes on past the frames copied */
 	EMBER_SF_WOKE = 1u << 2,         /* the record woke ember (see below) */
+	EMBER_SF_GIL_KNOWN = 1u << 3,    /* the GIL's holder was read at the sample (gil_holder) */
+	EMBER_SF_HOLDS_GIL = 1u << 4,    /* ... and it was this thread */
 };
 
 /* ember drains its rings on a timer, not at every sample (a wakeup costs

@@ -1,6 +1,9 @@
 """Two threads: main burns pure Python (holds the GIL); "compressor" spends
-its time in zlib.compress, which releases the GIL.
-usage: gil.py SECONDS"""
+its time in zlib.compress, which releases the GIL.  With "pair", the second
+thread ("burner") burns pure Python too: the two take turns holding the
+GIL (every 5 ms, sys.getswitchinterval()), and a thread running Python
+code at a sample is the one holding it.
+usage: gil.py SECONDS [pair]"""
 import sys
 import threading
 import time
@@ -21,10 +24,18 @@ def python_burn(seconds):
     return x
 
 
+def burner(stop):
+    while not stop.is_set():
+        python_burn(0.05)
+
+
 secs = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
 stop = threading.Event()
-data = bytes(bytearray((i * 7919) % 251 for i in range(1 << 20)))
-t = threading.Thread(target=compressor, args=(stop, data), name="compressor")
+if sys.argv[2:3] == ["pair"]:
+    t = threading.Thread(target=burner, args=(stop,), name="burner")
+else:
+    data = bytes(bytearray((i * 7919) % 251 for i in range(1 << 20)))
+    t = threading.Thread(target=compressor, args=(stop, data), name="compressor")
 t.start()
 python_burn(secs)
 stop.set()
