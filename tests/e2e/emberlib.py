@@ -161,6 +161,13 @@ def stalled(res):
     return ", ".join(why)
 
 
+def before_copier(res):
+    """How many samples the summary says came before ember had registered
+    their thread with the frame copier (0 when it says nothing: under 5%)."""
+    m = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
+    return int(m.group(1)) if m else 0
+
+
 def copies(res, share, min_reads):
     """(ok, text): the summary says the kernel copied the frames at the
     sample for at least `share` of the reads (of at least min_reads),
@@ -170,8 +177,7 @@ def copies(res, share, min_reads):
     m = re.search(r"copied by the kernel at the sample \(BPF\) for (\d+) of (\d+) reads", res.stderr)
     if not m:
         return False, "no BPF line"
-    b = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
-    before = int(b.group(1)) if b else 0
+    before = before_copier(res)
     copied, reads = int(m.group(1)), int(m.group(2))
     ok = reads >= min_reads and copied >= share * (reads - before)
     return ok, m.group(0) + ("; %d samples before the copier knew their thread" % before if before else "")

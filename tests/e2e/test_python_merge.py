@@ -268,8 +268,7 @@ res, stall5 = E.record_unstalled(["-F", "499", "-o", out5], [PY, os.path.join(PY
                                  env=env5, timeout=90)
 chk.check(res.rc == 0, "read after the exit: ember exits 0", res.describe())
 wrong, total = zlib_callers(E.load_profile(chk, out5, res))
-m = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
-before = int(m.group(1)) if m else 0
+before = E.before_copier(res)
 chk.check(total >= 40 and wrong <= 0.03 * total + before,
           "read after the exit: deflate/inflate under their own callers (%d of %d wrong; %d samples before the "
           "copier knew the thread%s)" % (wrong, total, before, "; stalled: " + stall5 if stall5 else ""),
@@ -283,10 +282,10 @@ out6 = os.path.join(E.tmpdir(), "start_stall.folded")
 res = E.record(["-F", "199", "-o", out6], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "1.0"],
                env=dict(os.environ, EMBER_TEST_START_STALL_MS="300"), timeout=90)
 chk.check(res.rc == 0, "ember late at the start: exits 0", res.describe())
-m = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
-chk.check(m is not None and 30 <= int(m.group(1)) <= 120,
-          "ember late at the start: the summary counts the samples before the copier knew the thread (30-120: %s)"
-          % (m.group(0) if m else "no such count"), res.stderr)
+before = E.before_copier(res)
+chk.check(30 <= before <= 120,
+          "ember late at the start: the summary counts the samples before the copier knew the thread (30-120: %d)"
+          % before, res.stderr)
 ok, text = E.copies(res, 0.95, 150)
 chk.check(ok, "ember late at the start: the later samples find their copies (%s)" % text, res.stderr)
 
@@ -311,8 +310,7 @@ for fr, c in deep.stacks:
     whole += c if names == ["<module>"] + ["rec"] * 51 else 0
 # (samples before ember had registered the thread with the copier, read
 # after the fact, are left out: a stalled machine makes many)
-b = re.search(r"(\d+) samples came before ember had registered their thread", res.stderr)
-before8 = int(b.group(1)) if b else 0
+before8 = E.before_copier(res)
 chk.check(zl >= 150 and whole >= 0.9 * (zl - before8),
           "native stack cut off: the whole Python stack (<module> + 51 rec) over deflate in %d of %d samples "
           "(>= 90%% of those after the copier knew the thread: %d before)" % (whole, zl, before8), deep.top(5))
