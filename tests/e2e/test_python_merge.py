@@ -531,9 +531,11 @@ for mode in modes:
 # the one a sample finds running Python code holds it, so --gil keeps
 # nearly all of python_burn.  Before 3.13 the holder is not in the thread
 # state: read after the sample (ember drains every 50 ms) it was a later
-# instant's, and ~half the samples were left out (3.11: 113 of 204).  (2.7's
-# GIL is a lock the waiting thread keeps trying on the CPU: half its
-# samples are rightly left out there.)
+# instant's, and ~half the samples were left out (3.11: 113 of 204).
+# Samples of a thread on the CPU handing the GIL over (take_gil/drop_gil)
+# are rightly left out: 1-4% here, 13% once in CI on a loaded host; hence
+# the 25% bound.  (2.7's GIL is a lock the waiting thread keeps trying on
+# the CPU: half its samples are rightly left out there.)
 if VER >= (3, 0):
     out9 = os.path.join(E.tmpdir(), "gil.folded")
     res, _ = E.record_unstalled(["--gil", "--threads", "-o", out9], [PY, os.path.join(PY_DIR, "gil.py"), "2", "pair"])
@@ -541,8 +543,8 @@ if VER >= (3, 0):
     burn = gil.count(lambda fr: any(f.startswith("python_burn") for f in fr))
     m = re.search(r"--gil: (\d+) samples of threads not holding the GIL left out", res.stderr)
     left_out = int(m.group(1)) if m else 0
-    chk.check(burn >= 100 and left_out <= 0.1 * (burn + left_out) and "does not record" not in res.stderr,
-              "--gil, two threads running Python: python_burn kept (%d), at most 10%% left out (%d)"
+    chk.check(burn >= 100 and left_out <= 0.25 * (burn + left_out) and "does not record" not in res.stderr,
+              "--gil, two threads running Python: python_burn kept (%d), at most 25%% left out (%d)"
               % (burn, left_out), res.stderr)
 
 res = raise_gen_run("exceptions/generators, frames copied at the sample", [], 4.0)
