@@ -130,6 +130,9 @@ const char *python_capture_bpf_note(const struct python_capture *pc);
 /* The copier's wake fd (ember_py_sampletime_wake_fd), -1 when frames are not
  * copied at the sample: then every sample must wake ember. */
 int python_capture_wake_fd(const struct python_capture *pc);
+/* Time spent finding runtimes in new processes (in python_capture_read,
+ * which it makes the first read of a process take 0.1-2 ms). */
+uint64_t python_capture_setup_ns(const struct python_capture *pc);
 /* After each drain of the sampler: keep the records no read took yet. */
 void python_capture_consume(struct python_capture *pc);
 struct ember_py_sampletime_stats;
@@ -232,6 +235,7 @@ struct run_summary {
 	uint64_t gil_dropped;           /* --gil: samples left out */
 	double py_read_us;              /* mean elapsed time of a Python stack read */
 	double py_read_median_us;       /* ... and its median */
+	double py_setup_ms;             /* finding runtimes (not in the reads) */
 	double py_lag_us;               /* mean delay from the sample to its Python read */
 	uint64_t py_late;               /* Python reads more than 1 ms after their sample */
 	uint64_t py_checked, py_corrected; /* reads checked against / corrected from the sample */

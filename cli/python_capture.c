@@ -59,6 +59,7 @@ struct python_capture {
 	struct py_proc *procs;
 	size_t nprocs, cap;
 	uint64_t reads, torn;
+	uint64_t setup_ns;            /* time spent finding runtimes (python_capture_setup_ns) */
 	struct py_proc *last;         /* python_capture_is_eval's last process */
 	struct ember_py_evidence ev[EMBER_MAX_PROBES];   /* python_capture_check */
 };
@@ -94,6 +95,11 @@ int python_capture_bpf_fd(const struct python_capture *pc)
 int python_capture_wake_fd(const struct python_capture *pc)
 {
 	return pc->sf && !pc->test_no_copy ? ember_py_sampletime_wake_fd(pc->sf) : -1;
+}
+
+uint64_t python_capture_setup_ns(const struct python_capture *pc)
+{
+	return pc->setup_ns;
 }
 
 void python_capture_consume(struct python_capture *pc)
@@ -278,6 +284,7 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 			p->tries_total++;
 			snprintf(p->failed, sizeof p->failed, "%s", p->msg);
 			p->next_try_ns = t + (wait < 500000000ull ? wait : 500000000ull);
+			pc->setup_ns += cli_monotonic_ns() - t;
 			return 0;
 		}
 		p->unread--;
@@ -287,6 +294,7 @@ int python_capture_read(struct python_capture *pc, const struct ember_sample *s,
 		}
 		read_cmdline(s->pid, p->cmdline, sizeof p->cmdline);
 		ember_python_set_sampletime(p->py, pc->sf);
+		pc->setup_ns += cli_monotonic_ns() - t;
 	}
 	pc->reads++;
 	int n = pc->test_no_copy ? ember_python_read_thread(p->py, s->tid, out, max, flags)

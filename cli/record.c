@@ -34,8 +34,16 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 
 #define MAX_PY_FRAMES 1024
 #define POLL_MS 100      /* drain at least this often (a half-full ring wakes ember sooner) */
-#define PY_DRAIN_MS 50   /* ... and this often when Python frames are copied at the sample:
-                          * several samples a thread per drain, read with warm caches */
+/* ... and, when Python frames are copied at the sample, after about this
+ * many samples of a thread, within these bounds: the first read of a drain
+ * finds ember's caches cold (~10 us against ~1 for the rest), so it is
+ * shared by that many reads (at 99 Hz every 250 ms, at 499 Hz and over
+ * every 50 ms).  What cannot wait wakes ember at once (the copier's
+ * records of code objects and threads it has not seen, a half-full ring,
+ * the target's exit). */
+#define PY_DRAIN_SAMPLES 25
+#define PY_DRAIN_MIN_MS 50
+#define PY_DRAIN_MAX_MS 250
 
 #define PY_READ_BUCKET_NS 100   /* Python read times: 0.1 us buckets */
 #define PY_READ_BUCKETS 1000     /* up to 100 us */
@@ -101,7 +109,7 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop_signal)
 			;
 	}
-	uint64_t start = cli_monotonic_ns();
+	uint64_t start = cli_monotonic_ns(), setup = python_capture_setup_ns(run->python);
 	run->py_tid = s->tid;
 	run->py_time = s->time_ns;
 	run->py_lag = start > s->time_ns ? start - s->time_ns : 0;
@@ -114,7 +122,8 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	if (n > 0) {
 		run->py_reads++;
 		run->py_at_sample += (run->pyflags & EMBER_PY_AT_SAMPLE) != 0;
-		uint64_t took = cli_monotonic_ns() - start;
+		/* (finding the runtime is reported on its own) */
+		uint64_t took = cli_monotonic_ns() - start - (python_capture_setup_ns(run->python) - setup);
 		run->py_read_ns += took;
 		run->py_read_hist[took / PY_READ_BUCKET_NS < PY_READ_BUCKETS ? took / PY_READ_BUCKET_NS
 									      : PY_READ_BUCKETS - 1]++;
@@ -298,7 +307,12 @@ static void capture(struct record_run *run, struct run_summary *sum, double t0)
 	double last_status = t0, cpu0 = self_cpu_s();
 	for (;;) {
 		bool done = false;
-		if (ember_sampler_poll(run->sampler, run->poll_ms, on_sample, run, &done) < 0)
+		int wait_ms = run->poll_ms;
+		if (run->opts.duration_s > 0) {   /* -d: no later than asked */
+			double left = run->opts.duration_s - (now_s() - t0);
+			wait_ms = left <= 0 ? 0 : left * 1000 < wait_ms ? (int)(left * 1000) + 1 : wait_ms;
+		}
+		if (ember_sampler_poll(run->sampler, wait_ms, on_sample, run, &done) < 0)
 			break;
 		if (run->python)
 			python_capture_consume(run->python);
@@ -368,7 +382,12 @@ int cmd_record(int argc, char **argv)
 		 * seen), not at every sample, sparing the target a wakeup per
 		 * sample.  EMBER_TEST_PY_DRAIN_MS=0 (bench) wakes per sample. */
 		const char *ms = getenv("EMBER_TEST_PY_DRAIN_MS");
-		int drain = ms ? atoi(ms) : PY_DRAIN_MS;
+		uint32_t hz = run.opts.sampler.freq_hz ? run.opts.sampler.freq_hz : 1;
+		int drain = ms ? atoi(ms) : (int)(PY_DRAIN_SAMPLES * 1000u / hz);
+		if (!ms && drain < PY_DRAIN_MIN_MS)
+			drain = PY_DRAIN_MIN_MS;
+		if (!ms && drain > PY_DRAIN_MAX_MS)
+			drain = PY_DRAIN_MAX_MS;
 		if (drain > 0) {
 			run.opts.sampler.wake_per_sample = false;
 			run.opts.sampler.wake_fd = wake_fd;
@@ -474,6 +493,7 @@ int cmd_record(int argc, char **argv)
 	sum.gil_dropped = run.gil_dropped;
 	sum.py_read_us = run.py_reads ? (double)run.py_read_ns / 1e3 / (double)run.py_reads : 0;
 	sum.py_read_median_us = median_read_us(run.py_read_hist, run.py_reads);
+	sum.py_setup_ms = run.python ? (double)python_capture_setup_ns(run.python) / 1e6 : 0;
 	sum.py_lag_us = run.py_reads ? (double)run.py_lag_ns / 1e3 / (double)run.py_reads : 0;
 	sum.py_late = run.py_late;
 	sum.py_reads = run.py_reads;

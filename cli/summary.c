@@ -33,10 +33,11 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 	if (sum->python_samples && st->samples) {
 		fprintf(out, "ember: Python frames: read %.1f us/sample (median %.1f us), starting %.0f us after the "
 			"sample (%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "
-			"instruction pointer in the sample, %llu corrected\n",
+			"instruction pointer in the sample, %llu corrected; finding the runtime took %.1f ms "
+			"(not in the reads)\n",
 			sum->py_read_us, sum->py_read_median_us, sum->py_lag_us, (unsigned long long)sum->py_late,
 			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)st->samples,
-			(unsigned long long)sum->py_corrected);
+			(unsigned long long)sum->py_corrected, sum->py_setup_ms);
 		if (sum->py_bpf_asked && sum->py_bpf_note[0])
 			fprintf(out, "ember: Python frames read after each sample: %s\n", sum->py_bpf_note);
 		else if (sum->py_bpf_asked) {
