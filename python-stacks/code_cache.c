@@ -429,6 +429,12 @@ static bool var_put(struct ember_python *py, uint32_t id)
 	return true;
 }
 
+uint32_t py_code_variant_known(struct ember_python *py, uint32_t base, uint64_t type)
+{
+	uint32_t id = var_get(py, base, type);
+	return id ? id : base;
+}
+
 uint32_t py_code_variant(struct ember_python *py, uint32_t base, uint64_t type, uint64_t tp_name)
 {
 	uint32_t id = var_get(py, base, type);

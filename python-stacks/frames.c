@@ -97,23 +97,36 @@ static uint32_t code_at(struct ember_python *py, uint64_t code)
 
 /* <= 3.10 has no co_qualname: a method's class is guessed from its first
  * argument when it is named self (its type) or cls (itself), as py-spy does.
- * Costs two small reads, batched into the next read's prefetch. */
-static uint32_t class_variant(struct ember_python *py, uint64_t f, uint32_t id)
+ * With frames copied at the sample (b, from_rec) the copier also took the
+ * argument and its type: the call may be over, its arguments cleared and
+ * self freed when ember reads the record.  Otherwise the argument, self's
+ * type and the type's name cost small reads, batched into the next read's
+ * prefetch. */
+static uint32_t class_variant(struct ember_python *py, uint64_t f, const uint8_t *b, bool from_rec, uint32_t id)
 {
 	const struct py_offsets *o = &py->off;
-	const uint8_t *p = snap_get(py, f + (uint64_t)o->fo_localsplus, 8);
-	uint64_t arg = p ? rd64(p, 0) : 0, type = arg;
+	const uint8_t *p;
+	uint64_t arg = 0, type = 0;
+	bool copied = from_rec && py_sf_first_arg(py, f, b, id, &arg, &type);
+	if (!copied) {
+		p = snap_get(py, f + (uint64_t)o->fo_localsplus, 8);
+		arg = p ? rd64(p, 0) : 0;
+	}
 	if (!rm_ptr_ok(arg, 8))
 		return id;
-	if (py->codes[id - 1]->first_arg == PY_ARG_SELF) {
+	if (py->codes[id - 1]->first_arg == PY_ARG_SELF && !copied) {
 		p = snap_get(py, arg + (uint64_t)o->ob_type, 8);
 		type = p ? rd64(p, 0) : 0;
-		if (!rm_ptr_ok(type, 8))
-			return id;
+	} else if (py->codes[id - 1]->first_arg != PY_ARG_SELF) {
+		type = arg;   /* cls */
 	}
+	if (!rm_ptr_ok(type, 8))
+		return id;
 	p = snap_get(py, type + (uint64_t)o->type_name, 8);
 	uint64_t tp_name = p ? rd64(p, 0) : 0;
-	return tp_name ? py_code_variant(py, id, type, tp_name) : id;
+	/* (Unreadable: the target has exited before the last drain.  The
+	 * class named at this address before then.) */
+	return tp_name ? py_code_variant(py, id, type, tp_name) : py_code_variant_known(py, id, type);
 }
 
 uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *back, uint32_t *line)
@@ -195,7 +208,7 @@ static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_p
 			line = 0;
 		}
 		if (py->codes[id - 1]->first_arg)
-			id = class_variant(py, f, id);
+			id = class_variant(py, f, b, e == &py->snap->rec_ent, id);
 		if ((size_t)n < PY_FRAME_ADDRS)
 			py->fr_addrs[n] = f;
 		out[n++] = (struct ember_py_frame){ .code = id, .line = (uint32_t)line, .activation_start = true };

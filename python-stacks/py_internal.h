@@ -439,6 +439,12 @@ void py_sf_detach(struct ember_python *py);
  * the copier is to take it as new again, so that its next sample wakes
  * ember again, rather than every later sample of it failing the same way. */
 void py_sf_forget_code(struct ember_python *py, uint64_t addr);
+/* <= 3.10, a method's frame f whose bytes b came from the copier's record:
+ * its first argument and that one's type as the copier read them at the
+ * sample (true), else false, and the copier is asked to read them from the
+ * code object's next sample on (sample_frames.h). */
+bool py_sf_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
+		     uint64_t *type);
 /* The len bytes at addr from the objects r copied for new code objects:
  * true when one of them holds them all. */
 bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len);
@@ -473,6 +479,9 @@ void py_code_free_all(struct ember_python *py);
 /* <= 3.10 methods: the id naming code `base` as "Class.name", for the class
  * whose type object is `type` (tp_name pointer tp_name); base if unknown. */
 uint32_t py_code_variant(struct ember_python *py, uint32_t base, uint64_t type, uint64_t tp_name);
+/* ... the one made before for that type, when its name cannot be read now
+ * (the target has exited); base if none. */
+uint32_t py_code_variant_known(struct ember_python *py, uint32_t base, uint64_t type);
 /* Whether code id's object is still at its address, unchanged (one read of
  * its header; it then counts as validated now).  For evidence that would
  * change a read: a code object freed since it was indexed may have left its

@@ -10,7 +10,9 @@
  * Only threads ember registered (tid -> thread state and offsets) are
  * copied.  Cost in the target: two map lookups, a read of the thread
  * state, and one user-memory read per frame and two per code object (at most
- * EMBER_SF_MAX_FRAMES frames) and a lookup per code object; reads never
+ * EMBER_SF_MAX_FRAMES frames), two more per frame of a method whose class
+ * ember takes from its first argument (<= 3.10), and a lookup per code
+ * object; reads never
  * fault pages in, a failing read ends the copy.  The sample itself is
  * always kept.  The record wakes ember only when it must be read at once
  * (sample_frames.h says when). */
@@ -64,6 +66,19 @@ struct {
 #define LEN_IN(len, max) ((((len) - 8) & ((max) - 8)) + 8)
 
 
+/* A method's first argument and its type (sample_frames.h), into the copy
+ * fr of the frame at address at. */
+static __always_inline void copy_first_arg(__u8 *fr, __u64 at, __u32 arg_off, __u32 mark_off, __u32 type_off)
+{
+	__u64 arg = 0, type = 0;
+	if (bpf_probe_read_user(&arg, sizeof arg, (const void *)(at + arg_off)) != 0 || !arg || (arg & 7) ||
+	    bpf_probe_read_user(&type, sizeof type, (const void *)(arg + type_off)) != 0)
+		return;
+	*(__u64 *)(fr + mark_off) = at ^ EMBER_SF_ARG_MARK;
+	*(__u64 *)(fr + mark_off + 8) = arg;
+	*(__u64 *)(fr + mark_off + 16) = type;
+}
+
 SEC("perf_event")
 int ember_copy_frames(struct bpf_perf_event_data *ctx)
 {
@@ -113,6 +128,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	r->top = 0;
 	r->ts_len = r->frame_len = r->code_len = 0;
 	r->nobjs = 0;
+	r->bpf_method = 0;
 	__u32 off = 0;
 	if (!t || t->pid != pid) {
 		/* New to the copier: remember it, and let ember look now. */
@@ -150,6 +166,10 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	__u32 key2 = t->key_off[2] & (EMBER_SF_CODE_BYTES - 8), key3 = t->key_off[3] & (EMBER_SF_CODE_BYTES - 8);
 	__u32 key4 = t->key_off[4] & (EMBER_SF_CODE_BYTES - 8);
 	__u32 hash_off = t->name_hash_off & (EMBER_SF_CODE_BYTES - 8);
+	__u32 arg_off = t->arg_off & 0x3f8, type_off = t->ob_type_off & 0xf8;
+	__u32 mark_off = t->mark_off & (EMBER_SF_FRAME_BYTES - 8);
+	if (!mark_off || mark_off + 24 > len)
+		arg_off = 0;   /* (no room in the frame's copy: not copied) */
 	if (bpf_probe_read_user(r->data, ts_len, (const void *)t->tstate) != 0) {
 		ts_len = 0;
 		r->flags |= EMBER_SF_WOKE;
@@ -187,22 +207,29 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		off = *(volatile __u32 *)&r->bpf_off;
 		if (off > EMBER_SF_FRAMES_BYTES - 3 * 8 - EMBER_SF_FRAME_BYTES - EMBER_SF_CODE_BYTES)
 			break;
-		__u8 *slot = r->data + off;
+		__u8 *slot = r->data + off, *fr = slot + 8;
+		__u64 at = f;
 		*(__u64 *)slot = f;
-		if (bpf_probe_read_user(slot + 8, len, (const void *)f) != 0) {
+		if (bpf_probe_read_user(fr, len, (const void *)f) != 0) {
 			r->flags |= EMBER_SF_UNREADABLE;
 			break;
 		}
 		n++;
 		off += 8 + len;
-		__u64 code = *(__u64 *)(slot + 8 + code_at);
-		f = *(__u64 *)(slot + 8 + back);
-		if (!code || code == last_code || (code & 7))
+		__u64 code = *(__u64 *)(fr + code_at);
+		f = *(__u64 *)(fr + back);
+		if (!code || (code & 7))
 			continue;
+		if (code == last_code) {
+			if (r->bpf_method && arg_off)
+				copy_first_arg(fr, at, arg_off, mark_off, type_off);
+			continue;
+		}
 		slot = r->data + off;
 		*(__u64 *)slot = code | EMBER_SF_CODE_TAG;
 		if (bpf_probe_read_user(slot + 8, code_len, (const void *)code) != 0) {
 			r->flags |= EMBER_SF_WOKE;   /* that frame's code is read afterwards: now */
+			last_code = 0;
 			continue;
 		}
 		__u32 hdr_at = off + 8;
@@ -221,9 +248,14 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		__u64 id = *(const __u64 *)(h + key0) ^ (*(const __u64 *)(h + key1) << 1) ^
 			   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3) ^
 			   (*(const __u64 *)(h + key4) << 4) ^ (name_hash * 0x9E3779B97F4A7C15ull);
+		id &= ~EMBER_SF_CODE_METHOD;
 		struct ember_sf_code_key ck = { .addr = code, .pid = pid };
 		__u64 *seen = bpf_map_lookup_elem(&codes, &ck);
-		if (!seen || *seen != id) {
+		/* (through memory, as off: not a path of its own per frame) */
+		r->bpf_method = seen && (*seen & ~EMBER_SF_CODE_METHOD) == id && (*seen & EMBER_SF_CODE_METHOD);
+		if (r->bpf_method && arg_off)
+			copy_first_arg(fr, at, arg_off, mark_off, type_off);
+		if (!seen || (*seen & ~EMBER_SF_CODE_METHOD) != id) {
 			bpf_map_update_elem(&codes, &ck, &id, BPF_ANY);
 			r->flags |= EMBER_SF_WOKE;
 			/* its objects are copied below (a count kept in memory,

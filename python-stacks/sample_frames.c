@@ -10,13 +10,14 @@
  * the nearest one.  The window must be tight: in frequency mode the kernel's
  * sampling period varies, and two samples of one thread can be 35 us apart.
  *
- * The common case costs no copy: ember reads each sample as it arrives, so
- * its record is the one the ring hands over now, and one within
- * SF_MATCH_NOW_NS of the sample is read where it lies, inside the ring's
- * callback (the kernel cannot reuse its bytes before that returns).  Other
- * records (ember behind, several threads) are copied and kept; the search
- * walks back from the newest and stops at records SF_SCAN_BACK_NS older
- * than the sample.  A sample whose record was already overwritten (ember
+ * The common case costs no copy: a read consumes the ring up to its
+ * sample's record (one within SF_MATCH_NOW_NS of the sample) and reads that
+ * where it lies, inside the ring's callback (the kernel cannot reuse its
+ * bytes before that returns); the records behind it wait in the ring for
+ * their own samples.  Records passed over on the way (samples of another
+ * CPU's perf ring, drained later; samples ember did not read) are copied
+ * and kept; the search walks back from the newest and stops at records
+ * SF_SCAN_BACK_NS older than the sample.  A sample whose record was already overwritten (ember
  * fell SF_RECENT samples behind) is read the old way, after the fact. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +40,7 @@
 #define SF_MATCH_NOW_NS 10000ull  /* nearer than any two samples of one thread */
 #define SF_SCAN_BACK_NS 5000000ull
 #define SF_RECENT 512            /* records kept, all threads */
+#define SF_STOP (-1)             /* on_record: stop consuming, this one is read */
 
 /* The compiled BPF object, embedded by sample_frames_obj.c. */
 extern const unsigned char ember_sf_bpf_obj[], ember_sf_bpf_obj_end[];
@@ -57,6 +59,7 @@ struct ember_py_sampletime {
 	struct sf_kept recent[SF_RECENT];   /* ring, oldest overwritten */
 	uint64_t kept, replaced;      /* copied (the next goes to recent[kept % SF_RECENT]);
 	                               * overwritten before a read took them */
+	uint64_t fresh;               /* recent[] entries not taken by a read yet */
 	uint64_t records;             /* received */
 	uint64_t woke;                /* ... that woke ember (EMBER_SF_WOKE) */
 	uint64_t read_in_place, read_kept;
@@ -185,7 +188,10 @@ static int on_record(void *arg, void *data, size_t size)
 		w->n = py_read_thread(st->want_py, w->tid, r, w->time_ns, w->out, w->max, w->flags);
 		st->want_done = true;
 		st->read_in_place++;
-		return 0;
+		/* Stop here: the records behind it belong to later samples,
+		 * read in place in their turn rather than copied aside now
+		 * (libbpf marks this one consumed and returns). */
+		return SF_STOP;
 	}
 	if ((r->flags & EMBER_SF_WOKE) && r->ncodes)
 		learn_codes(st, r);
@@ -199,6 +205,7 @@ static int on_record(void *arg, void *data, size_t size)
 	}
 	st->kept++;
 	st->replaced += k->fresh;
+	st->fresh += !k->fresh;
 	memcpy(k->rec, r, size);
 	k->fresh = true;
 	return 0;
@@ -335,6 +342,43 @@ void py_sf_forget_code(struct ember_python *py, uint64_t addr)
 	bpf_map_delete_elem(py->sf->codes_fd, &key);
 }
 
+/* <= 3.10: where in a frame's copy the copier puts a method's first
+ * argument (sample_frames.h): three words after the code object pointer,
+ * if no word ember reads is among them; 0: nowhere. */
+static uint32_t py_sf_mark_off(const struct ember_python *py)
+{
+	const struct py_offsets *o = &py->off;
+	if (o->fo_localsplus <= 0 || o->fo_code < 0 || o->fo_code % 8)
+		return 0;
+	int32_t at = o->fo_code + 8, used[] = { o->ob_type, o->fo_back, o->fo_code, o->fo_lasti };
+	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+		if (used[i] < 0 || (used[i] + 8 > at && used[i] < at + 24))
+			return 0;
+	return (uint32_t)at + 24 <= py->fr_len ? (uint32_t)at : 0;
+}
+
+bool py_sf_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
+		     uint64_t *type)
+{
+	uint32_t at = py->sf ? py_sf_mark_off(py) : 0;
+	if (!at)
+		return false;
+	if (rd64(b, at) == (f ^ EMBER_SF_ARG_MARK)) {
+		*arg = rd64(b, at + 8);
+		*type = rd64(b, at + 16);
+		return true;
+	}
+	/* Not asked for yet (or the copier's entry is a newer object's): from
+	 * its next sample on. */
+	struct ember_sf_code_key key = { .addr = py->codes[code_id - 1]->addr, .pid = (uint32_t)py->pid };
+	uint64_t v;
+	if (bpf_map_lookup_elem(py->sf->codes_fd, &key, &v) == 0 && !(v & EMBER_SF_CODE_METHOD)) {
+		v |= EMBER_SF_CODE_METHOD;
+		bpf_map_update_elem(py->sf->codes_fd, &key, &v, BPF_EXIST);
+	}
+	return false;
+}
+
 bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v)
 {
 	const struct py_offsets *o = &py->off;
@@ -350,6 +394,10 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 		.ts_len = py->ts_len,
 		.name_hash_off = py->str_hash_off % 8 == 0 && py->str_hash_off < EMBER_SF_CODE_BYTES ? py->str_hash_off : 0,
 		.table_sval = o->bytes_sval > 0 && o->bytes_sval < 64 ? (uint32_t)o->bytes_sval : 0,
+		.arg_off = o->fo_localsplus > 0 && o->fo_localsplus % 8 == 0 && o->fo_localsplus < 1024
+				   ? (uint32_t)o->fo_localsplus : 0,
+		.mark_off = py_sf_mark_off(py),
+		.ob_type_off = o->ob_type >= 0 && o->ob_type < 256 && o->ob_type % 8 == 0 ? (uint32_t)o->ob_type : 8,
 		/* (0 on 3.12+: co_version, a key word, tells code objects apart) */
 	};
 	if (o->ts_frame >= 0) {
@@ -411,28 +459,21 @@ void py_sf_register(struct ember_python *py, struct py_thread *t)
 	}
 }
 
-bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)
+/* The kept record of rd's sample: the nearest of its thread's from before
+ * before_ns to after_ns after the sample, NULL if none. */
+static struct sf_kept *find_kept(struct ember_py_sampletime *st, const struct ember_python *py,
+				 const struct py_sf_read *rd, uint64_t before_ns, uint64_t after_ns)
 {
-	struct ember_py_sampletime *st = py->sf;
-	if (!st)
-		return false;
-	st->want_py = py;
-	st->want = rd;
-	st->want_done = false;
-	ring_buffer__consume(st->rb);
-	st->want = NULL;
-	if (st->want_done)
-		return true;
 	struct sf_kept *best = NULL;
 	uint64_t best_d = 0;
 	uint64_t n = st->kept < SF_RECENT ? st->kept : SF_RECENT;
-	for (uint64_t i = 1; i <= n; i++) {
+	for (uint64_t i = 1; i <= n && st->fresh; i++) {
 		struct sf_kept *k = &st->recent[(st->kept - i) % SF_RECENT];
 		uint64_t t = k->rec->time_ns;
 		if (t + SF_SCAN_BACK_NS < rd->time_ns)
 			break;   /* older than any record of this sample */
 		if (!k->fresh || k->rec->tid != rd->tid || k->rec->pid != (uint32_t)py->pid ||
-		    t + SF_MATCH_BEFORE_NS < rd->time_ns || t > rd->time_ns + SF_MATCH_AFTER_NS)
+		    t + before_ns < rd->time_ns || t > rd->time_ns + after_ns)
 			continue;
 		uint64_t d = t > rd->time_ns ? t - rd->time_ns : rd->time_ns - t;
 		if (!best || d < best_d) {   /* two samples of a thread can be tens of us apart */
@@ -440,9 +481,31 @@ bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)
 			best_d = d;
 		}
 	}
+	return best;
+}
+
+bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)
+{
+	struct ember_py_sampletime *st = py->sf;
+	if (!st)
+		return false;
+	/* Copied aside already (its CPU's ring drained after another's)?
+	 * Else consume up to it: it is read where it lies. */
+	struct sf_kept *best = find_kept(st, py, rd, SF_MATCH_NOW_NS, SF_MATCH_NOW_NS);
+	if (!best) {
+		st->want_py = py;
+		st->want = rd;
+		st->want_done = false;
+		ring_buffer__consume(st->rb);
+		st->want = NULL;
+		if (st->want_done)
+			return true;
+		best = find_kept(st, py, rd, SF_MATCH_BEFORE_NS, SF_MATCH_AFTER_NS);
+	}
 	if (!best)
 		return false;
 	best->fresh = false;
+	st->fresh--;
 	st->read_kept++;
 	rd->n = py_read_thread(py, rd->tid, best->rec, rd->time_ns, rd->out, rd->max, rd->flags);
 	return true;

@@ -47,6 +47,12 @@ struct ember_sf_thread {
 	                     * EMBER_SF_OBJ_BYTES only) */
 	__u32 name_hash_off;/* offset of the cached hash in the str key_off[0] points to
 	                     * (a multiple of 8, < 256; 0: none) */
+	__u32 arg_off;      /* <= 3.10: frame offset of the first argument (f_localsplus[0],
+	                     * a multiple of 8); 0: none */
+	__u32 mark_off;     /* ... where in the frame's copy to put it (three words ember
+	                     * does not read: a multiple of 8, + 24 <= frame_len) */
+	__u32 ob_type_off;  /* an object's offset of its type pointer */
+	__u32 pad;
 	__u64 gil_holder;   /* --gil before 3.13: where the GIL holder's thread state
 	                     * pointer is (2.7-3.11 the current tstate, 3.12 the GIL's
 	                     * last_holder); 0: not asked */
@@ -61,7 +67,15 @@ struct ember_sf_thread {
  * wrapper that ends in `exec python`) starts the count again. */
 
 /* The code objects the copier has seen, by process and address, with the
- * mix of their identifying words (a reused address is a new object). */
+ * mix of their identifying words (a reused address is a new object), bit 0
+ * cleared: ember sets it for a method (<= 3.10, no co_qualname: its class is
+ * that of its first argument, `self` or `cls`).  For a frame of such a code
+ * object the copier reads the first argument and its type, and writes, at
+ * mark_off in the frame's copy, the frame's address ^ EMBER_SF_ARG_MARK, the
+ * argument and its type: by the time ember reads the record the call may be
+ * over, its arguments cleared and `self` freed. */
+#define EMBER_SF_CODE_METHOD 1ull
+#define EMBER_SF_ARG_MARK 0x5e1f7e9e5e1f7e9eull
 struct ember_sf_code_key {
 	__u64 addr;
 	__u32 pid, pad;
@@ -136,6 +150,7 @@ struct ember_sf_record {
 	__u32 ts_len, frame_len, code_len;
 	__u32 nobjs;
 	__u32 bpf_off;      /* the BPF program's own scratch (see there) */
+	__u32 bpf_method, bpf_pad; /* ... (the last code object's EMBER_SF_CODE_METHOD) */
 	__u32 bpf_new[EMBER_SF_NEW_CODES];
 	__u8 data[EMBER_SF_DATA_BYTES];   /* only the used part is sent */
 };

@@ -1,0 +1,42 @@
+"""Methods called on fresh objects, each call a few milliseconds long.
+
+ember reads a sample's Python frames when it drains its rings (every 250 ms
+at 99 Hz), and by then most calls are over.  Up to 3.10 a method's class
+comes from its first argument (self's type, or cls), which CPython clears
+when the call returns; 3.11+ has co_qualname.
+
+usage: short_calls.py SECONDS [CALL_MS]
+"""
+import sys
+import time
+
+
+class Model(object):
+    def forward(self, secs):
+        end = time.time() + secs
+        x = 0
+        while time.time() < end:
+            for i in range(300):
+                x += i
+        return x
+
+    @classmethod
+    def build(cls, secs):
+        end = time.time() + secs
+        x = 0
+        while time.time() < end:
+            for i in range(300):
+                x += i
+        return x
+
+
+def main():
+    total = float(sys.argv[1])
+    call = float(sys.argv[2]) / 1000.0 if len(sys.argv) > 2 else 0.01
+    end = time.time() + total
+    while time.time() < end:
+        Model().forward(call)
+        Model.build(call)
+
+
+main()
