@@ -67,13 +67,22 @@ struct {
 
 
 /* A method's first argument and its type (sample_frames.h), into the copy
- * fr of the frame at address at. */
-static __always_inline void copy_first_arg(__u8 *fr, __u64 at, __u32 arg_off, __u32 mark_off, __u32 type_off)
+ * fr of the frame at address at.  (A method calling methods of the same
+ * object: its type is read once.) */
+static __always_inline void copy_first_arg(struct ember_sf_record *r, __u8 *fr, __u64 at, __u32 arg_off,
+					   __u32 mark_off, __u32 type_off)
 {
 	__u64 arg = 0, type = 0;
-	if (bpf_probe_read_user(&arg, sizeof arg, (const void *)(at + arg_off)) != 0 || !arg || (arg & 7) ||
-	    bpf_probe_read_user(&type, sizeof type, (const void *)(arg + type_off)) != 0)
+	if (bpf_probe_read_user(&arg, sizeof arg, (const void *)(at + arg_off)) != 0 || !arg || (arg & 7))
 		return;
+	if (arg == r->bpf_arg) {
+		type = r->bpf_type;
+	} else {
+		if (bpf_probe_read_user(&type, sizeof type, (const void *)(arg + type_off)) != 0)
+			return;
+		r->bpf_arg = arg;
+		r->bpf_type = type;
+	}
 	*(__u64 *)(fr + mark_off) = at ^ EMBER_SF_ARG_MARK;
 	*(__u64 *)(fr + mark_off + 8) = arg;
 	*(__u64 *)(fr + mark_off + 16) = type;
@@ -129,6 +138,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	r->ts_len = r->frame_len = r->code_len = 0;
 	r->nobjs = 0;
 	r->bpf_method = 0;
+	r->bpf_arg = 0;
 	__u32 off = 0;
 	if (!t || t->pid != pid) {
 		/* New to the copier: remember it, and let ember look now. */
@@ -222,7 +232,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			continue;
 		if (code == last_code) {
 			if (r->bpf_method && arg_off)
-				copy_first_arg(fr, at, arg_off, mark_off, type_off);
+				copy_first_arg(r, fr, at, arg_off, mark_off, type_off);
 			continue;
 		}
 		slot = r->data + off;
@@ -254,7 +264,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		/* (through memory, as off: not a path of its own per frame) */
 		r->bpf_method = seen && (*seen & ~EMBER_SF_CODE_METHOD) == id && (*seen & EMBER_SF_CODE_METHOD);
 		if (r->bpf_method && arg_off)
-			copy_first_arg(fr, at, arg_off, mark_off, type_off);
+			copy_first_arg(r, fr, at, arg_off, mark_off, type_off);
 		if (!seen || (*seen & ~EMBER_SF_CODE_METHOD) != id) {
 			bpf_map_update_elem(&codes, &ck, &id, BPF_ANY);
 			r->flags |= EMBER_SF_WOKE;

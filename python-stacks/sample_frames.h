@@ -151,6 +151,7 @@ struct ember_sf_record {
 	__u32 nobjs;
 	__u32 bpf_off;      /* the BPF program's own scratch (see there) */
 	__u32 bpf_method, bpf_pad; /* ... (the last code object's EMBER_SF_CODE_METHOD) */
+	__u64 bpf_arg, bpf_type;   /* ... (the last first argument copied, and its type) */
 	__u32 bpf_new[EMBER_SF_NEW_CODES];
 	__u8 data[EMBER_SF_DATA_BYTES];   /* only the used part is sent */
 };
