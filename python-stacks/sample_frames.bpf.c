@@ -12,9 +12,8 @@
  * state, and one user-memory read per frame and two per code object (at most
  * EMBER_SF_MAX_FRAMES frames), two more per frame of a method whose class
  * ember takes from its first argument (<= 3.10), and a lookup per code
- * object; reads never
- * fault pages in, a failing read ends the copy.  The sample itself is
- * always kept.  The record wakes ember only when it must be read at once
+ * object; reads never fault pages in, a failing read ends the copy.  The
+ * sample itself is always kept.  The record wakes ember only when it must be read at once
  * (sample_frames.h says when). */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

@@ -17,8 +17,9 @@
  * their own samples.  Records passed over on the way (samples of another
  * CPU's perf ring, drained later; samples ember did not read) are copied
  * and kept; the search walks back from the newest and stops at records
- * SF_SCAN_BACK_NS older than the sample.  A sample whose record was already overwritten (ember
- * fell SF_RECENT samples behind) is read the old way, after the fact. */
+ * SF_SCAN_BACK_NS older than the sample.  A sample whose record was already
+ * overwritten (ember fell SF_RECENT samples behind) is read the old way,
+ * after the fact. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>

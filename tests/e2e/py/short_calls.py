@@ -11,23 +11,22 @@ import sys
 import time
 
 
+def burn(secs):
+    end = time.time() + secs
+    x = 0
+    while time.time() < end:
+        for i in range(300):
+            x += i
+    return x
+
+
 class Model(object):
     def forward(self, secs):
-        end = time.time() + secs
-        x = 0
-        while time.time() < end:
-            for i in range(300):
-                x += i
-        return x
+        return burn(secs)
 
     @classmethod
     def build(cls, secs):
-        end = time.time() + secs
-        x = 0
-        while time.time() < end:
-            for i in range(300):
-                x += i
-        return x
+        return burn(secs)
 
 
 def main():
