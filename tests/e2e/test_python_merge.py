@@ -533,8 +533,8 @@ for mode in modes:
 # --gil: two threads running Python take turns with the GIL (every 5 ms);
 # the one a sample finds running Python code holds it, so --gil keeps
 # nearly all of python_burn.  Before 3.13 the holder is not in the thread
-# state: read after the sample (ember drains every 50 ms) it was a later
-# instant's, and ~half the samples were left out (3.11: 113 of 204).
+# state: read after the sample (at a drain, 50 ms later then) it was a
+# later instant's, and ~half the samples were left out (3.11: 113 of 204).
 # Samples of a thread on the CPU handing the GIL over (take_gil/drop_gil)
 # are rightly left out: 1-4% here, 13% once in CI on a loaded host; hence
 # the 25% bound.  (2.7's GIL is a lock the waiting thread keeps trying on
