@@ -294,6 +294,8 @@ struct ember_python {
 	uint64_t gil_tstate_addr;    /* 2.7-3.11: where the GIL holder's tstate pointer lives */
 	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;
 	uint32_t ts_len, fr_len, co_len, str_hdr_len;
+	uint32_t sf_mark_off;       /* <= 3.10 with the copier: where in a frame's copy it puts
+	                             * a method's first argument (0: nowhere; sample_frames.c) */
 	uint32_t str_hash_off;       /* of the cached hash in a str (2.7: PyStringObject.ob_shash);
 	                              * 0 on 3.12+, whose code objects are numbered (co_version):
 	                              * code objects' names are not hashed there */

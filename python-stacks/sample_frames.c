@@ -305,10 +305,26 @@ void ember_py_sampletime_close(struct ember_py_sampletime *st)
 	free(st);
 }
 
+/* <= 3.10: where in a frame's copy the copier puts a method's first
+ * argument (sample_frames.h): three words after the code object pointer,
+ * if no word ember reads is among them; 0: nowhere. */
+static uint32_t py_sf_mark_off(const struct ember_python *py)
+{
+	const struct py_offsets *o = &py->off;
+	if (o->fo_localsplus <= 0 || o->fo_code < 0 || o->fo_code % 8)
+		return 0;
+	int32_t at = o->fo_code + 8, used[] = { o->ob_type, o->fo_back, o->fo_code, o->fo_lasti };
+	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+		if (used[i] < 0 || (used[i] + 8 > at && used[i] < at + 24))
+			return 0;
+	return (uint32_t)at + 24 <= py->fr_len ? (uint32_t)at : 0;
+}
+
 void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st)
 {
 	py_sf_detach(py);
 	py->sf = st;
+	py->sf_mark_off = st ? py_sf_mark_off(py) : 0;
 	if (!st)
 		return;
 	if (st->nreaders == st->readers_cap) {
@@ -343,26 +359,11 @@ void py_sf_forget_code(struct ember_python *py, uint64_t addr)
 	bpf_map_delete_elem(py->sf->codes_fd, &key);
 }
 
-/* <= 3.10: where in a frame's copy the copier puts a method's first
- * argument (sample_frames.h): three words after the code object pointer,
- * if no word ember reads is among them; 0: nowhere. */
-static uint32_t py_sf_mark_off(const struct ember_python *py)
-{
-	const struct py_offsets *o = &py->off;
-	if (o->fo_localsplus <= 0 || o->fo_code < 0 || o->fo_code % 8)
-		return 0;
-	int32_t at = o->fo_code + 8, used[] = { o->ob_type, o->fo_back, o->fo_code, o->fo_lasti };
-	for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
-		if (used[i] < 0 || (used[i] + 8 > at && used[i] < at + 24))
-			return 0;
-	return (uint32_t)at + 24 <= py->fr_len ? (uint32_t)at : 0;
-}
-
 bool py_sf_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
 		     uint64_t *type)
 {
-	uint32_t at = py->sf ? py_sf_mark_off(py) : 0;
-	if (!at)
+	uint32_t at = py->sf_mark_off;
+	if (!py->sf || !at)
 		return false;
 	if (rd64(b, at) == (f ^ EMBER_SF_ARG_MARK)) {
 		*arg = rd64(b, at + 8);
@@ -397,7 +398,7 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 		.table_sval = o->bytes_sval > 0 && o->bytes_sval < 64 ? (uint32_t)o->bytes_sval : 0,
 		.arg_off = o->fo_localsplus > 0 && o->fo_localsplus % 8 == 0 && o->fo_localsplus < 1024
 				   ? (uint32_t)o->fo_localsplus : 0,
-		.mark_off = py_sf_mark_off(py),
+		.mark_off = py->sf_mark_off,
 		.ob_type_off = o->ob_type >= 0 && o->ob_type < 256 && o->ob_type % 8 == 0 ? (uint32_t)o->ob_type : 8,
 		/* (0 on 3.12+: co_version, a key word, tells code objects apart) */
 	};
