@@ -11,9 +11,9 @@
 
 #define MAX_INLINE 32
 
-/* (module, addr) -> the frame ids it expands to, outermost first. */
+/* (module, addr, frame flags) -> the frame ids it expands to, outermost first. */
 struct addr_entry {
-	uint32_t module;
+	uint32_t module, flags;
 	uint64_t addr;
 	uint32_t off, n;           /* into ids */
 	uint8_t cls;               /* enum group_class */
@@ -27,12 +27,13 @@ struct addr_cache {
 	size_t nids, ids_cap;
 };
 
-static size_t slot_of(const struct addr_cache *c, uint32_t module, uint64_t addr)
+static size_t slot_of(const struct addr_cache *c, uint32_t module, uint64_t addr, uint32_t flags)
 {
-	uint64_t h = (addr ^ ((uint64_t)module << 40)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (addr ^ ((uint64_t)module << 40) ^ ((uint64_t)flags << 36)) * 0x9e3779b97f4a7c15ull;
 	size_t mask = c->cap - 1;
 	size_t i = (size_t)(h >> 20) & mask;
-	while (c->slots[i].used && (c->slots[i].module != module || c->slots[i].addr != addr))
+	while (c->slots[i].used && (c->slots[i].module != module || c->slots[i].addr != addr ||
+				    c->slots[i].flags != flags))
 		i = (i + 1) & mask;
 	return i;
 }
@@ -46,7 +47,7 @@ static int cache_grow(struct addr_cache *c)
 		return -1;
 	for (size_t i = 0; i < c->cap; i++)
 		if (c->slots[i].used)
-			n.slots[slot_of(&n, c->slots[i].module, c->slots[i].addr)] = c->slots[i];
+			n.slots[slot_of(&n, c->slots[i].module, c->slots[i].addr, c->slots[i].flags)] = c->slots[i];
 	free(c->slots);
 	*c = n;
 	return 0;
@@ -84,6 +85,10 @@ static uint8_t classify(const struct ember_sym_frame *outer)
 {
 	const char *name = outer->function, *mod = outer->module ? outer->module : "";
 	uint8_t cls = 0;
+	/* CPython's perf trampolines (-X perf, 3.12+): JIT code named
+	 * "py::qualname:file" that only calls the eval loop. */
+	if (strcmp(mod, "[jit]") == 0 && starts_with(name, "py::"))
+		cls |= GROUP_INTERP;
 	if (strcmp(name, "_PyEval_EvalFrameDefault") == 0 || starts_with(name, "_PyEval_EvalFrameDefault."))
 		cls |= GROUP_EVAL_DEFAULT;
 	if (strcmp(name, "PyEval_EvalFrameEx") == 0)
@@ -101,7 +106,7 @@ static uint8_t classify(const struct ember_sym_frame *outer)
 }
 
 static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame *sf, enum ember_frame_kind kind,
-			   const char *build_id)
+			   const char *build_id, uint8_t flags)
 {
 	struct ember_frame f = {
 		.kind = kind,
@@ -111,19 +116,24 @@ static uint32_t intern_sym(struct ember_profile *p, const struct ember_sym_frame
 		.module = sf->module ? sf->module : "",
 		.build_id = build_id,
 		.inlined = sf->inlined,
+		.flags = flags,
 	};
 	return ember_profile_frame(p, &f);
 }
 
 /* Frame ids for one address, outermost first (the containing function, then
- * what was inlined into it). */
+ * what was inlined into it).  A frame whose caller was found by a stack scan
+ * (EMBER_FRAME_SCANNED) marks its containing function, the one that links
+ * to that caller. */
 static const uint32_t *resolve(struct addr_cache *c, struct ember_symbolizer *sym, struct ember_profile *p,
-			       char **build_ids, uint32_t nmods, uint32_t module, uint64_t addr, bool kernel,
+			       char **build_ids, uint32_t nmods, const struct ember_frame_addr *fa, bool kernel,
 			       uint32_t *n, uint8_t *cls)
 {
 	if ((c->count + 1) * 2 > c->cap && cache_grow(c) != 0)
 		return NULL;
-	size_t i = slot_of(c, module, addr);
+	uint32_t module = fa->module, flags = fa->flags & EMBER_FRAME_SCANNED;
+	uint64_t addr = fa->addr;
+	size_t i = slot_of(c, module, addr, flags);
 	if (!c->slots[i].used) {
 		struct ember_sym_frame sf[MAX_INLINE];
 		size_t k;
@@ -141,11 +151,13 @@ static const uint32_t *resolve(struct addr_cache *c, struct ember_symbolizer *sy
 					     (group_cls & GROUP_INTERP) ? EMBER_FRAME_INTERP : EMBER_FRAME_NATIVE;
 		for (size_t j = 0; j < k; j++) {
 			const char *bid = !kernel && module < nmods ? build_ids[module] : "";
-			ids[k - 1 - j] = intern_sym(p, &sf[j], kind, bid);
+			uint8_t ff = j == k - 1 && flags ? EMBER_FRAME_CALLER_SCANNED : 0;
+			ids[k - 1 - j] = intern_sym(p, &sf[j], kind, bid, ff);
 			if (ids[k - 1 - j] == UINT32_MAX)
 				return NULL;
 		}
-		c->slots[i] = (struct addr_entry){ .module = module, .addr = addr, .off = (uint32_t)c->nids,
+		c->slots[i] = (struct addr_entry){ .module = module, .flags = flags, .addr = addr,
+						   .off = (uint32_t)c->nids,
 						   .n = (uint32_t)k, .cls = group_cls, .used = true };
 		c->count++;
 		if (push_ids(c, ids, (uint32_t)k) != 0)
@@ -165,7 +177,7 @@ static double now_s(void)
 }
 
 int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampler,
-		  const struct python_capture *pc, const struct merge_opts *mo,
+		  const struct python_capture *pc, struct ember_jit_map *jit, const struct merge_opts *mo,
 		  struct ember_profile *p, double *symbolize_s, uint64_t *mismatched)
 {
 	*mismatched = 0;
@@ -182,7 +194,10 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 	for (uint32_t m = 0; m < nmods; m++) {
 		struct ember_module_info mi;
 		ember_sampler_module(sampler, m, &mi);
-		ember_symbolizer_add_module(sym, m, mi.open_path, mi.path, mi.build_id, mi.build_id_len);
+		if (mi.jit_pid)
+			ember_symbolizer_add_jit_module(sym, m, mi.path, mi.jit_pid, jit);
+		else
+			ember_symbolizer_add_module(sym, m, mi.open_path, mi.path, mi.build_id, mi.build_id_len);
 		/* hex, for .ember and pprof consumers that fetch debug info by it */
 		build_ids[m] = calloc(mi.build_id_len * 2 + 1, 1);
 		for (size_t i = 0; build_ids[m] && i < mi.build_id_len; i++)
@@ -226,8 +241,8 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		uint32_t ngroups = 0;
 		for (uint32_t i = v.nframes; i-- > 0 && rc == 0;) {
 			struct native_group *g = &groups[ngroups++];
-			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, v.frames[i].module,
-						      v.frames[i].addr, false, &g->n, &g->cls);
+			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, &v.frames[i], false,
+						      &g->n, &g->cls);
 			/* The cache's id array may move while it grows: keep offsets
 			 * until every address of this stack is resolved. */
 			g->off = ids ? (size_t)(ids - cache.ids) : 0;
@@ -273,8 +288,8 @@ int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampl
 		for (uint32_t i = v.nkernel; i-- > 0 && rc == 0 && !mo->python_only;) {
 			uint32_t k;
 			uint8_t cls;
-			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, EMBER_NO_MODULE, v.kernel_ips[i],
-						      true, &k, &cls);
+			struct ember_frame_addr kfa = { .module = EMBER_NO_MODULE, .addr = v.kernel_ips[i] };
+			const uint32_t *ids = resolve(&cache, sym, p, build_ids, nmods, &kfa, true, &k, &cls);
 			if (!ids)
 				rc = -1;
 			else if (n + k <= stack_cap)

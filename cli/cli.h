@@ -96,6 +96,7 @@ struct record_opts {
 	bool python;                  /* read Python frames (default on; --no-python) */
 	bool gil_only;                /* --gil: only samples of the thread holding the GIL */
 	bool no_bpf;                  /* --no-bpf: read Python frames after the sample only */
+	bool no_jit_env;              /* --no-jit-env: leave the command's JIT profiling settings alone */
 	bool quiet;
 };
 
@@ -217,12 +218,14 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 /* Symbolize every raw stack with the sampler's modules, merge the Python
  * frames read with it, and add it to p.  *mismatched counts the samples
  * whose Python frames disagreed with their native stack. */
+struct ember_jit_map;
 int build_profile(const struct raw_stacks *rs, const struct ember_sampler *sampler,
-		  const struct python_capture *pc, const struct merge_opts *mo,
+		  const struct python_capture *pc, struct ember_jit_map *jit, const struct merge_opts *mo,
 		  struct ember_profile *p, double *symbolize_s, uint64_t *mismatched);
 
 /* ---- summary.c ---- */
 struct run_summary {
+	uint32_t stack_size;            /* --stack-size */
 	double wall_s;
 	double target_user_s, target_sys_s;
 	long max_rss_kib;               /* -1 when unknown */
@@ -245,6 +248,11 @@ struct run_summary {
 	uint32_t bpf_failed;               /* events the copier could not be attached to */
 	const char *py_bpf_note;           /* why it is not used, "" if it is */
 	struct ember_py_sampletime_stats bpf;   /* its records; runs and their time (EMBER_BPF_STATS) */
+	uint32_t jit_files;                /* perf maps and jitdumps read */
+	uint64_t jit_entries;              /* JIT functions they named */
+	uint32_t jit_refused;              /* files not trusted, and the first of them */
+	const char *jit_refused_path;
+	uint32_t jit_removed;              /* perf maps ember made the command write, deleted */
 };
 void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p);
 

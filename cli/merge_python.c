@@ -134,7 +134,8 @@ uint32_t merge_stack(struct ember_profile *p, const struct merge_opts *o, const 
 	/* Python frames the native stack had no activation for (the thread went
 	 * deeper after the sample, or no eval frame was recognised, e.g. a
 	 * stripped interpreter): keep them only as uncertain. */
-	if (has_python && !torn && nevals == 0 && nruns > 0) {   /* (torn: nothing to pair them with) */
+	if (has_python && !torn && !root_runs && nevals == 0 && nruns > 0) {
+		/* (torn: nothing to pair them with; root_runs: already above) */
 		for (uint32_t r = 0; r < nruns; r++)
 			for (uint32_t k = run_hi[r] + 1; k-- > run_lo[r];)
 				EMIT(python_frame(p, handle, &py[k], o->full_filenames));

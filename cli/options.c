@@ -38,8 +38,12 @@ void options_record_usage(FILE *out)
 	      "      --format FMT       force the format of every -o: folded svg pstats speedscope\n"
 	      "                         pprof chrome ember\n"
 	      "      --stack-size BYTES user stack copied per sample: multiple of 8,\n"
-	      "                         64..65528 (default 32768); raise it when stacks are [truncated]\n"
+	      "                         64..65528 (default 65528, the most the kernel copies)\n"
 	      "      --kernel           add kernel frames (root, CAP_PERFMON or perf_event_paranoid<=1)\n"
+	      "      --no-jit-env       launch COMMAND with its environment as it is: by default ember\n"
+	      "                         sets ONEDNN_JIT_PROFILE=2 and DNNL_JIT_PROFILE=2 (unless set),\n"
+	      "                         so that oneDNN (PyTorch) names its JIT kernels in\n"
+	      "                         /tmp/perf-PID.map, and deletes those files after reading them\n"
 	      "\n"
 	      "Python (CPython 2.7, 3.6-3.13: read from the target, merged into native stacks):\n"
 	      "      --python-only      Python frames only (py-spy's default view)\n"
@@ -70,8 +74,8 @@ void options_record_usage(FILE *out)
 	      "      Python functions with the C/C++ (NumPy, OpenCV, PyTorch) code under them\n"
 	      "  ember record --subprocesses --python-only -o train.svg -- python3 train.py\n"
 	      "      multiprocessing workers too, Python frames only\n"
-	      "  ember record -F 999 --stack-size 65528 -o deep.folded -- ./solver\n"
-	      "      higher rate, and deep stacks copied whole\n"
+	      "  ember record -F 999 --stack-size 16384 -o shallow.folded -- ./solver\n"
+	      "      higher rate, smaller stack copies (less ring memory per sample)\n"
 	      "\n"
 	      "Ctrl-C stops sampling and still writes every output (launch mode forwards the\n"
 	      "signal to COMMAND). A summary with the top functions goes to stderr.\n"
@@ -215,7 +219,7 @@ static long max_sample_rate(void)
 }
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
-       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_BPF };
+       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_BPF, OPT_NO_JIT_ENV };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -232,6 +236,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
+		{ "no-jit-env", no_argument, NULL, OPT_NO_JIT_ENV },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -301,6 +306,9 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			break;
 		case OPT_NO_BPF:
 			o->no_bpf = true;
+			break;
+		case OPT_NO_JIT_ENV:
+			o->no_jit_env = true;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -62,7 +62,8 @@ static uint64_t hash_sample(const struct sample_key *k)
 	uint64_t h = mix(mix(s->pid, s->tid), (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8 |
 					      (uint64_t)k->npy << 24 | (uint64_t)k->pyflags << 48);
 	for (uint32_t i = 0; i < s->nframes; i++)
-		h = mix(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44));
+		h = mix(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44) ^
+			   ((uint64_t)s->frames[i].flags << 40));
 	for (uint32_t i = 0; i < s->nkernel; i++)
 		h = mix(h, s->kernel_ips[i]);
 	for (uint32_t i = 0; i < k->npy; i++)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jit_map.h"
 #include "python_stacks.h"
 
 /* Signal handlers cannot take a context argument: these two are the only
@@ -70,6 +71,8 @@ struct record_run {
 	                               * the machine steals ember's CPU (tests only) */
 	uint64_t test_reads;
 	bool gil_unknown;             /* --gil asked, but the version records no holder */
+	struct ember_jit_map *jit;    /* names of JIT code, from the target's perf maps */
+	bool jit_remove;              /* ember asked for those maps: delete them after reading */
 	struct ember_profile profile;
 	bool profile_ready;
 	pid_t child;
@@ -301,6 +304,45 @@ static void describe_command(struct record_run *run)
 	snprintf(run->command, sizeof run->command, "pid %d: %s", run->opts.pid, buf);
 }
 
+/* Launch mode: have oneDNN (PyTorch's CPU kernels) name its JIT code in
+ * /tmp/perf-PID.map, unless the user set either variable or said
+ * --no-jit-env.  The maps of processes with oneDNN are ember's to delete
+ * after reading, unless the command asked for perf maps itself (CPython's
+ * -X perf writes the same file, for perf). */
+static void jit_env_setup(struct record_run *run)
+{
+	if (run->opts.pid || run->opts.no_jit_env || getenv("ONEDNN_JIT_PROFILE") || getenv("DNNL_JIT_PROFILE"))
+		return;
+	if (setenv("ONEDNN_JIT_PROFILE", "2", 1) != 0 || setenv("DNNL_JIT_PROFILE", "2", 1) != 0)
+		return;
+	const char *py = getenv("PYTHONPERFSUPPORT");
+	bool asked = py && *py && strcmp(py, "0") != 0;
+	for (char **a = run->opts.argv; *a; a++)
+		asked |= strncmp(*a, "-Xperf", 6) == 0 || (strcmp(*a, "-X") == 0 && a[1] && strncmp(a[1], "perf", 4) == 0);
+	run->jit_remove = !asked;
+}
+
+/* Read the perf maps and jitdumps of processes whose JIT code changed (all
+ * of them: at the end). */
+static void jit_read(struct record_run *run, bool all)
+{
+	size_t cursor = 0;
+	struct ember_jit_process jp;
+	while (run->jit && ember_sampler_jit_next(run->sampler, &cursor, !all, &jp))
+		ember_jit_map_read(run->jit, jp.pid, jp.jitdump);
+}
+
+static uint32_t jit_remove_maps(struct record_run *run)
+{
+	size_t cursor = 0;
+	uint32_t n = 0;
+	struct ember_jit_process jp;
+	while (run->jit_remove && run->jit && ember_sampler_jit_next(run->sampler, &cursor, false, &jp))
+		if (jp.onednn)   /* (another JIT's own map is not ember's to delete) */
+			n += ember_jit_map_remove_perf_map(run->jit, jp.pid);
+	return n;
+}
+
 static void capture(struct record_run *run, struct run_summary *sum, double t0)
 {
 	bool tty = !run->opts.quiet && isatty(STDERR_FILENO);
@@ -316,6 +358,7 @@ static void capture(struct record_run *run, struct run_summary *sum, double t0)
 			break;
 		if (run->python)
 			python_capture_consume(run->python);
+		jit_read(run, false);
 		if (run->test_stall_ms)
 			poll(NULL, 0, (int)run->test_stall_ms);
 		if (run->child > 0 &&
@@ -334,6 +377,7 @@ static void capture(struct record_run *run, struct run_summary *sum, double t0)
 	}
 	ember_sampler_stop(run->sampler);
 	ember_sampler_poll(run->sampler, 0, on_sample, run, NULL);
+	jit_read(run, true);
 	sum->profiler_cpu_s = self_cpu_s() - cpu0;
 	sum->wall_s = now_s() - t0;
 	if (tty)
@@ -396,7 +440,9 @@ int cmd_record(int argc, char **argv)
 	}
 	run.sampler = ember_sampler_new(&run.opts.sampler);
 	run.raw = raw_stacks_new();
-	if (!run.sampler || !run.raw || (run.opts.python && !run.python) || ember_profile_init(&run.profile) != 0) {
+	run.jit = ember_jit_map_new();
+	if (!run.sampler || !run.raw || !run.jit || (run.opts.python && !run.python) ||
+	    ember_profile_init(&run.profile) != 0) {
 		fprintf(stderr, "ember: out of memory\n");
 		rc = EMBER_EXIT_INTERNAL;
 		goto out;
@@ -424,6 +470,7 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	} else {
+		jit_env_setup(&run);
 		int err = ember_sampler_launch(run.sampler, run.opts.argv, &run.child);
 		if (err == -EMBER_SERR_NOT_FOUND) {
 			fprintf(stderr, "ember: %s\n", ember_sampler_error(run.sampler));
@@ -460,7 +507,8 @@ int cmd_record(int argc, char **argv)
 			goto out;
 	}
 
-	struct run_summary sum = { .max_rss_kib = -1, .vol_ctx = -1, .invol_ctx = -1 };
+	struct run_summary sum = { .max_rss_kib = -1, .vol_ctx = -1, .invol_ctx = -1,
+				   .stack_size = run.opts.sampler.stack_size };
 	capture(&run, &sum, t0);
 	if (run.child > 0 && !run.child_reaped && !stop_signal) {
 		/* -d expired: the command does not outlive its profile. */
@@ -482,11 +530,18 @@ int cmd_record(int argc, char **argv)
 	m->kernel_frames = run.opts.sampler.kernel && !sum.stats.kernel_excluded;
 	m->source = ember_profile_cstr(&run.profile, "ember record");
 	uint64_t mismatched = 0;
-	if (run.oom || build_profile(run.raw, run.sampler, run.python, &run.opts.merge, &run.profile,
+	if (run.oom || build_profile(run.raw, run.sampler, run.python, run.jit, &run.opts.merge, &run.profile,
 				     &sum.symbolize_s, &mismatched) != 0) {
 		fprintf(stderr, "ember: out of memory while building the profile\n");
 		rc = EMBER_EXIT_INTERNAL;
 	}
+	sum.jit_removed = jit_remove_maps(&run);
+	struct ember_jit_map_stats jst;
+	ember_jit_map_get_stats(run.jit, &jst);
+	sum.jit_files = jst.files;
+	sum.jit_entries = jst.entries;
+	sum.jit_refused = jst.refused;
+	sum.jit_refused_path = jst.refused_path;
 	run.profile.meta.mismatched = mismatched;
 	sum.mismatched = mismatched;
 	sum.python_samples = run.python && python_capture_any(run.python);
@@ -550,6 +605,7 @@ out:
 		ember_profile_free(&run.profile);
 	raw_stacks_free(run.raw);
 	python_capture_free(run.python);
+	ember_jit_map_free(run.jit);
 	ember_sampler_free(run.sampler);
 	return rc;
 }

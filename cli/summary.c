@@ -24,12 +24,27 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 		(unsigned long long)st->truncated, (unsigned long long)st->unwind_errors,
 		per_sample_us, unwind_us, sum->symbolize_s * 1e3);
 	if (st->truncated > st->frame_capped)
-		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: raise --stack-size (max 65528)\n",
-			100.0 * (double)(st->truncated - st->frame_capped) / (double)st->samples);
+		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: %s\n",
+			100.0 * (double)(st->truncated - st->frame_capped) / (double)st->samples,
+			sum->stack_size < 65528 ? "raise --stack-size (max 65528)" :
+						  "deeper than 64 KB of stack, the most the kernel copies");
 	if (st->frame_capped)
 		fprintf(out, "ember: %.1f%% of stacks were deeper than %d native frames: their outermost frames are "
 			"left out (under [truncated])\n", 100.0 * (double)st->frame_capped / (double)st->samples,
 			EMBER_MAX_FRAMES);
+	if (st->no_cfi)
+		fprintf(out, "ember: %llu samples passed a frame without unwind info (hand-written assembly, JIT "
+			"code); %llu recovered by stack scan (%.1f us a scan), %llu marked as unwind failures or "
+			"truncated\n", (unsigned long long)st->no_cfi, (unsigned long long)st->scanned,
+			st->scans ? (double)st->scan_ns / 1e3 / (double)st->scans : 0.0,
+			(unsigned long long)(st->no_cfi - st->scanned));
+	if (sum->jit_files)
+		fprintf(out, "ember: JIT code named from %u perf map or jitdump file%s (%llu functions)%s\n",
+			sum->jit_files, sum->jit_files == 1 ? "" : "s", (unsigned long long)sum->jit_entries,
+			sum->jit_removed ? "; the perf maps ember asked for were deleted after reading" : "");
+	if (sum->jit_refused)
+		fprintf(out, "ember: not read, as not a regular file of the target's user: %s%s\n",
+			sum->jit_refused_path, sum->jit_refused > 1 ? " (and others)" : "");
 	if (sum->python_samples && st->samples) {
 		fprintf(out, "ember: Python frames: read %.1f us/sample (median %.1f us), starting %.0f us after the "
 			"sample (%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "

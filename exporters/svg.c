@@ -86,6 +86,7 @@ struct label_src {
 	const char *text;
 	uint32_t len, src;
 	enum ember_frame_kind kind;
+	bool scanned;
 };
 
 static int cmp_label_src(const void *x, const void *y)
@@ -97,6 +98,8 @@ static int cmp_label_src(const void *x, const void *y)
 		if (c || a->len != b->len)
 			return c ? c : a->len < b->len ? -1 : 1;
 	}
+	if (a->scanned != b->scanned)
+		return a->scanned ? 1 : -1;
 	return a->src < b->src ? -1 : a->src > b->src;
 }
 
@@ -193,7 +196,8 @@ int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool t
 	if (!src || !buf || !L->strings || !L->map || !L->thread || !L->l)
 		goto out;
 	for (uint32_t i = 0; i < nf; i++) {
-		src[i] = (struct label_src){ .src = i, .kind = p->frames[i].kind };
+		src[i] = (struct label_src){ .src = i, .kind = p->frames[i].kind,
+					     .scanned = p->frames[i].flags & EMBER_FRAME_CALLER_SCANNED };
 		if (!(src[i].text = frame_text(L->strings, &p->frames[i], &buf, &cap, &src[i].len)))
 			goto out;
 	}
@@ -217,9 +221,10 @@ int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool t
 		goto out;
 	qsort(src, nsrc, sizeof(*src), cmp_label_src);
 	for (size_t i = 0; i < nsrc; i++) {
-		if (!i || src[i].text != src[i - 1].text) {
+		if (!i || src[i].text != src[i - 1].text || src[i].scanned != src[i - 1].scanned) {
 			struct svg_label *l = &L->l[L->n++];
-			*l = (struct svg_label){ .text = src[i].text, .len = src[i].len, .kind = src[i].kind };
+			*l = (struct svg_label){ .text = src[i].text, .len = src[i].len, .kind = src[i].kind,
+						 .caller_scanned = src[i].scanned };
 			l->units = (uint32_t)text_units(l->text, l->len);
 			label_colour(l);
 		}
@@ -288,6 +293,8 @@ static void write_frame(struct w *w, const struct svg_graph *g, size_t i, double
 	W_LIT(w, "\"><title>");
 	w_put(w, name, name_len);
 	g->style->tooltip(g, i, w);
+	if (l && l->caller_scanned)
+		W_LIT(w, "\nno unwind info here: its caller was found by scanning the stack");
 	W_LIT(w, "</title><rect");
 	w_attr_num(w, " x=\"", x);
 	w_attr_num(w, " y=\"", y);

@@ -118,6 +118,7 @@ struct svg_label {
 	size_t esc_off;        /* escaped text in svg_labels.esc */
 	uint32_t esc_len;
 	enum ember_frame_kind kind;
+	bool caller_scanned;   /* frames with EMBER_FRAME_CALLER_SCANNED: a label of their own */
 	char colour[8];        /* "#rrggbb" */
 };
 

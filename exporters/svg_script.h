@@ -5,7 +5,8 @@
  * The contract with svg.c: every child of <g id="frames"> is a frame
  *   <g class="kKIND" s="START" n="WIDTH"><title>NAME (...)</title><rect/><text/></g>
  * in pre-order (the root "all" first); START and WIDTH are exact sample
- * positions; the tooltip's last " (" starts the numbers after the name. */
+ * positions; the tooltip's last " (" starts the numbers after the name (a
+ * note may follow them on a line of its own, without " ("). */
 #ifndef EMBER_SVG_SCRIPT_H
 #define EMBER_SVG_SCRIPT_H
 

@@ -15,10 +15,13 @@
 #include "profile_internal.h"
 
 #define MAGIC "EMBRPROF"
-#define FORMAT_VERSION 1
+/* Version 2 only differs from 1 in one case: two frames that differ in
+ * their flags alone (version 1 readers, which skip the flags section, would
+ * see the same frame twice).  Without such a pair ember writes version 1. */
+#define FORMAT_VERSION 2
 
 enum section {
-	SEC_META = 'M', SEC_STRINGS = 'S', SEC_FRAMES = 'F', SEC_STACKS = 'K',
+	SEC_META = 'M', SEC_STRINGS = 'S', SEC_FRAME_FLAGS = 'X', SEC_FRAMES = 'F', SEC_STACKS = 'K',
 	SEC_THREADS = 'T', SEC_ROWS = 'R', SEC_TIMELINE = 'L', SEC_END = 'E',
 };
 
@@ -119,8 +122,27 @@ int ember_profile_save(const struct ember_profile *p, const char *path, char *er
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* Frame flags, for the frames that have some; and whether a version 1
+	 * reader would see two frames as one. */
+	struct wbuf flags = { 0 };
+	uint32_t nflagged = 0;
+	bool twins = false;
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		struct ember_frame plain = p->frames[i];
+		if (!plain.flags)
+			continue;
+		nflagged++;
+		plain.flags = 0;
+		twins |= profile_frame_find(p, &plain) != UINT32_MAX;
+	}
+	put_u(&flags, nflagged);
+	for (uint32_t i = 0; i < p->nframes && nflagged; i++)
+		if (p->frames[i].flags) {
+			put_u(&flags, i);
+			put_u(&flags, p->frames[i].flags);
+		}
 	put(&out, MAGIC, 8);
-	put_u(&out, FORMAT_VERSION);
+	put_u(&out, twins ? 2 : 1);
 
 	const struct ember_run_meta *m = &p->meta;
 	meta_s(&sec, "command", m->command);
@@ -163,6 +185,8 @@ int ember_profile_save(const struct ember_profile *p, const char *path, char *er
 	for (size_t i = 0; i < strs.nstrs; i++)
 		put_raw_str(&sec, strs.strs[i]);
 	section(&out, SEC_STRINGS, &sec);
+	if (nflagged)
+		section(&out, SEC_FRAME_FLAGS, &flags);   /* before the frames: it tells them apart */
 	section(&out, SEC_FRAMES, &frames);
 	section(&out, SEC_THREADS, &threads);
 
@@ -205,7 +229,7 @@ int ember_profile_save(const struct ember_profile *p, const char *path, char *er
 	put_u(&sec, ember_profile_total(p));
 	section(&out, SEC_END, &sec);
 
-	if (out.oom || sec.oom || frames.oom || threads.oom || strs.oom) {
+	if (out.oom || sec.oom || frames.oom || threads.oom || strs.oom || flags.oom) {
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
@@ -231,6 +255,7 @@ done:
 	free(out.data);
 	free(sec.data);
 	free(frames.data);
+	free(flags.data);
 	free(threads.data);
 	free(strs.data);
 	free(strs.strs);
@@ -341,6 +366,9 @@ bool ember_profile_is_ember_file(const char *path)
 static int parse(struct ember_profile *p, struct rbuf *r, const char *path, char *err, size_t errlen)
 {
 	const char **strs = NULL;
+	uint8_t *frame_flags = NULL;          /* from the flags section, by frame id */
+	uint64_t nframe_flags = 0;
+	bool seen_frames = false;
 	uint64_t nstrs = 0, total_rows = 0;
 	bool seen_end = false;
 	int rc = -1;
@@ -428,8 +456,33 @@ static int parse(struct ember_profile *p, struct rbuf *r, const char *path, char
 					goto oom;
 			}
 			break;
+		case SEC_FRAME_FLAGS: {
+			what = "frame flags";
+			uint64_t n = get_u(&s);
+			if (s.bad || seen_frames || frame_flags || n > s.len) {
+				s.bad = true;
+				break;
+			}
+			for (uint64_t i = 0; i < n && !s.bad; i++) {
+				uint64_t id = get_u(&s), fl = get_u(&s);
+				/* ids ascend; a frame id is at most the frames a section can hold */
+				if (s.bad || id >= r->len || (nframe_flags && id < nframe_flags)) {
+					s.bad = true;
+					break;
+				}
+				uint8_t *nf = realloc(frame_flags, id + 1);
+				if (!nf)
+					goto oom;
+				memset(nf + nframe_flags, 0, id + 1 - nframe_flags);
+				frame_flags = nf;
+				nframe_flags = id + 1;
+				frame_flags[id] = (uint8_t)(fl & EMBER_FRAME_FLAGS_KNOWN);   /* unknown bits: dropped */
+			}
+			break;
+		}
 		case SEC_FRAMES: {
 			what = "frame table";
+			seen_frames = true;
 			uint64_t n = get_u(&s);
 			for (uint64_t i = 0; i < n && !s.bad; i++) {
 				uint64_t kind = get_u(&s), name = get_u(&s), file = get_u(&s), line = get_u(&s);
@@ -442,7 +495,8 @@ static int parse(struct ember_profile *p, struct rbuf *r, const char *path, char
 				struct ember_frame f = { .kind = (enum ember_frame_kind)kind, .name = strs[name],
 							 .file = strs[file], .line = (uint32_t)line,
 							 .first_line = (uint32_t)first, .module = strs[mod],
-							 .build_id = strs[bid], .inlined = inl != 0 };
+							 .build_id = strs[bid], .inlined = inl != 0,
+							 .flags = i < nframe_flags ? frame_flags[i] : 0 };
 				/* Ids must come back as written: frames are unique. */
 				if (ember_profile_frame(p, &f) != i) {
 					s.bad = true;
@@ -543,6 +597,7 @@ oom:
 	snprintf(err, errlen, "%s: out of memory", path);
 out:
 	free(strs);
+	free(frame_flags);
 	return rc;
 }
 

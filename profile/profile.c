@@ -164,7 +164,7 @@ const char *ember_profile_cstr(struct ember_profile *p, const char *s)
  * on pointers: no string is compared or hashed twice. */
 static uint64_t frame_hash(const struct ember_frame *f)
 {
-	uint64_t h = ember_hash_mix(((uint64_t)f->kind << 1 | (f->inlined ? 1 : 0)) ^
+	uint64_t h = ember_hash_mix(((uint64_t)f->flags << 8 | (uint64_t)f->kind << 1 | (f->inlined ? 1 : 0)) ^
 				    ((uint64_t)f->line << 32 | f->first_line));
 	h = ember_hash_mix(h ^ ember_hash_ptr(f->name));
 	h = ember_hash_mix(h ^ ember_hash_ptr(f->file) * 3);
@@ -179,7 +179,13 @@ static bool frame_eq(const void *ctx, uint32_t id, const void *key)
 
 	return a->kind == b->kind && a->name == b->name && a->file == b->file &&
 	       a->line == b->line && a->first_line == b->first_line &&
-	       a->module == b->module && a->build_id == b->build_id && a->inlined == b->inlined;
+	       a->module == b->module && a->build_id == b->build_id && a->inlined == b->inlined &&
+	       a->flags == b->flags;
+}
+
+uint32_t profile_frame_find(const struct ember_profile *p, const struct ember_frame *f)
+{
+	return ember_idtab_find(p->frame_index, frame_hash(f), frame_eq, p, f);
 }
 
 uint32_t ember_profile_frame(struct ember_profile *p, const struct ember_frame *f)

@@ -37,6 +37,15 @@ struct ember_frame {
 	const char *module;    /* ELF module basename for native/kernel frames, "" otherwise */
 	const char *build_id;  /* module's GNU build-id in hex, "" when unknown (NULL is read as "") */
 	bool inlined;          /* native frame inlined into its caller */
+	uint8_t flags;         /* enum ember_frame_flags */
+};
+
+enum ember_frame_flags {
+	/* No unwind info at this frame (hand-written assembly, JIT code): its
+	 * caller, the frame above it in the stack, was found by scanning the
+	 * stack for a return address that unwinding goes on from. */
+	EMBER_FRAME_CALLER_SCANNED = 1u << 0,
+	EMBER_FRAME_FLAGS_KNOWN = EMBER_FRAME_CALLER_SCANNED,
 };
 
 struct ember_thread {

@@ -126,6 +126,12 @@ uint32_t ember_idtab_find(const struct ember_idtab *t, uint64_t hash,
 /* Add id (known to be absent).  0, or -1 on OOM (the table is unchanged). */
 int ember_idtab_insert(struct ember_idtab *t, uint64_t hash, uint32_t id);
 
+struct ember_profile;
+struct ember_frame;
+/* Id of the frame of p equal to *f, whose strings are p's interned ones;
+ * UINT32_MAX when there is none.  Never adds. */
+uint32_t profile_frame_find(const struct ember_profile *p, const struct ember_frame *f);
+
 /* Grow *arr (elements of size elem) so that it holds at least need elements;
  * capacity doubles.  0, or -1 on OOM or overflow (the array is unchanged). */
 int ember_grow(void **arr, size_t *cap, size_t elem, size_t need);

@@ -36,6 +36,13 @@ static void parse_eh_frame_hdr(struct elf_image *img, uint64_t vaddr)
 	memcpy(&count, hdr + 8, 4);
 	img->eh_frame_hdr = vaddr;
 	img->fde_count = count;
+	/* The table itself, in the file, when all of it is there. */
+	for (unsigned i = 0; i < img->nloads; i++) {
+		const struct elf_load *l = &img->loads[i];
+		uint64_t at = vaddr + 12;
+		if (at >= l->vaddr && at - l->vaddr <= l->filesz && (l->filesz - (at - l->vaddr)) / 8 >= count)
+			img->fde_table = img->data + l->offset + (at - l->vaddr);
+	}
 }
 
 static void parse_build_id(struct elf_image *img, Elf *elf, const GElf_Phdr *ph)
@@ -152,6 +159,7 @@ int elf_image_from_memory(struct elf_image *img, const void *data, size_t size)
 
 void elf_image_close(struct elf_image *img)
 {
+	free(img->funcs);
 	if (img->data) {
 		if (img->heap)
 			free((void *)img->data);
@@ -189,4 +197,94 @@ bool elf_image_read(const struct elf_image *img, uint64_t vaddr, void *buf, size
 		}
 	}
 	return false;
+}
+
+bool elf_image_fde_start(const struct elf_image *img, uint64_t vaddr, uint64_t *next)
+{
+	if (!img->fde_table || !img->fde_count)
+		return false;
+	/* Entries: (initial location, FDE), each an int32 from .eh_frame_hdr,
+	 * sorted by initial location. */
+	int64_t want = (int64_t)(vaddr - img->eh_frame_hdr);
+	size_t lo = 0, hi = img->fde_count;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int32_t loc;
+		memcpy(&loc, img->fde_table + mid * 8, 4);
+		if (loc < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int32_t loc = 0;
+	if (lo < img->fde_count)
+		memcpy(&loc, img->fde_table + lo * 8, 4);
+	if (lo == img->fde_count || loc != want)
+		return false;
+	*next = UINT64_MAX;
+	if (lo + 1 < img->fde_count) {
+		memcpy(&loc, img->fde_table + (lo + 1) * 8, 4);
+		*next = img->eh_frame_hdr + (uint64_t)(int64_t)loc;
+	}
+	return true;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct elf_func *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* STT_FUNC symbols of the symbol table `want` (SHT_SYMTAB, SHT_DYNSYM). */
+static void read_funcs(struct elf_image *img, Elf *elf, Elf64_Word want)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		struct elf_func *f = realloc(img->funcs, (img->nfuncs + n) * sizeof *f);
+		if (!f)
+			return;
+		img->funcs = f;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			if (gelf_getsym(data, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_shndx != SHN_UNDEF && sym.st_value)
+				img->funcs[img->nfuncs++] = (struct elf_func){ sym.st_value, sym.st_size };
+		}
+	}
+}
+
+bool elf_image_func_start(struct elf_image *img, uint64_t vaddr, uint64_t *start)
+{
+	if (!img->funcs_built) {
+		img->funcs_built = true;
+		elf_version(EV_CURRENT);
+		Elf *elf = elf_memory((char *)img->data, img->size);
+		if (elf) {
+			read_funcs(img, elf, SHT_SYMTAB);
+			if (!img->nfuncs)
+				read_funcs(img, elf, SHT_DYNSYM);
+			elf_end(elf);
+		}
+		qsort(img->funcs, img->nfuncs, sizeof *img->funcs, cmp_func);
+	}
+	size_t lo = 0, hi = img->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (img->funcs[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	const struct elf_func *f = &img->funcs[lo - 1];
+	if (f->size && vaddr - f->start >= f->size)
+		return false;
+	*start = f->start;
+	return true;
 }

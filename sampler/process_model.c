@@ -87,6 +87,7 @@ void process_model_free(struct process_model *pm)
 		if (pm->procs[i]->unwind)
 			unwind_space_free(pm->procs[i]->unwind);
 		free(pm->procs[i]->loads);
+		free(pm->procs[i]->jitdump);
 		free(pm->procs[i]);
 	}
 	free(pm->procs);
@@ -136,12 +137,36 @@ struct process *process_get(struct process_model *pm, pid_t pid, bool create)
 	return p;
 }
 
+/* Executable memory no file backs: JIT code.  Its name for the profile:
+ * "[anon:NAME]" for a mapping its process named (PR_SET_VMA_ANON_NAME),
+ * else "[jit]".  NULL for anything else. */
+static const char *jit_region_name(const char *path)
+{
+	if (!path[0] || strncmp(path, "//anon", 6) == 0 || strncmp(path, "/dev/zero", 9) == 0 ||
+	    strncmp(path, "memfd:", 6) == 0 || strncmp(path, "/memfd:", 7) == 0 ||
+	    strncmp(path, "anon_inode:", 11) == 0)
+		return "[jit]";
+	if (strncmp(path, "[anon:", 6) == 0)
+		return path;
+	return NULL;
+}
+
+/* Mappings that are neither a module nor JIT code: [vvar], [vsyscall],
+ * [stack], SysV shared memory. */
 static bool ignored_path(const char *path)
 {
-	return !path[0] || (path[0] == '[' && strcmp(path, "[vdso]") != 0) ||
-	       strncmp(path, "//anon", 6) == 0 || strncmp(path, "/dev/zero", 9) == 0 ||
-	       strncmp(path, "memfd:", 6) == 0 || strncmp(path, "/memfd:", 7) == 0 ||
-	       strncmp(path, "anon_inode:", 11) == 0 || strncmp(path, "/SYSV", 5) == 0;
+	return (path[0] == '[' && strcmp(path, "[vdso]") != 0) || strncmp(path, "/SYSV", 5) == 0;
+}
+
+/* A jitdump file ("jit-PID.dump"), which its writer maps executable so
+ * that profilers see where it is. */
+static bool is_jitdump(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	return strncmp(base, "jit-", 4) == 0 && n > 9 && strcmp(base + n - 5, ".dump") == 0 &&
+	       strspn(base + 4, "0123456789") == n - 9;
 }
 
 static struct module *module_get(struct process_model *pm, struct process *proc, const char *path,
@@ -210,11 +235,82 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 	return m;
 }
 
+/* The JIT module of proc named name ("[jit]", "[anon:NAME]"), made on first use. */
+static struct module *jit_module_get(struct process_model *pm, const struct process *proc, const char *name)
+{
+	for (size_t i = pm->nmods; i-- > 0;)
+		if (pm->mods[i]->jit_pid == proc->pid && strcmp(pm->mods[i]->path, name) == 0)
+			return pm->mods[i];
+	if (!grow((void **)&pm->mods, &pm->mods_cap, pm->nmods + 1, sizeof *pm->mods))
+		return NULL;
+	struct module *m = calloc(1, sizeof *m);
+	if (!m || !(m->path = strdup(name)) || !(m->open_path = strdup(""))) {
+		if (m)
+			free(m->path);
+		free(m);
+		return NULL;
+	}
+	m->id = (uint32_t)pm->nmods;
+	m->jit_pid = proc->pid;
+	pm->mods[pm->nmods++] = m;
+	return m;
+}
+
+/* Put ml into proc's sorted loads, dropping whatever it overlaps (an
+ * unmapped library replaced at the same addresses, freed JIT code, or our
+ * own older, narrower entry). */
+static void insert_load(struct process *proc, const struct module_load *ml)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < proc->nloads; i++) {
+		struct module_load *l = &proc->loads[i];
+		if (l->lo < ml->hi && ml->lo < l->hi) {
+			if (proc->unwind && !(l->mod == ml->mod && l->bias == ml->bias))
+				unwind_space_flush(proc->unwind, l->lo, l->hi);
+			continue;
+		}
+		proc->loads[w++] = *l;
+	}
+	proc->nloads = w;
+	if (!grow((void **)&proc->loads, &proc->loads_cap, proc->nloads + 1, sizeof *proc->loads))
+		return;
+	size_t pos = proc->nloads;
+	while (pos > 0 && proc->loads[pos - 1].lo > ml->lo) {
+		proc->loads[pos] = proc->loads[pos - 1];
+		pos--;
+	}
+	proc->loads[pos] = *ml;
+	proc->nloads++;
+	proc->code_gen++;
+}
+
 void process_add_mapping(struct process_model *pm, struct process *proc, uint64_t start,
 			 uint64_t len, uint64_t pgoff, const char *path,
 			 const uint8_t *build_id, size_t build_id_len)
 {
-	if (ignored_path(path) || len == 0)
+	if (len == 0)
+		return;
+	if (is_jitdump(path)) {
+		if (!proc->jitdump || strcmp(proc->jitdump, path) != 0) {
+			free(proc->jitdump);
+			proc->jitdump = strdup(path);
+			proc->has_jit = proc->jit_changed = true;
+		}
+		return;
+	}
+	const char *jit = jit_region_name(path);
+	if (jit) {
+		/* One load per mapping, never widened: JIT regions lie between
+		 * libraries, and their addresses are their own (bias 0). */
+		struct module *mod = jit_module_get(pm, proc, jit);
+		const struct module_load *have = process_find(proc, start);
+		if (!mod || (have && have->mod == mod && have->lo == start && have->hi == start + len))
+			return;
+		insert_load(proc, &(struct module_load){ .lo = start, .hi = start + len, .mod = mod });
+		proc->has_jit = proc->jit_changed = true;
+		return;
+	}
+	if (ignored_path(path))
 		return;
 	struct module *mod = module_get(pm, proc, path, start, start + len, build_id, build_id_len);
 	if (!mod)
@@ -247,29 +343,7 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 			break;
 		}
 	}
-	/* Drop whatever the new load overlaps (an unmapped library replaced at
-	 * the same addresses, or our own older, narrower entry). */
-	size_t w = 0;
-	for (size_t i = 0; i < proc->nloads; i++) {
-		struct module_load *l = &proc->loads[i];
-		if (l->lo < ml.hi && ml.lo < l->hi) {
-			if (proc->unwind && !(l->mod == mod && l->bias == ml.bias))
-				unwind_space_flush(proc->unwind, l->lo, l->hi);
-			continue;
-		}
-		proc->loads[w++] = *l;
-	}
-	proc->nloads = w;
-	if (!grow((void **)&proc->loads, &proc->loads_cap, proc->nloads + 1, sizeof *proc->loads))
-		return;
-	size_t pos = proc->nloads;
-	while (pos > 0 && proc->loads[pos - 1].lo > ml.lo) {
-		proc->loads[pos] = proc->loads[pos - 1];
-		pos--;
-	}
-	proc->loads[pos] = ml;
-	proc->nloads++;
-	proc->code_gen++;
+	insert_load(proc, &ml);
 }
 
 const struct module_load *process_find(const struct process *proc, uint64_t addr)
@@ -321,6 +395,8 @@ void process_exec(struct process_model *pm, struct process *proc)
 	/* unshare(1) and container runtimes switch namespaces, then exec. */
 	check_mount_ns(pm, proc);
 	proc->nloads = 0;
+	free(proc->jitdump);
+	proc->jitdump = NULL;
 	proc->code_gen++;
 	if (proc->unwind)
 		unwind_space_free(proc->unwind);

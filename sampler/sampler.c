@@ -213,9 +213,22 @@ static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
 	return 0;
 }
 
+/* A sample reserves its whole stack_size in the ring, however little of the
+ * stack was there to copy: room for ~128 of them per CPU (wakeups come at
+ * half), within 64 MiB of locked memory over all CPUs. */
+static size_t default_ring_pages(const struct ember_sampler *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), want = 128 * ((size_t)s->opts.stack_size + 512), pages = 8;
+	while (pages * page < want)
+		pages *= 2;
+	while (pages > 8 && pages * page * (size_t)s->ncpus > (64u << 20))
+		pages /= 2;
+	return pages;
+}
+
 static void setup_attr(struct ember_sampler *s, bool launch)
 {
-	s->ring_pages = s->opts.ring_pages ? s->opts.ring_pages : 1024;
+	s->ring_pages = s->opts.ring_pages ? s->opts.ring_pages : default_ring_pages(s);
 	perf_fill_attr(&s->attr, &s->opts, launch, false);
 }
 
@@ -437,6 +450,8 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 	smp.probes = s->probes;
 	s->stats.unwind_ns += monotonic_ns() - t0;
 	smp.frames = s->frames;
+	s->stats.no_cfi += (smp.flags & EMBER_SAMPLE_NO_CFI) != 0;
+	s->stats.scanned += (smp.flags & EMBER_SAMPLE_SCANNED) != 0;
 	if (smp.flags & EMBER_SAMPLE_TRUNCATED) {
 		s->stats.truncated++;
 		s->stats.frame_capped += (smp.flags & EMBER_SAMPLE_FRAME_CAP) != 0;
@@ -596,6 +611,8 @@ const char *ember_sampler_error(const struct ember_sampler *s)
 void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler_stats *st)
 {
 	*st = s->stats;
+	st->scans = s->pm.scans;
+	st->scan_ns = s->pm.scan_ns;
 }
 
 uint32_t ember_sampler_module_count(const struct ember_sampler *s)
@@ -610,6 +627,36 @@ void ember_sampler_module(const struct ember_sampler *s, uint32_t id, struct emb
 	out->open_path = m->open_path;
 	out->build_id = m->img_ok && m->img.build_id_len ? m->img.build_id : NULL;
 	out->build_id_len = m->img_ok ? m->img.build_id_len : 0;
+	out->jit_pid = (uint32_t)m->jit_pid;
+}
+
+static bool maps_onednn(const struct process *p)
+{
+	for (size_t i = 0; i < p->nloads; i++) {
+		const char *base = strrchr(p->loads[i].mod->path, '/');
+		base = base ? base + 1 : p->loads[i].mod->path;
+		if (strstr(base, "dnnl") || strstr(base, "mkldnn") || strncmp(base, "libtorch_cpu", 12) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool ember_sampler_jit_next(struct ember_sampler *s, size_t *cursor, bool changed_only,
+			    struct ember_jit_process *out)
+{
+	while (*cursor < s->pm.nprocs) {
+		struct process *p = s->pm.procs[(*cursor)++];
+		if (!p->has_jit || (changed_only && !p->jit_changed))
+			continue;
+		/* The kernel reports new anonymous code as "//anon": the names
+		 * its process gave it are in /proc/PID/maps. */
+		if (p->jit_changed && !p->exited)
+			process_load_proc_maps(&s->pm, p, false);
+		p->jit_changed = false;
+		*out = (struct ember_jit_process){ .pid = p->pid, .jitdump = p->jitdump, .onednn = maps_onednn(p) };
+		return true;
+	}
+	return false;
 }
 
 const char *ember_sampler_thread_name(const struct ember_sampler *s, uint32_t pid, uint32_t tid)

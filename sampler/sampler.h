@@ -23,9 +23,11 @@
 
 struct ember_sampler_opts {
 	uint32_t freq_hz;       /* sampling rate, default 99 */
-	uint32_t stack_size;    /* user stack bytes copied per sample, default 32768, <= 65528, multiple of 8 */
+	uint32_t stack_size;    /* user stack bytes copied per sample, default 65528 (the most perf_event
+	                         * copies), multiple of 8: OpenBLAS's DGEMM kernel alone takes 33 KB */
 	bool kernel;            /* also sample kernel frames (when permitted) */
-	uint32_t ring_pages;    /* data pages per CPU ring (power of two), 0 = default */
+	uint32_t ring_pages;    /* data pages per CPU ring (power of two), 0 = default: room for ~128
+	                         * samples of stack_size, at most 64 MiB over all CPUs */
 	bool wake_per_sample;   /* poll returns as soon as a sample lands (instead of when a
 	                         * ring is half full): for readers of live state, such
 	                         * as Python frames, that must look right after the sample */
@@ -35,16 +37,25 @@ struct ember_sampler_opts {
 	                         * program's ring: it wakes ember for the samples that
 	                         * must be read at once) */
 };
-#define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 32768, .kernel = false, .ring_pages = 0, \
+#define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 65528, .kernel = false, .ring_pages = 0, \
 				     .wake_per_sample = false, .bpf_prog_fd = 0, .wake_fd = 0 }
 
 /* A native frame: the module it belongs to and the address in that module's
  * ELF virtual-address space.  Caller frames are already return address - 1,
- * so they point into the call instruction.  For EMBER_NO_MODULE, addr is the
- * absolute address in the process. */
+ * so they point into the call instruction.  For EMBER_NO_MODULE, and for a
+ * JIT module (ember_module_info.jit_pid), addr is the absolute address in
+ * the process. */
 struct ember_frame_addr {
 	uint32_t module;
+	uint32_t flags;                /* enum ember_frame_addr_flags */
 	uint64_t addr;
+};
+
+enum ember_frame_addr_flags {
+	/* This frame has no unwind info (hand-written assembly, JIT code): its
+	 * caller, the next frame, was found by scanning the stack copy for a
+	 * return address that CFI unwinding goes on from. */
+	EMBER_FRAME_SCANNED = 1u << 0,
 };
 
 enum ember_sample_flags {
@@ -53,6 +64,9 @@ enum ember_sample_flags {
 	EMBER_SAMPLE_IN_KERNEL    = 1u << 2, /* sample taken while the thread was in the kernel */
 	EMBER_SAMPLE_FRAME_CAP    = 1u << 3, /* with TRUNCATED: cut at EMBER_MAX_FRAMES frames, not by
 	                                      * the stack copy (a bigger copy would not help) */
+	EMBER_SAMPLE_NO_CFI       = 1u << 4, /* the walk met a frame without usable unwind info ... */
+	EMBER_SAMPLE_SCANNED      = 1u << 5, /* ... and found every such frame's caller by a stack
+	                                      * scan (else UNWIND_ERROR or TRUNCATED is set) */
 };
 
 /* What one frame held at the sample, recorded for the frames the caller's
@@ -105,6 +119,8 @@ struct ember_module_info {
 	const char *open_path;   /* how ember opens it ("/proc/PID/root/...") */
 	const uint8_t *build_id; /* NULL when unknown */
 	size_t build_id_len;
+	uint32_t jit_pid;        /* > 0: JIT code of this process, no file (path "[jit]" or
+	                          * "[anon:NAME]", open_path ""); its addresses are absolute */
 };
 
 struct ember_sampler_stats {
@@ -113,6 +129,9 @@ struct ember_sampler_stats {
 	uint64_t truncated;      /* stacks cut by the copy size or the frame cap */
 	uint64_t frame_capped;   /* ... of them, by the frame cap (EMBER_MAX_FRAMES) */
 	uint64_t unwind_errors;  /* other unwinding failures */
+	uint64_t no_cfi;         /* samples whose walk met a frame without usable unwind info */
+	uint64_t scanned;        /* ... of them, with every such frame's caller found by a stack scan */
+	uint64_t scans, scan_ns; /* stack scans run (one per frame without CFI) and their elapsed time */
 	uint64_t unwind_ns;      /* elapsed time spent unwinding (CLOCK_MONOTONIC: a preempted
 	                          * profiler counts the wait too; cheap enough per sample) */
 	bool kernel_excluded;    /* kernel frames/time were not permitted */
@@ -172,6 +191,19 @@ void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler
 
 uint32_t ember_sampler_module_count(const struct ember_sampler *s);
 void ember_sampler_module(const struct ember_sampler *s, uint32_t id, struct ember_module_info *out);
+
+/* Processes with JIT code (anonymous executable memory, or a jitdump file
+ * mapped), for readers of the files JIT compilers write for profilers.
+ * Call with *cursor 0, then again until it returns false.  changed_only:
+ * just the processes whose JIT code changed since they were last reported. */
+struct ember_jit_process {
+	pid_t pid;
+	const char *jitdump;     /* path of its jitdump file as the process sees it, or NULL */
+	bool onednn;             /* it maps oneDNN (libdnnl, libmkldnn, or PyTorch's libtorch_cpu,
+	                          * which may hold it): the JIT that ONEDNN_JIT_PROFILE drives */
+};
+bool ember_sampler_jit_next(struct ember_sampler *s, size_t *cursor, bool changed_only,
+			    struct ember_jit_process *out);
 
 /* Last comm seen for a thread ("" if none). */
 const char *ember_sampler_thread_name(const struct ember_sampler *s, uint32_t pid, uint32_t tid);

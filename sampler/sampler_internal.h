@@ -20,6 +20,10 @@
 
 #define ELF_IMAGE_MAX_LOADS 16
 
+struct elf_func {
+	uint64_t start, size;      /* size 0: unknown (hand-written code without .size) */
+};
+
 struct elf_load {
 	uint64_t vaddr, memsz, offset, filesz;
 	bool exec;
@@ -37,6 +41,10 @@ struct elf_image {
 	uint64_t exec_lo, exec_hi;          /* span of executable PT_LOADs */
 	uint64_t eh_frame_hdr;              /* vaddr of .eh_frame_hdr, 0 if none */
 	uint64_t fde_count;                 /* entries in its binary-search table */
+	const uint8_t *fde_table;           /* that table in data, NULL when the file lacks it */
+	struct elf_func *funcs;             /* function symbols by address, built on first use */
+	size_t nfuncs;
+	bool funcs_built;
 	uint8_t build_id[20];
 	size_t build_id_len;
 };
@@ -51,14 +59,24 @@ uint64_t elf_image_bias(const struct elf_image *img, uint64_t start, uint64_t pg
 /* Copy len bytes at ELF vaddr into buf; false if any byte is outside the file's
  * PT_LOAD contents. */
 bool elf_image_read(const struct elf_image *img, uint64_t vaddr, void *buf, size_t len);
+/* Where the function holding vaddr starts, by the file's function symbols
+ * (.symtab, else .dynsym; read on first use): for code without CFI, whose
+ * prologue then tells where its return address is.  false when none does. */
+bool elf_image_func_start(struct elf_image *img, uint64_t vaddr, uint64_t *start);
+/* Does an FDE start exactly at vaddr (a function with CFI begins there)?
+ * Then *next is where the next FDE starts (UINT64_MAX: none), which bounds
+ * the function.  From .eh_frame_hdr's table, without parsing any FDE. */
+bool elf_image_fde_start(const struct elf_image *img, uint64_t vaddr, uint64_t *next);
 
 /* ---- process_model.c ---- */
 
 struct module {
 	uint32_t id;
-	char *path;                /* as the target sees it */
-	char *open_path;           /* as ember opens it */
+	char *path;                /* as the target sees it; "[jit]" or "[anon:NAME]" for JIT code */
+	char *open_path;           /* as ember opens it ("" for JIT code) */
 	pid_t ns_pid;              /* 0: ember's mount namespace; else the process whose root it was read under */
+	pid_t jit_pid;             /* > 0: the JIT code of this process (anonymous executable memory,
+	                            * one module per process and mapping name; addresses are absolute) */
 	struct elf_image img;
 	bool img_ok;
 };
@@ -79,6 +97,9 @@ struct process {
 	struct unwind_space *unwind;
 	uint64_t last_maps_reload_ns;
 	uint32_t code_gen;         /* bumped when code is mapped or the process execs */
+	char *jitdump;             /* a jit-PID.dump file it mapped (its path as it sees it), or NULL */
+	bool has_jit;              /* it has mapped anonymous executable memory (or a jitdump) */
+	bool jit_changed;          /* ... since ember_sampler_jit_next last reported it */
 	bool same_mount_ns;
 	bool exited;
 };
@@ -96,6 +117,7 @@ struct process_model {
 	size_t nmods, mods_cap;
 	struct thread_name *threads;       /* open-addressing hash on tid */
 	size_t threads_cap, nthreads;
+	uint64_t scans, scan_ns;           /* stack scans past frames without CFI, and their time */
 	char vdso_path[64];                /* dump of ember's own vDSO image, "" if none */
 	char self_mnt_ns[64];
 };
@@ -103,7 +125,8 @@ struct process_model {
 int process_model_init(struct process_model *pm);
 void process_model_free(struct process_model *pm);
 struct process *process_get(struct process_model *pm, pid_t pid, bool create);
-/* Record an executable file mapping (from MMAP2 or /proc/PID/maps). */
+/* Record an executable mapping (from MMAP2 or /proc/PID/maps): a file, or
+ * anonymous memory ("//anon", "", "[anon:NAME]", memfd), which is JIT code. */
 void process_add_mapping(struct process_model *pm, struct process *proc, uint64_t start,
 			 uint64_t len, uint64_t pgoff, const char *path,
 			 const uint8_t *build_id, size_t build_id_len);

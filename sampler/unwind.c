@@ -1,14 +1,25 @@
-/* DWARF CFI unwinding of one sample with libunwind's remote API.
+/* Unwinding one sample: DWARF CFI with libunwind's remote API, and a stack
+ * scan past frames that have no CFI.
  *
  * Memory comes from two places only (never the live target, whose stack has
  * moved on): the stack copy the kernel took at the sample, and the ELF files
  * of the loaded modules (for .eh_frame_hdr, .eh_frame and the rare CFI
  * expression that loads from the image).  One libunwind address space per
- * process with the global cache on, so caller frames hit the cache. */
+ * process with the global cache on, so caller frames hit the cache.
+ *
+ * Hand-written assembly (BLAS kernels) and JIT code have no CFI.  libunwind
+ * then guesses from the frame pointer, which such code does not keep; ember
+ * discards that guess and scans the copied stack instead (scan_caller): a
+ * word pointing into a module's code right after a call instruction is a
+ * candidate return address, and a candidate is taken only when CFI
+ * unwinding goes on from it.  The frame whose caller was found so is marked
+ * EMBER_FRAME_SCANNED.  docs/unwinding.md tells the whole method and its
+ * limits. */
 #include <libunwind.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch_insn.h"
 #include "sampler_internal.h"
 
 /* Exported by libunwind-x86_64 but not declared in its headers (perf
@@ -16,16 +27,33 @@
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
 					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
+/* The scan's bounds: words looked at above a frame's SP, and above each
+ * register that points into the copy further up (code that realigns its
+ * stack keeps the entry SP in a register: OpenBLAS's Haswell DGEMM kernel
+ * puts 28-32 KB of buffer between the two); candidates tried per sample,
+ * and steps taken in their walks; scans nested in one walk; callers right
+ * after a candidate that must each be a return address after a call. */
+#define SCAN_WORDS 512
+#define ANCHOR_WORDS 64
+#define MAX_TRIALS 24
+#define TRIAL_STEPS 4096
+#define MAX_SCANS 16
+#define VALIDATE_STEPS 2
+
 struct unwind_space {
 	unw_addr_space_t as;
 };
 
 /* Per-sample state handed to every accessor through libunwind's `arg`. */
 struct unwind_ctx {
-	struct process_model *pm;
 	struct process *proc;
-	const struct unwind_input *in;
-	bool read_past_copy;       /* a stack read fell above a full copy */
+	const struct unwind_input *in;   /* the copy; its regs are the sample's */
+	const uint64_t *regs;            /* what a cursor starts from: the sample's, or a scan's */
+	bool read_past_copy;             /* a stack read fell above a full copy */
+	bool noinfo;                     /* find_proc_info found no CFI during this step */
+	uint64_t proc_scans, proc_scan_ns;   /* scans this sample, and their time */
+	const struct module_load *last_load; /* where access_mem read last (loads do not move
+	                                      * during a sample) */
 };
 
 /* libunwind register number -> index in the perf sample's regs[]
@@ -43,20 +71,24 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 {
 	struct unwind_ctx *ctx = arg;
 	const struct module_load *ml = process_find(ctx->proc, ip);
-	if (!ml || !ml->mod->img_ok || !ml->mod->img.eh_frame_hdr)
-		return -UNW_ENOINFO;
-	const struct elf_image *img = &ml->mod->img;
-	unw_dyn_info_t di = {
-		.format = UNW_INFO_FORMAT_REMOTE_TABLE,
-		.start_ip = ml->bias + img->exec_lo,
-		.end_ip = ml->bias + img->exec_hi,
-		.u.rti = {
-			.segbase = ml->bias + img->eh_frame_hdr,
-			.table_data = ml->bias + img->eh_frame_hdr + 12,
-			.table_len = img->fde_count * 8 / sizeof(unw_word_t),
-		},
-	};
-	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+	int rc = -UNW_ENOINFO;
+	if (ml && ml->mod->img_ok && ml->mod->img.eh_frame_hdr) {
+		const struct elf_image *img = &ml->mod->img;
+		unw_dyn_info_t di = {
+			.format = UNW_INFO_FORMAT_REMOTE_TABLE,
+			.start_ip = ml->bias + img->exec_lo,
+			.end_ip = ml->bias + img->exec_hi,
+			.u.rti = {
+				.segbase = ml->bias + img->eh_frame_hdr,
+				.table_data = ml->bias + img->eh_frame_hdr + 12,
+				.table_len = img->fde_count * 8 / sizeof(unw_word_t),
+			},
+		};
+		rc = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+	}
+	if (rc == -UNW_ENOINFO)
+		ctx->noinfo = true;
+	return rc;
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
@@ -70,6 +102,16 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 	return -UNW_ENOINFO;
 }
 
+/* The word at addr from the stack copy; false when it is not in it. */
+static bool copy_word(const struct unwind_input *in, uint64_t addr, uint64_t *val)
+{
+	uint64_t sp = in->regs[PERF_REG_SP];
+	if (addr < sp || addr - sp >= in->stack_len || in->stack_len - (addr - sp) < 8)
+		return false;
+	memcpy(val, in->stack + (addr - sp), 8);
+	return true;
+}
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
 {
 	(void)as;
@@ -77,16 +119,21 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	const struct unwind_input *in = ctx->in;
 	if (write)
 		return -UNW_EINVAL;
-	uint64_t sp = in->regs[PERF_REG_SP];
-	if (addr >= sp && addr - sp < in->stack_len && in->stack_len - (addr - sp) >= sizeof *valp) {
-		memcpy(valp, in->stack + (addr - sp), sizeof *valp);
+	uint64_t v;
+	if (copy_word(in, addr, &v)) {
+		*valp = v;
 		return 0;
 	}
-	const struct module_load *ml = process_find(ctx->proc, addr);
+	/* CFI is read through here word by word: most reads hit the module
+	 * of the read before. */
+	const struct module_load *ml = ctx->last_load;
+	if (!ml || addr < ml->lo || addr >= ml->hi)
+		ml = ctx->last_load = process_find(ctx->proc, addr);
 	if (ml && ml->mod->img_ok && elf_image_read(&ml->mod->img, addr - ml->bias, valp, sizeof *valp))
 		return 0;
 	/* A read just above a copy that filled its whole reservation: the stack
 	 * goes on, we simply did not copy it. */
+	uint64_t sp = in->regs[PERF_REG_SP];
 	if (addr >= sp + in->stack_len && in->stack_len >= in->stack_reserved &&
 	    addr - sp < in->stack_len + (1u << 20))
 		ctx->read_past_copy = true;
@@ -99,7 +146,7 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 	struct unwind_ctx *ctx = arg;
 	if (write || reg < 0 || reg > UNW_X86_64_RIP)
 		return -UNW_EBADREG;
-	*valp = ctx->in->regs[dwarf_to_perf[reg]];
+	*valp = ctx->regs[dwarf_to_perf[reg]];
 	return 0;
 }
 
@@ -160,6 +207,37 @@ void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi)
 	unw_flush_cache(us->as, lo, hi);
 }
 
+/* ---- the walk ---- */
+
+/* One sample's walk: the frames so far and where the cursor stands. */
+struct walk {
+	struct unwind_ctx ctx;
+	unw_cursor_t c;
+	struct ember_frame_addr *out;
+	uint32_t n, max;
+	struct unwind_probes *probes;
+	struct ember_frame_probe *pending;   /* probed frame awaiting its words (the next step's CFA) */
+	uint64_t prev_sp;                    /* SP of the frame the cursor is at */
+	bool prev_signal;                    /* that frame is a signal trampoline's */
+	bool after_scan;                     /* a scan made the cursor: callee-saved registers no
+	                                      * frame since has restored are guesses */
+	bool no_cfi;                         /* the walk met a frame without CFI */
+	uint32_t check_left;                 /* frames after a candidate still to check for plausibility */
+	uint32_t trials;                     /* candidates tried in this sample (bounded) */
+	uint32_t trial_steps;                /* steps taken in candidates' walks (bounded) */
+	uint64_t regs[PERF_REGS_COUNT];      /* the registers the cursor was last started from */
+	uint32_t start_frame;                /* ... at this frame index */
+};
+
+enum step_result {
+	STEP_FRAME,        /* a caller frame was added */
+	STEP_END,          /* the thread's root, as the CFI marks it */
+	STEP_ZERO,         /* a return address of 0: an end, but one a stale chain can fake */
+	STEP_TRUNCATED,    /* the walk needs stack above the copy */
+	STEP_CAP,          /* the frame array is full */
+	STEP_FAILED,       /* no CFI here, or it failed, or the walk went astray */
+};
+
 static void put_frame(const struct process *proc, uint64_t pc, struct ember_frame_addr *out)
 {
 	const struct module_load *ml = process_find(proc, pc);
@@ -170,6 +248,7 @@ static void put_frame(const struct process *proc, uint64_t pc, struct ember_fram
 		out->module = EMBER_NO_MODULE;
 		out->addr = pc;
 	}
+	out->flags = 0;
 }
 
 /* Probe registers in struct ember_frame_probe order, as libunwind numbers. */
@@ -183,14 +262,20 @@ static const bool callee_saved[EMBER_PROBE_REGS] = {
 };
 
 /* Registers of the frame the cursor is at.  The leaf's come straight from
- * the sample; a caller's callee-saved ones as the unwinder restored them. */
-static void probe_regs_read(unw_cursor_t *c, const struct unwind_input *in, struct ember_frame_probe *p)
+ * the sample; a caller's callee-saved ones as the unwinder restored them.
+ * Above a scan, a register no frame restored from its save slot still holds
+ * what the code without CFI left in it: unknown (0), never a guess. */
+static void probe_regs_read(struct walk *w, struct ember_frame_probe *p)
 {
 	for (int i = 0; i < EMBER_PROBE_REGS; i++) {
 		unw_word_t v = 0;
+		unw_save_loc_t loc;
 		if (p->leaf)
-			v = in->regs[dwarf_to_perf[probe_regs[i]]];
-		else if (callee_saved[i] && unw_get_reg(c, probe_regs[i], &v) < 0)
+			v = w->ctx.in->regs[dwarf_to_perf[probe_regs[i]]];
+		else if (callee_saved[i] && unw_get_reg(&w->c, probe_regs[i], &v) < 0)
+			v = 0;
+		else if (callee_saved[i] && w->after_scan &&
+			 (unw_get_save_loc(&w->c, probe_regs[i], &loc) < 0 || loc.type != UNW_SLT_MEMORY))
 			v = 0;
 		p->cand[i] = v;
 	}
@@ -210,40 +295,379 @@ static void probe_words_read(const struct unwind_input *in, uint64_t sp, uint64_
 	}
 }
 
-/* Does the byte run before ra end with a call instruction (call rel32;
- * call through a register or memory operand, with or without displacement)?
- * Tells a return address from any other code pointer left on the stack. */
-static bool after_call(const struct process *proc, uint64_t ra)
+/* Append the frame the cursor is at (pc: inside the call for callers), and
+ * its probe when the caller's probe function picks it. */
+static void push_frame(struct walk *w, uint64_t pc, bool leaf)
 {
-	const struct module_load *ml = process_find(proc, ra);
-	uint8_t b[8];
-	if (!ml || !ml->mod->img_ok || ra < 8 || !elf_image_read(&ml->mod->img, ra - 8 - ml->bias, b, sizeof b))
-		return false;
-	if (b[3] == 0xe8)                                   /* e8 rel32 */
-		return true;
-	for (int len = 2; len <= 7; len++) {                /* ff /2 modrm [sib] [disp] */
-		const uint8_t *op = &b[8 - len];
-		if (op[0] == 0xff && (op[1] & 0x38) == 0x10)
-			return true;
+	struct unwind_probes *pr = w->probes;
+	uint32_t pid = (uint32_t)w->ctx.proc->pid;
+	if (pr && pr->fn && pr->n < EMBER_MAX_PROBES && pr->fn(pr->arg, pid, pc)) {
+		w->pending = &pr->out[pr->n++];
+		*w->pending = (struct ember_frame_probe){ .frame = w->n, .pc = pc, .leaf = leaf,
+							  .ncand = EMBER_PROBE_REGS };
+		probe_regs_read(w, w->pending);
 	}
-	return false;
+	put_frame(w->ctx.proc, pc, &w->out[w->n++]);
 }
 
-/* A leaf without CFI, caught at its first instruction or in a stub that has
- * not touched the stack: a library's `.init` (crti.o carries no CFI) as the
- * dynamic loader enters it (often: the first touch faults its page in), a
- * PLT entry without CFI.  The return address is then at [SP].  libunwind's
- * frame-pointer fallback ends the walk there, or after one bogus frame,
- * leaving the sample without its callers (during an import: without its
- * Python frames). */
-static bool entry_return_address(struct unwind_ctx *ctx, uint64_t ip, uint64_t *ra)
+/* Start the cursor from regs (ip, sp and what else is known), standing at
+ * frame index `frame`. */
+static bool cursor_at(struct walk *w, const uint64_t *regs, uint32_t frame)
 {
-	const struct unwind_input *in = ctx->in;
-	unw_proc_info_t pi;
-	if (in->stack_len < 8 || find_proc_info(ctx->proc->unwind->as, ip, &pi, 0, ctx) == 0)
-		return false;   /* it has CFI: libunwind's answer stands */
-	memcpy(ra, in->stack, 8);
-	return after_call(ctx->proc, *ra);
+	if (regs != w->regs)
+		memcpy(w->regs, regs, sizeof w->regs);
+	w->ctx.regs = w->regs;
+	w->start_frame = frame;
+	return unw_init_remote(&w->c, w->ctx.proc->unwind->as, &w->ctx) >= 0;
+}
+
+/* One CFI step from the frame the cursor is at.  A frame without CFI ends
+ * the step as failed before libunwind's frame-pointer guess is used. */
+static enum step_result step(struct walk *w, uint64_t *ra_out)
+{
+	bool past = w->ctx.read_past_copy;
+	w->ctx.noinfo = false;
+	int rc = unw_step(&w->c);
+	if (w->ctx.noinfo) {
+		w->ctx.read_past_copy = past;    /* (reads the guess made do not count) */
+		return STEP_FAILED;
+	}
+	if (rc < 0)
+		return w->ctx.read_past_copy ? STEP_TRUNCATED : STEP_FAILED;
+	unw_word_t pc, sp;
+	if (rc == 0)
+		return STEP_END;                 /* the CFI says: the thread's root */
+	if (unw_get_reg(&w->c, UNW_REG_IP, &pc) < 0 || unw_get_reg(&w->c, UNW_REG_SP, &sp) < 0 || pc == 0)
+		return STEP_ZERO;
+	/* The stack grows down: a caller's SP below its callee's means the
+	 * walk went astray. */
+	if (sp < w->prev_sp)
+		return STEP_FAILED;
+	if (w->pending) {
+		probe_words_read(w->ctx.in, w->prev_sp, sp, w->pending);
+		w->pending = NULL;
+	}
+	w->prev_sp = sp;
+	/* Return addresses point after the call; pc - 1 lands inside it so the
+	 * line and inline chain are the call site's.  A frame entered from a
+	 * signal trampoline was interrupted: its PC is exact. */
+	*ra_out = pc;
+	push_frame(w, w->prev_signal ? pc : pc - 1, false);
+	w->prev_signal = unw_is_signal_frame(&w->c) > 0;
+	return STEP_FRAME;
+}
+
+/* What the instruction before a candidate return address says. */
+enum candidate {
+	CAND_NONE,     /* no call there, or not in a module's code */
+	CAND_WEAK,     /* a direct call to a function with CFI that does not hold the callee:
+	                * a tail call (the callee was jumped to) or a stale address */
+	CAND_GOOD,     /* an indirect call, a call through a PLT stub, or to code without CFI */
+};
+
+/* Is ra a return address, to a call that can have gone to callee_pc?
+ * Tells a return address from any other pointer into code a stack holds
+ * (function pointers, data), and ranks last the stale return addresses of
+ * finished calls, whose direct targets are other functions. */
+static enum candidate candidate_at(struct walk *w, uint64_t ra, uint64_t callee_pc)
+{
+	const struct module_load *ml = process_find(w->ctx.proc, ra);
+	if (!ml || !ml->mod->img_ok)
+		return CAND_NONE;
+	const struct elf_image *img = &ml->mod->img;
+	uint64_t v = ra - ml->bias;
+	if (v <= img->exec_lo || v > img->exec_hi)
+		return CAND_NONE;
+	size_t n = v - img->exec_lo < CALL_INSN_MAX ? (size_t)(v - img->exec_lo) : CALL_INSN_MAX;
+	uint8_t b[CALL_INSN_MAX];
+	uint64_t target = 0, next;
+	if (!elf_image_read(img, v - n, b, n))
+		return CAND_NONE;
+	enum call_kind k = ARCH_CALL_BEFORE(b, n, ra, &target);
+	if (k != CALL_DIRECT)
+		return k == CALL_INDIRECT ? CAND_GOOD : CAND_NONE;
+	/* A direct call: weak when its target begins a function with CFI
+	 * that does not hold the callee (a PLT stub tells nothing). */
+	const struct module_load *tl = process_find(w->ctx.proc, target);
+	if (!tl || !tl->mod->img_ok || !elf_image_fde_start(&tl->mod->img, target - tl->bias, &next))
+		return CAND_GOOD;
+	if (callee_pc >= target && callee_pc - tl->bias < next)
+		return CAND_GOOD;
+	if (elf_image_read(&tl->mod->img, target - tl->bias, b, CALL_INSN_MAX) && ARCH_PLT_STUB(b, CALL_INSN_MAX))
+		return CAND_GOOD;
+	return CAND_WEAK;
+}
+
+/* A frame's return address as CFI gave it: after a call, or into JIT code
+ * (which has no bytes ember can read). */
+static bool plausible_ra(struct walk *w, uint64_t ra)
+{
+	const struct module_load *ml = process_find(w->ctx.proc, ra);
+	return (ml && ml->mod->jit_pid) || candidate_at(w, ra, 0) != CAND_NONE;
+}
+
+/* Walk again from the last start to frame `frame`, so that the cursor
+ * stands where the failed step began (libunwind's failed step may have
+ * moved it).  Cached CFI makes this cheap; it runs only before a scan. */
+static bool replay_to(struct walk *w, uint32_t frame)
+{
+	if (!cursor_at(w, w->regs, w->start_frame))
+		return false;
+	for (uint32_t i = w->start_frame; i < frame; i++) {
+		w->ctx.noinfo = false;
+		if (unw_step(&w->c) <= 0 || w->ctx.noinfo)
+			return false;
+	}
+	return true;
+}
+
+#define ANCHOR_REGS 6
+struct window {
+	uint64_t lo, hi;
+};
+
+static int cmp_window(const void *a, const void *b)
+{
+	const struct window *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Word slots to try, in address order: the frame's own region above sp,
+ * then a window above each callee-saved register that points higher into
+ * the copy.  *reg_beyond: such a register points past the end of a full
+ * copy (the frame goes on above what was copied); *beyond: that, or the
+ * slots reach the end of a full copy. */
+static size_t scan_slots(const struct walk *w, uint64_t sp, const uint64_t *regs, uint64_t *slot, size_t max,
+			 bool *reg_beyond, bool *beyond)
+{
+	static const int anchors[ANCHOR_REGS] = { 1, PERF_REG_BP, 16, 17, 18, 19 };   /* bx bp r12..r15 */
+	const struct unwind_input *in = w->ctx.in;
+	uint64_t top = in->regs[PERF_REG_SP] + (in->stack_len & ~7ull);
+	bool full = in->stack_len >= in->stack_reserved;
+	struct window win[1 + ANCHOR_REGS];
+	size_t nw = 0, n = 0;
+	win[nw++] = (struct window){ sp & ~7ull, (sp & ~7ull) + SCAN_WORDS * 8 };
+	*reg_beyond = false;
+	for (size_t i = 0; i < ANCHOR_REGS; i++) {
+		uint64_t r = regs[anchors[i]] & ~7ull;
+		if (r >= win[0].hi && r < top)
+			win[nw++] = (struct window){ r, r + ANCHOR_WORDS * 8 };
+		*reg_beyond |= full && r >= top && r - top < (1u << 20);
+	}
+	*beyond = *reg_beyond;
+	qsort(win + 1, nw - 1, sizeof *win, cmp_window);
+	uint64_t a = win[0].lo;
+	for (size_t i = 0; i < nw && n < max; i++) {
+		if (a < win[i].lo)
+			a = win[i].lo;
+		for (; a < win[i].hi && a < top && n < max; a += 8)
+			slot[n++] = a;
+	}
+	if (full && n && slot[n - 1] + 8 >= top)
+		*beyond = true;
+	return n;
+}
+
+/* The registers of frame `frame` for a cursor started past it: every one
+ * at the leaf, the callee-saved ones and SP as the unwinder has them above. */
+static bool frame_regs(struct walk *w, uint32_t frame, uint64_t *regs)
+{
+	if (frame == 0) {
+		memcpy(regs, w->ctx.in->regs, PERF_REGS_COUNT * sizeof *regs);
+		return true;
+	}
+	static const unw_regnum_t saved[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+					      UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15, UNW_X86_64_RSP };
+	memset(regs, 0, PERF_REGS_COUNT * sizeof *regs);
+	for (size_t i = 0; i < sizeof saved / sizeof saved[0]; i++) {
+		unw_word_t v;
+		if (unw_get_reg(&w->c, saved[i], &v) < 0)
+			return false;
+		regs[dwarf_to_perf[saved[i]]] = v;
+	}
+	return true;
+}
+
+static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested);
+
+/* Everything a candidate's walk may change, to put back when it fails. */
+struct walk_mark {
+	uint32_t n, nprobes, start_frame;
+	struct ember_frame_probe *pending;
+	uint64_t prev_sp;
+	bool prev_signal, after_scan, read_past_copy;
+};
+
+static void mark_take(const struct walk *w, struct walk_mark *m)
+{
+	*m = (struct walk_mark){ .n = w->n, .nprobes = w->probes ? w->probes->n : 0, .start_frame = w->start_frame,
+				 .pending = w->pending, .prev_sp = w->prev_sp, .prev_signal = w->prev_signal,
+				 .after_scan = w->after_scan, .read_past_copy = w->ctx.read_past_copy };
+}
+
+static void mark_restore(struct walk *w, const struct walk_mark *m)
+{
+	w->n = m->n;
+	if (w->probes)
+		w->probes->n = m->nprobes;
+	w->pending = m->pending;
+	w->prev_sp = m->prev_sp;
+	w->prev_signal = m->prev_signal;
+	w->after_scan = m->after_scan;
+	w->ctx.read_past_copy = m->read_past_copy;
+}
+
+/* How a candidate's walk may end for the candidate to be kept: at the
+ * thread's root, or out of room.  A good candidate may also end at the end
+ * of the copy, unless a register says the frame being scanned past goes on
+ * above the copy (then the caller is there).  A weak one must reach the
+ * root: stale chains of finished calls run until they meet junk, the
+ * copy's end included. */
+static bool ends_well(enum step_result r, bool weak, bool reg_beyond)
+{
+	return r == STEP_END || r == STEP_CAP || (r == STEP_TRUNCATED && !weak && !reg_beyond);
+}
+
+/* Start at the return address in slot as frame `frame`'s caller, and walk
+ * on from there.  Kept when that walk ends well; else the walk is put back
+ * as it was and STEP_FAILED returned. */
+static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *regs, uint64_t slot, uint64_t ra,
+				      bool weak, bool reg_beyond, uint32_t depth, bool nested)
+{
+	struct walk_mark m;
+	mark_take(w, &m);
+	regs[PERF_REG_IP] = ra - 1;       /* a caller: its CFI row is the call's */
+	regs[PERF_REG_SP] = slot + 8;
+	w->pending = NULL;
+	w->prev_signal = false;
+	w->prev_sp = slot + 8;
+	w->after_scan = true;
+	w->trials++;
+	if (cursor_at(w, regs, w->n)) {
+		push_frame(w, ra - 1, false);
+		w->check_left = VALIDATE_STEPS;
+		uint64_t t0 = depth ? 0 : monotonic_ns();
+		enum step_result r = walk_on(w, depth + 1, nested);
+		if (ends_well(r, weak, reg_beyond)) {
+			/* (the walk from a kept candidate is the unwinding a stack
+			 * with CFI would have cost: not the scan's) */
+			if (!depth)
+				w->ctx.proc_scan_ns -= monotonic_ns() - t0;
+			w->out[frame].flags |= EMBER_FRAME_SCANNED;
+			if (m.pending)
+				probe_words_read(w->ctx.in, m.prev_sp, slot + 8, m.pending);
+			return r;
+		}
+	}
+	mark_restore(w, &m);
+	return STEP_FAILED;
+}
+
+#define PROLOGUE_BYTES 256
+
+/* The return address's slot as the prologue of the function holding pc
+ * says, for module code with a function symbol; false when it cannot tell. */
+static bool prologue_slot(struct walk *w, uint64_t pc, const uint64_t *regs, uint64_t *slot)
+{
+	const struct module_load *ml = process_find(w->ctx.proc, pc);
+	uint64_t start;
+	struct prologue pro;
+	uint8_t code[PROLOGUE_BYTES];
+	if (!ml || !ml->mod->img_ok || !elf_image_func_start(&ml->mod->img, pc - ml->bias, &start))
+		return false;
+	size_t n = pc - ml->bias - start < PROLOGUE_BYTES ? (size_t)(pc - ml->bias - start) : PROLOGUE_BYTES;
+	if (!elf_image_read(&ml->mod->img, start, code, n) || !ARCH_PROLOGUE(code, n, &pro))
+		return false;
+	*slot = pro.sp_known ? regs[PERF_REG_SP] + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
+	return true;
+}
+
+/* Frame `frame` has no CFI, or its CFI failed: find its caller by scanning
+ * the copy above its SP for a return address the walk goes on from.  First
+ * a candidate whose walk needs no further scan, then one whose walk does
+ * (a stale chain can reach the root through a scan of its own: a caller
+ * found by CFI alone is the better explanation); within each, good
+ * candidates first, nearest first, then weak ones.  Returns how the walk
+ * from the kept candidate ended, or STEP_FAILED with the walk standing at
+ * `frame`. */
+static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth)
+{
+	uint64_t regs[PERF_REGS_COUNT], slots[SCAN_WORDS + ANCHOR_REGS * ANCHOR_WORDS];
+	if (!replay_to(w, frame) || !frame_regs(w, frame, regs))
+		return STEP_FAILED;
+	uint64_t sp = regs[PERF_REG_SP], callee_pc = w->regs[PERF_REG_IP];
+	unw_word_t pc;
+	if (frame != w->start_frame && unw_get_reg(&w->c, UNW_REG_IP, &pc) == 0)
+		callee_pc = pc - 1;
+	/* Nothing found, with the frame going on past the end of the copy:
+	 * the caller is above what was copied. */
+	bool beyond, reg_beyond;
+	size_t nslots = scan_slots(w, sp, regs, slots, sizeof slots / sizeof slots[0], &reg_beyond, &beyond);
+	const struct unwind_input *in = w->ctx.in;
+	/* Most words are no code address at all (data, doubles above 2^47):
+	 * outside the span of the process's mappings they cost one compare. */
+	/* First where the function's prologue puts its return address. */
+	uint64_t slot, ra;
+	if (prologue_slot(w, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) && copy_word(in, slot, &ra) &&
+	    candidate_at(w, ra, callee_pc) != CAND_NONE) {
+		enum step_result r = try_candidate(w, frame, regs, slot, ra, false, false, depth, true);
+		if (r != STEP_FAILED)
+			return r;
+	}
+	const struct process *proc = w->ctx.proc;
+	uint64_t span_lo = proc->nloads ? proc->loads[0].lo : 0;
+	uint64_t span = proc->nloads ? proc->loads[proc->nloads - 1].hi - span_lo : 0;
+	for (int pass = 0; pass < 4; pass++) {
+		bool nested = pass >= 2;
+		enum candidate want = pass % 2 == 0 ? CAND_GOOD : CAND_WEAK;
+		for (size_t i = 0; i < nslots && w->trials < MAX_TRIALS; i++) {
+			if (!copy_word(in, slots[i], &ra) || ra - span_lo >= span || candidate_at(w, ra, callee_pc) != want)
+				continue;
+			enum step_result r = try_candidate(w, frame, regs, slots[i], ra, want == CAND_WEAK, reg_beyond,
+							   depth, nested);
+			if (r != STEP_FAILED)
+				return r;
+		}
+	}
+	w->n = frame + 1;
+	return beyond ? STEP_TRUNCATED : STEP_FAILED;
+}
+
+/* Walk on from where the cursor stands to the stack's end; past a frame
+ * without CFI by a scan.  depth: scans this walk is nested in; nested: a
+ * candidate's walk may scan again. */
+static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
+{
+	for (;;) {
+		if (w->n >= w->max)
+			return STEP_CAP;
+		if (depth && ++w->trial_steps > TRIAL_STEPS)
+			return STEP_FAILED;
+		uint64_t ra;
+		uint32_t at = w->n - 1;
+		bool signal = w->prev_signal;
+		enum step_result r = step(w, &ra);
+		if (r == STEP_FRAME) {
+			/* Right after a candidate: each caller a return address too. */
+			if (w->check_left && (w->check_left--, !signal) && !plausible_ra(w, ra))
+				return STEP_FAILED;
+			continue;
+		}
+		w->check_left = 0;
+		if (r != STEP_FAILED)
+			return r == STEP_ZERO && depth ? STEP_FAILED : r;   /* (a 0 is no end a stale chain may claim) */
+		if (!depth)
+			w->no_cfi = true;
+		if (depth >= MAX_SCANS || (depth && !nested))
+			return STEP_FAILED;
+		uint64_t t0 = depth ? 0 : monotonic_ns();
+		r = scan_past(w, at, depth);
+		if (!depth) {
+			w->ctx.proc_scan_ns += monotonic_ns() - t0;   /* (may have gone below 0 meanwhile) */
+			w->ctx.proc_scans++;
+		}
+		return r;
+	}
 }
 
 uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
@@ -259,95 +683,28 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 	if (!proc->unwind || max == 0)
 		return 0;
 
-	struct unwind_ctx ctx = { .pm = pm, .proc = proc, .in = in };
-	unw_cursor_t c;
-	uint32_t n = 0;
-	put_frame(proc, ip, &out[n++]);
+	struct walk w = { .ctx = { .proc = proc, .in = in }, .out = out, .max = max, .probes = probes,
+			  .prev_sp = in->regs[PERF_REG_SP] };
 	unwind_lock_enter();
-	if (unw_init_remote(&c, proc->unwind->as, &ctx) < 0) {
+	if (!cursor_at(&w, in->regs, 0)) {
 		unwind_lock_leave();
+		put_frame(proc, ip, &out[0]);
 		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
-		return n;
+		return 1;
 	}
-	/* A probed frame gets its words once the next step tells its CFA. */
-	struct ember_frame_probe *pending = NULL;
-	if (probes && probes->fn && probes->fn(probes->arg, (uint32_t)proc->pid, ip)) {
-		pending = &probes->out[probes->n++];
-		*pending = (struct ember_frame_probe){ .frame = 0, .pc = ip, .leaf = true, .ncand = EMBER_PROBE_REGS };
-		probe_regs_read(&c, in, pending);
-	}
-	int prev_signal = unw_is_signal_frame(&c) > 0;
-	uint64_t prev_sp = in->regs[PERF_REG_SP];
-	int rc = 0;
-	bool from_entry = false, astray = false;
-	uint64_t entry_regs[PERF_REGS_COUNT];
-	struct unwind_input entry_in;
-	uint64_t ra;
-again:
-	while (n < max && (rc = unw_step(&c)) > 0) {
-		unw_word_t pc, sp;
-		if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0 || unw_get_reg(&c, UNW_REG_SP, &sp) < 0 || pc == 0)
-			break;
-		/* The stack grows down: a caller's SP below its callee's means the
-		 * walk went astray (garbage from a frame-pointer fallback). */
-		if (sp < prev_sp) {
-			astray = true;
-			break;
-		}
-		if (pending) {
-			probe_words_read(in, prev_sp, sp, pending);
-			pending = NULL;
-		}
-		prev_sp = sp;
-		/* Return addresses point after the call; pc - 1 lands inside it so
-		 * the line and inline chain are the call site's.  A frame entered
-		 * from a signal trampoline was interrupted: its PC is exact. */
-		uint64_t at = prev_signal ? pc : pc - 1;
-		if (probes && probes->fn && probes->n < EMBER_MAX_PROBES &&
-		    probes->fn(probes->arg, (uint32_t)proc->pid, at)) {
-			pending = &probes->out[probes->n++];
-			*pending = (struct ember_frame_probe){ .frame = n, .pc = at, .leaf = false,
-								 .ncand = EMBER_PROBE_REGS };
-			probe_regs_read(&c, in, pending);
-		}
-		put_frame(proc, at, &out[n++]);
-		prev_signal = unw_is_signal_frame(&c) > 0;
-	}
-	/* The walk ended at the leaf, or one guessed frame after it (libunwind
-	 * falls back to the frame pointer): if the leaf has no CFI, go on
-	 * instead from the return address at [SP] as its caller (SP + 8, the
-	 * other registers as they are), once. */
-	if (!from_entry && max > 1 && (n == 1 || (n == 2 && (rc < 0 || astray))) && !ctx.read_past_copy &&
-	    entry_return_address(&ctx, ip, &ra)) {
-		from_entry = true;
-		astray = false;
-		n = 1;
-		if (probes)
-			probes->n = 0;   /* (the leaf, without CFI, is no eval loop; the guess is dropped) */
-		memcpy(entry_regs, in->regs, sizeof entry_regs);
-		entry_regs[PERF_REG_IP] = ra;
-		entry_regs[PERF_REG_SP] += 8;
-		entry_in = (struct unwind_input){ .regs = entry_regs, .stack = in->stack + 8,
-						  .stack_len = in->stack_len - 8,
-						  .stack_reserved = in->stack_reserved - 8 };
-		ctx.in = &entry_in;
-		if (unw_init_remote(&c, proc->unwind->as, &ctx) >= 0) {
-			put_frame(proc, ra - 1, &out[n++]);
-			prev_signal = 0;
-			prev_sp = entry_regs[PERF_REG_SP];
-			pending = NULL;
-			goto again;
-		}
-		rc = -UNW_EINVAL;
-	}
+	push_frame(&w, ip, true);
+	w.prev_signal = unw_is_signal_frame(&w.c) > 0;
+	enum step_result r = walk_on(&w, 0, true);
 	unwind_lock_leave();
-	if (astray)
+	pm->scans += w.ctx.proc_scans;
+	pm->scan_ns += w.ctx.proc_scan_ns;
+	if (w.no_cfi)
+		*flags |= EMBER_SAMPLE_NO_CFI | (r != STEP_FAILED ? EMBER_SAMPLE_SCANNED : 0);
+	if (r == STEP_FAILED)
 		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
-	if (ctx.read_past_copy)
+	if (r == STEP_TRUNCATED || w.ctx.read_past_copy)
 		*flags |= EMBER_SAMPLE_TRUNCATED;
-	else if (n < max && rc < 0)
-		*flags |= EMBER_SAMPLE_UNWIND_ERROR;
-	if (n == max && !ctx.read_past_copy)
+	if (r == STEP_CAP)
 		*flags |= EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_FRAME_CAP;
-	return n;
+	return w.n;
 }

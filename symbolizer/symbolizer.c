@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jit_map.h"
 #include "symbolizer_internal.h"
 
 /* Ids are documented as small and dense; the module table is a plain array
@@ -36,6 +37,8 @@ struct module {
 	char *debuginfo_path;  /* cb.debuginfo_path points here; NULL = default */
 	struct symtab syms;
 	struct cu_index cus;
+	struct ember_jit_map *jit;      /* JIT code of process jit_pid: names from its perf map */
+	uint32_t jit_pid;
 };
 
 struct cache_slot {
@@ -177,6 +180,33 @@ int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 	return 0;
 }
 
+int ember_symbolizer_add_jit_module(struct ember_symbolizer *sym, uint32_t id, const char *name, uint32_t pid,
+				    struct ember_jit_map *jm)
+{
+	if (ember_symbolizer_add_module(sym, id, NULL, "jit", NULL, 0) < 0)
+		return -1;
+	struct module *m = sym->mods[id];
+	m->name = m->fallback = intern_str(&sym->strs, name && name[0] ? name : "[jit]");
+	if (!m->name)
+		return -1;
+	m->jit = jm;
+	m->jit_pid = pid ? pid : UINT32_MAX;
+	m->gen = ++sym->next_gen;   /* (a JIT module is never the same declaration twice) */
+	return 0;
+}
+
+/* A JIT address: named by the process's perf map or jitdump, else by its
+ * mapping ("[jit]", "[anon:NAME]"), never an offset (JIT addresses mean
+ * nothing in another run). */
+static size_t resolve_jit(struct ember_symbolizer *sym, struct module *m, uint64_t addr, struct ember_sym_frame *tmp)
+{
+	const char *raw = ember_jit_map_lookup(m->jit, (pid_t)m->jit_pid, addr);
+	const char *name = raw ? ember_readable_name(&sym->strs, raw) : NULL;
+	tmp[0] = (struct ember_sym_frame){ .function = name ? name : m->name, .file = "", .line = 0,
+					   .module = "[jit]", .inlined = false, .has_symbol = name != NULL };
+	return 1;
+}
+
 /* Debug-file search path.  The default (":.debug:/usr/lib/debug") looks next
  * to open_path -- for a container that is already inside /proc/PID/root --
  * and under the host's /usr/lib/debug, by build-id and by .gnu_debuglink.
@@ -275,6 +305,8 @@ static const char *readable_or(struct ember_symbolizer *sym, const char *raw, co
 static size_t resolve(struct ember_symbolizer *sym, struct module *m, uint64_t addr,
 		      struct ember_sym_frame *tmp)
 {
+	if (m->jit_pid)
+		return resolve_jit(sym, m, addr, tmp);
 	if (m->state == MOD_UNOPENED)
 		module_open(m);
 	if (m->state != MOD_OPEN) {

@@ -64,6 +64,15 @@ int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 				const char *open_path, const char *display_path,
 				const uint8_t *build_id, size_t build_id_len);
 
+/* Declare module `id` as the JIT code of process pid (anonymous executable
+ * memory, addresses absolute): an address is named by that process's perf
+ * map or jitdump in jm (may be NULL), else it is one frame named `name`
+ * ("[jit]", "[anon:NAME]").  The module name of its frames is "[jit]".
+ * jm must outlive the symbolizer's lookups.  0, or -1 on OOM. */
+struct ember_jit_map;
+int ember_symbolizer_add_jit_module(struct ember_symbolizer *sym, uint32_t id, const char *name, uint32_t pid,
+				    struct ember_jit_map *jm);
+
 /* Resolve ELF address `addr` of module `id` into at most `max` frames written
  * to out[], innermost first.  Returns the number of frames (>= 1 when max >= 1;
  * an unknown module or address still yields the "[module+0x...]" frame, and an

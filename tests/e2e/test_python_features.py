@@ -1,9 +1,14 @@
 """python_features: merged stacks with real native libraries and the Python
 options, under Debian's /usr/bin/python3 (numpy, OpenCV from the install step).
 
-- native_calls.py: cv::GaussianBlur only under blur_step, cv::Canny only under
-  edges_step, the BLAS GEMM under matmul_step, zlib's deflate under
-  compress_step (>= 95% each), the interpreter's own frames hidden;
+- native_calls.py, twice: with OpenBLAS choosing its kernels for this CPU
+  (OPENBLAS_CORETYPE unset), and with OPENBLAS_CORETYPE=Haswell (what it
+  picks on Haswell, Broadwell and AMD Zen: dgemm_kernel_HASWELL is assembly
+  without CFI; the test sets or unsets the variable itself, whatever the
+  environment says): cv::GaussianBlur only under blur_step, cv::Canny only
+  under edges_step, the BLAS GEMM under matmul_step, zlib's deflate under
+  compress_step (>= 95% each); the DGEMM kernel's samples under matmul_step
+  and not marked uncertain (>= 99%); the interpreter's own frames hidden;
   --native-unfiltered shows them; --python-only shows Python frames only;
 - --subprocesses with multiprocessing: a root "process PID: cmdline" per
   process, child_work in the two workers;
@@ -37,7 +42,9 @@ if r.rc != 0:
 
 chk = E.Checker("e2e.python_features")
 d = E.tmpdir()
-env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+# OpenBLAS's own settings come from the test, never from the environment.
+env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "GOTO", "OMP_"))}
+env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
 
 def nearest_python(frames, idx):
@@ -59,23 +66,39 @@ def attribution(prof, native_pred, want):
     return good, tot
 
 
-out = os.path.join(d, "native.folded")
-res = E.record(["-o", out], [PY, os.path.join(PYDIR, "native_calls.py"), "2.5"], env=env, timeout=90)
-chk.check(res.rc == 0, "native_calls: ember exits 0", res.describe())
-prof = E.load_profile(chk, out, res)
 cases = [
     (lambda f: f.startswith("cv::GaussianBlur"), "blur_step"),
     (lambda f: f.startswith("cv::Canny"), "edges_step"),
     (lambda f: "gemm" in f.lower() or f.startswith("[libopenblas"), "matmul_step"),
     (lambda f: f.startswith("deflate") or f.startswith("[libz.so"), "compress_step"),
 ]
-for pred, want in cases:
-    good, tot = attribution(prof, pred, want)
-    chk.check(tot >= 20 and good >= 0.95 * tot, "native code of %s sits under it: %d of %d" % (want, good, tot),
-              prof.top(20))
-m = re.search(r"\(([\d.]+)%\) checked against the eval loop's instruction pointer", res.stderr)
-chk.check(m is not None and float(m.group(1)) >= 60,
-          "most samples' Python frames checked against the sample (%s%%)" % (m.group(1) if m else "?"), res.stderr)
+for coretype in (None, "Haswell"):
+    tag = "OPENBLAS_CORETYPE=%s" % coretype if coretype else "OPENBLAS_CORETYPE unset"
+    run_env = dict(env, OPENBLAS_CORETYPE=coretype) if coretype else env
+    out = os.path.join(d, "native-%s.folded" % (coretype or "auto"))
+    res = E.record(["-o", out], [PY, os.path.join(PYDIR, "native_calls.py"), "2.5"], env=run_env, timeout=90)
+    chk.check(res.rc == 0, "native_calls, %s: ember exits 0" % tag, res.describe())
+    prof = E.load_profile(chk, out, res)
+    for pred, want in cases:
+        good, tot = attribution(prof, pred, want)
+        chk.check(tot >= 20 and good >= 0.95 * tot, "%s: native code of %s sits under it: %d of %d" %
+                  (tag, want, good, tot), prof.top(20))
+    kernel = [(fr, c) for fr, c in prof.stacks if fr[-1].startswith("dgemm_kernel")]
+    ktot = sum(c for _, c in kernel)
+    kgood = sum(c for fr, c in kernel if nearest_python(fr, len(fr) - 1) == "matmul_step" and
+                "[python frames uncertain]" not in fr and not fr[0].startswith("[truncated]"))
+    chk.check(ktot >= 20 and kgood >= 0.99 * ktot, "%s: the DGEMM kernel's samples under matmul_step, whole and "
+              "certain: %d of %d (%s)" % (tag, kgood, ktot, sorted({fr[-1] for fr, _ in kernel})), prof.top(20))
+    if coretype == "Haswell":
+        chk.check(any(fr[-1] == "dgemm_kernel_HASWELL" for fr, _ in kernel),
+                  "%s: OpenBLAS ran its Haswell kernel (no CFI)" % tag, prof.top(20))
+        m = re.search(r"(\d+) samples passed a frame without unwind info.*?; (\d+) recovered by stack scan",
+                      res.stderr)
+        chk.check(m is not None and int(m.group(1)) >= ktot and int(m.group(2)) >= 0.99 * int(m.group(1)),
+                  "%s: the summary counts the samples past the kernel, recovered by stack scan" % tag, res.stderr)
+    m = re.search(r"\(([\d.]+)%\) checked against the eval loop's instruction pointer", res.stderr)
+    chk.check(m is not None and float(m.group(1)) >= 60, "%s: most samples' Python frames checked against the "
+              "sample (%s%%)" % (tag, m.group(1) if m else "?"), res.stderr)
 # (start-up and shutdown samples have no Python frames: they keep their native stacks)
 interp = prof.count(lambda fr: any(PYFRAME.match(f) for f in fr) and
                     any(f.startswith("_PyEval_EvalFrameDefault") or f.startswith("_PyObject_")

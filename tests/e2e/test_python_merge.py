@@ -322,7 +322,8 @@ chk.check(m is not None and float(m.group(3)) <= 25.0,
           "native stack cut off: at most 25%% uncertain (%s)" % (m.group(0) if m else "no mismatch line"), res.stderr)
 # The summary says why the stacks were cut, and what helps.
 cut = re.search(r"(\d+) samples, \d+ lost, (\d+) truncated", res.stderr)
-why = re.search(r"of stacks were (cut off by the stack copy: raise --stack-size|deeper than 512 native frames)",
+why = re.search(r"of stacks were (cut off by the stack copy: (raise --stack-size|deeper than 64 KB of stack)|"
+                r"deeper than 512 native frames)",
                 res.stderr)
 chk.check(cut is not None and int(cut.group(2)) >= 0.5 * int(cut.group(1)) and why is not None,
           "native stack cut off: the summary counts the cut stacks and says why (%s; %s)"

@@ -1,6 +1,6 @@
 """truncation: deep.c recurses DEPTH frames of ~270 bytes, then spins.
 
-1. DEPTH 2000, default --stack-size (32 KiB): >= 90% of samples start with a
+1. DEPTH 2000, default --stack-size (64 KiB): >= 90% of samples start with a
    `[truncated]` root frame, the summary's truncated count is > 0, and the
    truncated stacks still hold correct frames (recurse...;bottom_spin).
 2. --stack-size 4096 vs 65528 (DEPTH 2000): the bigger copy recovers more
@@ -43,7 +43,7 @@ chk.check(trunc > 0 and sane >= 0.9 * trunc,
           "truncated stacks are [truncated];recurse;...;recurse;bottom_spin: %d of %d" % (sane, trunc),
           prof.top(5))
 chk.check("main" not in prof.frames() or prof.count(lambda f: "main" in f) <= 0.05 * total,
-          "main is (almost) never reached through 2000 frames with a 32 KiB copy")
+          "main is (almost) never reached through 2000 frames with a 64 KiB copy")
 
 # 2. small vs large copy
 _, small = run("deep-4096", ["--stack-size", "4096"], 2000)

@@ -78,7 +78,8 @@ def main():
             "w": float(rect.getAttribute("width")),
             "title": "".join(c.data for c in title.childNodes if c.nodeType == c.TEXT_NODE),
         }
-        if not re.search(r" \([\d,]+ samples, \d+\.\d\d%\)$", f["title"]):
+        # the numbers end the first line; a note may follow on a line of its own
+        if not re.search(r" \([\d,]+ samples, \d+\.\d\d%\)(\n[^\n(]+)?$", f["title"]):
             problems.append(f"frame {i}: tooltip without samples and %: {f['title']!r}")
         frames.append(f)
 

@@ -1,12 +1,25 @@
-/* no_cfi SECONDS (default 1.5): main -> outer -> spin_no_cfi, where
- * spin_no_cfi is hand-written assembly without CFI (as a library's `.init`
- * from crti.o, or a PLT without unwind info) that never touches the stack:
- * its return address stays at [SP].  Almost all the time is spent in it, so
- * most samples must read main;outer;spin_no_cfi, not spin_no_cfi alone. */
+/* no_cfi MODE [SECONDS] (default 1.5): hand-written assembly without CFI,
+ * where almost all the time is spent, so that most samples must be unwound
+ * past it.  Each mode's known chain, root first:
+ *
+ *   entry     main;outer;spin_no_cfi: a leaf that never touches the stack
+ *             (its return address stays at [SP]), as a library's `.init`
+ *             or a PLT stub without unwind info.
+ *   kernel    main;outer_kernel;blas_kernel_no_cfi: a BLAS-style leaf that
+ *             saves the callee-saved registers, keeps that SP in rbx and
+ *             puts a 28-32 KB page-aligned buffer under it, as OpenBLAS's
+ *             Haswell DGEMM kernel does; called through a function pointer
+ *             (OpenBLAS's kernel table).  Before each call, deep calls with
+ *             big frames leave stale return addresses where the buffer goes.
+ *   callback  main;outer_callback;each_no_cfi;spin_callback: a non-leaf
+ *             without CFI, with a frame of its own, calling back into C. */
 #include <stdint.h>
+#include <string.h>
 #include "common.h"
 
 uint64_t spin_no_cfi(uint64_t n);
+uint64_t blas_kernel_no_cfi(uint64_t n);
+uint64_t each_no_cfi(uint64_t (*fn)(uint64_t), uint64_t n);
 
 #if defined(__x86_64__)
 __asm__(".text\n"
@@ -18,12 +31,76 @@ __asm__(".text\n"
 	"	dec %rdi\n"
 	"	jnz 1b\n"
 	"	ret\n"
-	".size spin_no_cfi, .-spin_no_cfi\n");
+	".size spin_no_cfi, .-spin_no_cfi\n"
+
+	".globl blas_kernel_no_cfi\n"
+	".type blas_kernel_no_cfi, @function\n"
+	"blas_kernel_no_cfi:\n"
+	"	sub $0x60, %rsp\n"
+	"	mov %rbx, (%rsp)\n"
+	"	mov %rbp, 0x8(%rsp)\n"
+	"	mov %r12, 0x10(%rsp)\n"
+	"	mov %r13, 0x18(%rsp)\n"
+	"	mov %r14, 0x20(%rsp)\n"
+	"	mov %r15, 0x28(%rsp)\n"
+	"	mov %rsp, %rbx\n"
+	"	sub $0x7080, %rsp\n"
+	"	and $-4096, %rsp\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rdi, %rbp\n"
+	"	xor %r12, %r12\n"
+	"1:	imul %rax, %rax\n"
+	"	mov %rax, (%rsp,%r12,8)\n"   /* writes the first 64 words of its buffer */
+	"	inc %r12\n"
+	"	and $63, %r12\n"
+	"	dec %rbp\n"
+	"	jnz 1b\n"
+	"	mov %rbx, %rsp\n"
+	"	mov (%rsp), %rbx\n"
+	"	mov 0x8(%rsp), %rbp\n"
+	"	mov 0x10(%rsp), %r12\n"
+	"	add $0x60, %rsp\n"
+	"	ret\n"
+	".size blas_kernel_no_cfi, .-blas_kernel_no_cfi\n"
+
+	".globl each_no_cfi\n"
+	".type each_no_cfi, @function\n"
+	"each_no_cfi:\n"
+	"	push %rbx\n"
+	"	push %r12\n"
+	"	push %r13\n"
+	"	sub $48, %rsp\n"
+	"	mov %rdi, %rbx\n"
+	"	mov %rsi, %r12\n"
+	"	xor %r13, %r13\n"
+	"	mov %rbx, 8(%rsp)\n"         /* a code pointer in its frame: no return address */
+	"1:	mov %r12, %rdi\n"
+	"	call *%rbx\n"
+	"	add %rax, %r13\n"
+	"	dec %r12\n"
+	"	jnz 1b\n"
+	"	mov %r13, %rax\n"
+	"	add $48, %rsp\n"
+	"	pop %r13\n"
+	"	pop %r12\n"
+	"	pop %rbx\n"
+	"	ret\n"
+	".size each_no_cfi, .-each_no_cfi\n");
 #else
-#error "no_cfi: x86_64 only (its spin is x86_64 assembly)"
+#error "no_cfi: x86_64 only (its functions are x86_64 assembly)"
 #endif
 
 static volatile uint64_t sink;
+static uint64_t (*volatile kernel_table[1])(uint64_t) = { blas_kernel_no_cfi };
+
+/* Deep calls with big frames: their return addresses stay behind in the
+ * memory the kernel's buffer takes next. */
+__attribute__((noinline)) static uint64_t leave_stale(int depth)
+{
+	volatile char pad[256];
+	pad[0] = (char)depth;
+	return (depth ? leave_stale(depth - 1) : 0) + (uint64_t)pad[0];
+}
 
 __attribute__((noipa)) uint64_t outer(double secs)
 {
@@ -32,14 +109,52 @@ __attribute__((noipa)) uint64_t outer(double secs)
 	do {
 		x += spin_no_cfi(1u << 20);
 	} while (tgt_now() < end);
-	sink = x;
+	return x ^ 1;
+}
+
+__attribute__((noipa)) uint64_t outer_kernel(double secs)
+{
+	double end = tgt_now() + secs;
+	uint64_t x = 0;
+	do {
+		x += leave_stale(100);
+		x += kernel_table[0](1u << 20);
+	} while (tgt_now() < end);
+	return x ^ 1;
+}
+
+__attribute__((noipa)) uint64_t spin_callback(uint64_t n)
+{
+	uint64_t x = n;
+	for (int i = 0; i < 20000; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+__attribute__((noipa)) uint64_t outer_callback(double secs)
+{
+	double end = tgt_now() + secs;
+	uint64_t x = 0;
+	do {
+		x += each_no_cfi(spin_callback, 64);
+	} while (tgt_now() < end);
 	return x ^ 1;
 }
 
 int main(int argc, char **argv)
 {
-	double secs = tgt_seconds(argc, argv, 1, 1.5);
-	sink = outer(secs);
+	const char *mode = argc > 1 ? argv[1] : "entry";
+	double secs = tgt_seconds(argc, argv, 2, 1.5);
+	if (strcmp(mode, "entry") == 0)
+		sink = outer(secs);
+	else if (strcmp(mode, "kernel") == 0)
+		sink = outer_kernel(secs);
+	else if (strcmp(mode, "callback") == 0)
+		sink = outer_callback(secs);
+	else {
+		fprintf(stderr, "usage: no_cfi entry|kernel|callback [SECONDS]\n");
+		return 2;
+	}
 	tgt_report_cpu();
 	return 0;
 }

@@ -65,3 +65,10 @@ target_link_libraries(test_symbolizer PRIVATE ember_symbolizer elf)
 add_dependencies(test_symbolizer symbolizer_fixtures)
 add_test(NAME symbolizer COMMAND test_symbolizer ${SYMB_FIX_DIR} ${SYMB_FIX_SRC})
 set_tests_properties(symbolizer PROPERTIES LABELS unit TIMEOUT 300)
+
+# JIT code: perf maps and jitdump files (symbolizer/jit_map.c), JIT modules.
+add_executable(test_jit_map ${CMAKE_CURRENT_LIST_DIR}/test_jit_map.c)
+target_link_libraries(test_jit_map PRIVATE ember_symbolizer)
+target_include_directories(test_jit_map PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/symbolizer)
+add_test(NAME unit.jit_map COMMAND test_jit_map)
+set_tests_properties(unit.jit_map PROPERTIES LABELS unit)

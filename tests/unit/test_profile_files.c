@@ -1,4 +1,5 @@
-/* .ember round trips and corruption, and the tolerant folded reader. */
+/* .ember round trips and corruption, frame flags and what older readers
+ * make of them, and the tolerant folded reader. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ static void same_profile(const struct ember_profile *a, const struct ember_profi
 		const struct ember_frame *x = &a->frames[i], *y = &b->frames[i];
 		CHECK(x->kind == y->kind && !strcmp(x->name, y->name) && !strcmp(x->file, y->file) &&
 		      x->line == y->line && x->first_line == y->first_line && !strcmp(x->module, y->module) &&
-		      !strcmp(x->build_id, y->build_id) && x->inlined == y->inlined);
+		      !strcmp(x->build_id, y->build_id) && x->inlined == y->inlined && x->flags == y->flags);
 	}
 	CHECK_STR(a->meta.command, b->meta.command);
 	CHECK(a->meta.samples == b->meta.samples && a->meta.lost == b->meta.lost &&
@@ -166,6 +167,111 @@ static void test_corruption(void)
 	ember_profile_free(&p);
 }
 
+/* ---- frame flags: the X section, and what an older reader sees ---- */
+
+static size_t read_content(const char *path, uint8_t *raw, size_t cap)
+{
+	gzFile gz = gzopen(path, "rb");
+	int n = gz ? gzread(gz, raw, (unsigned)cap) : -1;
+	if (gz)
+		gzclose(gz);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static uint64_t uvarint(const uint8_t *b, size_t *pos)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t c = b[(*pos)++];
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The content without its X section, as a reader that skips it sees it. */
+static size_t strip_section(uint8_t *raw, size_t n, uint8_t tag, bool *found)
+{
+	size_t pos = 8;
+	uvarint(raw, &pos);                      /* version */
+	*found = false;
+	while (pos < n) {
+		size_t start = pos;
+		uint8_t t = raw[pos++];
+		uint64_t len = uvarint(raw, &pos);
+		if (t == tag) {
+			memmove(raw + start, raw + pos + len, n - (pos + len));
+			*found = true;
+			return n - (pos + len - start);
+		}
+		pos += len;
+	}
+	return n;
+}
+
+static uint32_t frame_named(const struct ember_profile *p, const char *name, uint8_t flags)
+{
+	for (uint32_t i = 0; i < p->nframes; i++)
+		if (!strcmp(p->frames[i].name, name) && p->frames[i].flags == flags)
+			return i;
+	return UINT32_MAX;
+}
+
+static void test_frame_flags(void)
+{
+	struct ember_profile a, b;
+	char err[512];
+	static uint8_t raw[1 << 16];
+	ember_profile_init(&a);
+	struct ember_frame caller = { .kind = EMBER_FRAME_NATIVE, .name = "dgemm_nn", .module = "libopenblas.so" };
+	struct ember_frame kernel = { .kind = EMBER_FRAME_NATIVE, .name = "dgemm_kernel", .module = "libopenblas.so",
+				      .flags = EMBER_FRAME_CALLER_SCANNED };
+	uint32_t ids[2] = { ember_profile_frame(&a, &caller), ember_profile_frame(&a, &kernel) };
+	uint32_t th = ember_profile_thread(&a, 1, 1, "main");
+	ember_profile_add(&a, ember_profile_stack(&a, ids, 2), th, 7);
+	CHECK(ember_profile_save(&a, tmp("flags.ember"), err, sizeof err) == 0);
+
+	/* Version 1: older readers read it, the mark apart. */
+	size_t n = read_content(tmp("flags.ember"), raw, sizeof raw);
+	CHECK(n > 9 && raw[8] == 1);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("flags.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(frame_named(&b, "dgemm_kernel", EMBER_FRAME_CALLER_SCANNED) != UINT32_MAX);
+	CHECK(frame_named(&b, "dgemm_nn", 0) != UINT32_MAX);
+	same_profile(&a, &b);
+	ember_profile_free(&b);
+
+	bool found;
+	size_t m = strip_section(raw, n, 'X', &found);
+	CHECK(found);
+	gzFile w = gzopen(tmp("noflags.ember"), "wb");
+	gzwrite(w, raw, (unsigned)m);
+	gzclose(w);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("noflags.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(frame_named(&b, "dgemm_kernel", 0) != UINT32_MAX && ember_profile_total(&b) == 7);
+	ember_profile_free(&b);
+
+	/* The same function once with, once without the mark: two frames, which
+	 * a version 1 reader would take for one -- so the file says version 2. */
+	struct ember_frame plain = kernel;
+	plain.flags = 0;
+	uint32_t alone = ember_profile_frame(&a, &plain);
+	CHECK(alone != ids[1]);
+	ember_profile_add(&a, ember_profile_stack(&a, &alone, 1), th, 2);
+	CHECK(ember_profile_save(&a, tmp("twins.ember"), err, sizeof err) == 0);
+	n = read_content(tmp("twins.ember"), raw, sizeof raw);
+	CHECK(n > 9 && raw[8] == 2);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("twins.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(frame_named(&b, "dgemm_kernel", 0) != UINT32_MAX &&
+	      frame_named(&b, "dgemm_kernel", EMBER_FRAME_CALLER_SCANNED) != UINT32_MAX);
+	same_profile(&a, &b);
+	ember_profile_free(&b);
+	ember_profile_free(&a);
+}
+
 static int load_text(struct ember_profile *p, const char *text, int column, struct ember_load_warnings *w,
 		     char *err)
 {
@@ -257,6 +363,7 @@ int main(void)
 	test_round_trip(build_hostile, "hostile.ember");
 	test_round_trip(build_empty, "empty.ember");
 	test_corruption();
+	test_frame_flags();
 	test_folded_reader();
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -1,6 +1,7 @@
 /* Unit tests for sampler/: ELF image parsing and load bias against what the
- * dynamic loader says, and a full unwind of a stack copy taken in process
- * through a known call chain. */
+ * dynamic loader says, a full unwind of a stack copy taken in process
+ * through a known call chain, through frames without CFI (the stack scan),
+ * and the call-instruction decoders the scan relies on. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch_insn.h"
 #include "check.h"
 #include "sampler_internal.h"
 
@@ -113,7 +115,7 @@ static void test_thread_names(void)
 
 struct snapshot {
 	uint64_t regs[PERF_REGS_COUNT];
-	uint8_t stack[16384];
+	uint8_t stack[65536];
 	uint64_t len;
 };
 
@@ -124,6 +126,23 @@ __attribute__((no_sanitize_address, noinline)) static void copy_stack(uint8_t *d
 	const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)sp;
 	for (uint64_t i = 0; i < len; i++)
 		dst[i] = src[i];
+}
+
+/* Copy the stack above s->regs[SP], as the kernel does: no further than the
+ * end of the stack mapping. */
+static void copy_from_sp(struct snapshot *s)
+{
+	uint64_t sp = s->regs[PERF_REG_SP];
+	s->len = sizeof s->stack;
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long lo, hi;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && sp >= lo && sp < hi && hi - sp < s->len)
+			s->len = hi - sp;
+	if (f)
+		fclose(f);
+	copy_stack(s->stack, sp, s->len);
 }
 
 /* Take the registers libunwind needs, and a copy of the stack above SP, as
@@ -146,17 +165,7 @@ __attribute__((noinline)) static void leaf_snapshot(struct snapshot *s)
 	s->regs[PERF_REG_BP] = bp;
 	s->regs[1] = bx;
 	s->regs[16] = r12, s->regs[17] = r13, s->regs[18] = r14, s->regs[19] = r15;
-	/* Like the kernel, copy no further than the end of the stack mapping. */
-	s->len = sizeof s->stack;
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	unsigned long lo, hi;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && sp >= lo && sp < hi && hi - sp < s->len)
-			s->len = hi - sp;
-	if (f)
-		fclose(f);
-	copy_stack(s->stack, sp, s->len);
+	copy_from_sp(s);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -233,6 +242,285 @@ void test_unwind_in_process(void)
 	process_model_free(&pm);
 }
 
+/* ---- frames without CFI: the stack scan ---- */
+
+#if defined(__x86_64__)
+/* Written for the asm below, which cannot call a static function. */
+void snapshot_copy(struct snapshot *s);
+void snapshot_copy(struct snapshot *s)
+{
+	copy_from_sp(s);
+}
+
+void kernel_no_cfi(struct snapshot *s);
+void callback_no_cfi(void (*fn)(struct snapshot *), struct snapshot *s);
+
+/* kernel_no_cfi: a BLAS-style kernel without CFI.  It saves the callee-saved
+ * registers, keeps that SP in rbx, and puts a 12-16 KB page-aligned buffer
+ * under it (OpenBLAS's Haswell DGEMM kernel: 28-32 KB), so its return
+ * address is past the scan's 512 words from SP and found through rbx.  Its
+ * snapshot is taken inside it, as a sample landing there.
+ * callback_no_cfi: a non-leaf without CFI with a frame of its own, calling
+ * back into C. */
+__asm__(".text\n"
+	".globl kernel_no_cfi\n"
+	".type kernel_no_cfi, @function\n"
+	"kernel_no_cfi:\n"
+	"	push %rbp\n"
+	"	push %rbx\n"
+	"	push %r12\n"
+	"	push %r13\n"
+	"	push %r14\n"
+	"	push %r15\n"
+	"	mov %rsp, %rbx\n"
+	"	sub $0x3000, %rsp\n"
+	"	and $-4096, %rsp\n"
+	"	mov %rdi, %r12\n"
+	"	lea 0(%rip), %rax\n"
+	"	mov %rax, 64(%r12)\n"       /* regs[IP] */
+	"	mov %rsp, 56(%r12)\n"       /* regs[SP] */
+	"	mov %rbp, 48(%r12)\n"
+	"	mov %rbx, 8(%r12)\n"
+	"	mov %r12, 128(%r12)\n"
+	"	mov %r13, 136(%r12)\n"
+	"	mov %r14, 144(%r12)\n"
+	"	mov %r15, 152(%r12)\n"
+	"	mov %r12, %rdi\n"
+	"	call snapshot_copy\n"       /* (pushes below SP: the copy is of what lies above) */
+	"	mov %rbx, %rsp\n"
+	"	pop %r15\n"
+	"	pop %r14\n"
+	"	pop %r13\n"
+	"	pop %r12\n"
+	"	pop %rbx\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size kernel_no_cfi, .-kernel_no_cfi\n"
+	".globl callback_no_cfi\n"
+	".type callback_no_cfi, @function\n"
+	"callback_no_cfi:\n"
+	"	push %rbx\n"
+	"	push %r12\n"
+	"	push %rbp\n"
+	"	sub $48, %rsp\n"
+	"	mov %rdi, %rbx\n"
+	"	mov %rsi, %rdi\n"
+	"	movq %rbx, 8(%rsp)\n"       /* a code pointer in its frame: no return address */
+	"	call *%rbx\n"
+	"	add $48, %rsp\n"
+	"	pop %rbp\n"
+	"	pop %r12\n"
+	"	pop %rbx\n"
+	"	ret\n"
+	".size callback_no_cfi, .-callback_no_cfi\n");
+
+/* Deep calls with big frames before the kernel runs: their return
+ * addresses stay in the memory its buffer then takes, stale, as in a real
+ * program.  Each is a direct call to a function with CFI, which the scan
+ * ranks after the kernel's own return address. */
+__attribute__((noinline)) int stale_maker(int depth);
+__attribute__((noinline)) int stale_maker(int depth)
+{
+	volatile char pad[200];
+	pad[0] = (char)depth;
+	int r = depth ? stale_maker(depth - 1) : 0;
+	return r + pad[0];
+}
+
+__attribute__((noinline)) void kern_caller(struct snapshot *s);
+__attribute__((noinline)) void kern_caller(struct snapshot *s)
+{
+	memset(s->regs, 0, sizeof s->regs);
+	if (stale_maker(60) < 0)
+		return;
+	kernel_no_cfi(s);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void kern_outer(struct snapshot *s);
+__attribute__((noinline)) void kern_outer(struct snapshot *s) { kern_caller(s); __asm__ volatile("" ::: "memory"); }
+__attribute__((noinline)) void cb_leaf(struct snapshot *s);
+__attribute__((noinline)) void cb_leaf(struct snapshot *s) { leaf_snapshot(s); __asm__ volatile("" ::: "memory"); }
+__attribute__((noinline)) void cb_outer(struct snapshot *s);
+__attribute__((noinline)) void cb_outer(struct snapshot *s) { callback_no_cfi(cb_leaf, s); __asm__ volatile("" ::: "memory"); }
+
+static bool reaches_main(const struct process *self, const struct ember_frame_addr *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(name_of(self, &f[i]), "main") == 0)
+			return true;
+	return false;
+}
+
+void test_unwind_no_cfi(void);
+void test_unwind_no_cfi(void)
+{
+	static struct snapshot snap;
+	struct process_model pm;
+	struct process *self = self_model(&pm);
+	struct ember_frame_addr frames[64];
+
+	/* A leaf kernel: its caller is found by scanning, past stale return
+	 * addresses of finished calls, through the register holding its SP. */
+	kern_outer(&snap);
+	struct unwind_input in = input_of(&snap);
+	uint32_t flags = 0;
+	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	const char *want_k[] = { "kernel_no_cfi", "kern_caller", "kern_outer", "test_unwind_no_cfi" };
+	CHECK(n >= 5);
+	for (int i = 0; i < 4 && i < (int)n; i++)
+		CHECK_STR(name_of(self, &frames[i]), want_k[i]);
+	CHECK(frames[0].flags & EMBER_FRAME_SCANNED);
+	CHECK(!(frames[1].flags & EMBER_FRAME_SCANNED));
+	CHECK(reaches_main(self, frames, n));
+	CHECK((flags & (EMBER_SAMPLE_NO_CFI | EMBER_SAMPLE_SCANNED)) == (EMBER_SAMPLE_NO_CFI | EMBER_SAMPLE_SCANNED));
+	CHECK(!(flags & (EMBER_SAMPLE_UNWIND_ERROR | EMBER_SAMPLE_TRUNCATED)));
+
+	/* The same kernel with the copy cut inside its buffer: the caller is
+	 * above what was copied, so the stack is truncated, not complete. */
+	in.stack_len = in.stack_reserved = 8192;
+	flags = 0;
+	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	CHECK(n == 1);
+	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
+	CHECK(!(frames[0].flags & EMBER_FRAME_SCANNED));
+
+	/* A non-leaf without CFI between two C functions. */
+	cb_outer(&snap);
+	in = input_of(&snap);
+	flags = 0;
+	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	const char *want_c[] = { "?", "cb_leaf", "callback_no_cfi", "cb_outer", "test_unwind_no_cfi" };
+	CHECK(n >= 6);
+	for (int i = 1; i < 5 && i < (int)n; i++)
+		CHECK_STR(name_of(self, &frames[i]), want_c[i]);
+	CHECK(n > 2 && (frames[2].flags & EMBER_FRAME_SCANNED));
+	CHECK(!(frames[1].flags & EMBER_FRAME_SCANNED));
+	CHECK(reaches_main(self, frames, n));
+	CHECK(!(flags & EMBER_SAMPLE_UNWIND_ERROR));
+
+	/* A stack with CFI all the way scans nothing. */
+	chain_a(&snap);
+	in = input_of(&snap);
+	flags = 0;
+	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	CHECK(!(flags & (EMBER_SAMPLE_NO_CFI | EMBER_SAMPLE_SCANNED)));
+	bool any = false;
+	for (uint32_t i = 0; i < n; i++)
+		any |= (frames[i].flags & EMBER_FRAME_SCANNED) != 0;
+	CHECK(!any);
+	process_model_free(&pm);
+}
+#endif
+
+/* ---- call instructions: the scan's test of a return address ---- */
+
+#if defined(__x86_64__)
+/* Every form of call, as the assembler encodes it, each followed by the
+ * offset of its end; then instructions that are no call. */
+extern const uint8_t x86_code[];
+extern const uint32_t x86_call_ends[], x86_other_ends[];
+__asm__(".pushsection .rodata\n"
+	"x86_code:\n"
+	"	call x86_code\n"              ".Lc1:\n"
+	"	call *%rax\n"                 ".Lc2:\n"
+	"	call *%r11\n"                 ".Lc3:\n"
+	"	call *8(%rax)\n"              ".Lc4:\n"
+	"	call *0x12345678(%rbx)\n"     ".Lc5:\n"
+	"	call *(%rax,%rbx,8)\n"        ".Lc6:\n"
+	"	call *0x10(%rsp)\n"           ".Lc7:\n"
+	"	call *0x1234(%rsp)\n"         ".Lc8:\n"
+	"	call *x86_code(%rip)\n"       ".Lc9:\n"
+	"	call *0x40(,%rcx,8)\n"        ".Lc10:\n"
+	"	notrack call *%rax\n"         ".Lc11:\n"
+	"	call *%fs:0x28\n"             ".Lc12:\n"
+	"	call *(%r13)\n"               ".Lc13:\n"
+	"	mov $0x12345678, %eax\n"      ".Ln1:\n"
+	"	jmp *%rax\n"                  ".Ln2:\n"
+	"	push %rbp\n"                  ".Ln3:\n"
+	"	mov 8(%rsp), %rax\n"          ".Ln4:\n"
+	"	add $0x10, %rsp\n"            ".Ln5:\n"
+	"	jmp *0x10(%rax)\n"            ".Ln6:\n"
+	"	.balign 4\n"
+	"x86_call_ends:\n"
+	"	.long .Lc1-x86_code, .Lc2-x86_code, .Lc3-x86_code, .Lc4-x86_code, .Lc5-x86_code\n"
+	"	.long .Lc6-x86_code, .Lc7-x86_code, .Lc8-x86_code, .Lc9-x86_code, .Lc10-x86_code\n"
+	"	.long .Lc11-x86_code, .Lc12-x86_code, .Lc13-x86_code, 0\n"
+	"x86_other_ends:\n"
+	"	.long .Ln1-x86_code, .Ln2-x86_code, .Ln3-x86_code, .Ln4-x86_code, .Ln5-x86_code\n"
+	"	.long .Ln6-x86_code, 0\n"
+	".popsection\n");
+
+static void test_call_decoding_x86(void)
+{
+	for (int i = 0; x86_call_ends[i]; i++) {
+		uint32_t end = x86_call_ends[i];
+		size_t n = end < CALL_INSN_MAX ? end : CALL_INSN_MAX;
+		uint64_t ra = (uint64_t)(uintptr_t)(x86_code + end), target = 0;
+		enum call_kind k = call_before_x86_64(x86_code + end - n, n, ra, &target);
+		CHECK(k == (i == 0 ? CALL_DIRECT : CALL_INDIRECT));
+		if (k != (i == 0 ? CALL_DIRECT : CALL_INDIRECT))
+			fprintf(stderr, "  call %d (ends at +%u): decoded as %d\n", i, end, k);
+		if (i == 0)
+			CHECK(target == (uint64_t)(uintptr_t)x86_code);
+	}
+	for (int i = 0; x86_other_ends[i]; i++) {
+		uint32_t end = x86_other_ends[i];
+		uint64_t target;
+		enum call_kind k = call_before_x86_64(x86_code + end - CALL_INSN_MAX, CALL_INSN_MAX,
+						      (uint64_t)(uintptr_t)(x86_code + end), &target);
+		CHECK(k == CALL_NONE);
+		if (k != CALL_NONE)
+			fprintf(stderr, "  instruction %d (ends at +%u): decoded as a call\n", i, end);
+	}
+	/* Too few bytes before: nothing is read before them. */
+	uint64_t target;
+	CHECK(call_before_x86_64(x86_code + 1, 1, 0, &target) == CALL_NONE);
+	static const uint8_t plt[] = { 0xff, 0x25, 1, 2, 3, 4 }, plt_ibt[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xf2, 0xff, 0x25, 0 },
+			     fn[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5 };
+	CHECK(plt_stub_x86_64(plt, sizeof plt));
+	CHECK(plt_stub_x86_64(plt_ibt, sizeof plt_ibt));
+	CHECK(!plt_stub_x86_64(fn, sizeof fn));
+}
+#endif
+
+/* A64 encodings from the architecture's instruction tables. */
+static void test_call_decoding_aarch64(void)
+{
+	static const struct {
+		uint32_t insn;
+		enum call_kind kind;
+		int64_t target;          /* from the instruction's own address, for BL */
+	} cases[] = {
+		{ 0x94000000, CALL_DIRECT, 0 },          /* bl . */
+		{ 0x97ffffff, CALL_DIRECT, -4 },         /* bl .-4 */
+		{ 0x94000010, CALL_DIRECT, 64 },         /* bl .+64 */
+		{ 0xd63f0100, CALL_INDIRECT, 0 },        /* blr x8 */
+		{ 0xd63f083f, CALL_INDIRECT, 0 },        /* blraaz x1 */
+		{ 0xd73f0c22, CALL_INDIRECT, 0 },        /* blrab x1, x2 */
+		{ 0xd61f0200, CALL_NONE, 0 },            /* br x16 */
+		{ 0xd65f03c0, CALL_NONE, 0 },            /* ret */
+		{ 0x14000010, CALL_NONE, 0 },            /* b .+64 */
+		{ 0xd503201f, CALL_NONE, 0 },            /* nop */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uint8_t b[8] = { 0 };
+		memcpy(b + 4, &cases[i].insn, 4);
+		uint64_t ra = 0x400000 + 8, target = 0;
+		enum call_kind k = call_before_aarch64(b, sizeof b, ra, &target);
+		CHECK(k == cases[i].kind);
+		if (k == CALL_DIRECT)
+			CHECK(target == ra - 4 + (uint64_t)cases[i].target);
+	}
+	uint64_t target;
+	CHECK(call_before_aarch64((const uint8_t *)"\x00\x00\x94", 3, 0, &target) == CALL_NONE);
+	static const uint32_t plt[] = { 0x90000090, 0xf9400211 }, plt_bti[] = { 0xd503245f, 0xb0000010 },
+			      fn[] = { 0xa9bf7bfd, 0x910003fd };
+	CHECK(plt_stub_aarch64((const uint8_t *)plt, sizeof plt));
+	CHECK(plt_stub_aarch64((const uint8_t *)plt_bti, sizeof plt_bti));
+	CHECK(!plt_stub_aarch64((const uint8_t *)fn, sizeof fn));
+}
+
 /* ---- frame probes: what a frame held at the sample ---- */
 
 #define HELD_IN_REG 0x5eed0000cafe0001ull
@@ -304,5 +592,10 @@ int main(void)
 	test_bias_matches_loader();
 	test_thread_names();
 	test_unwind_in_process();
+	test_call_decoding_aarch64();
+#if defined(__x86_64__)
+	test_call_decoding_x86();
+	test_unwind_no_cfi();
+#endif
 	return check_report();
 }

@@ -334,6 +334,31 @@ static void test_merge_and_labels(void)
 	ember_profile_free(&p);
 }
 
+/* A frame whose caller was found by a stack scan says so in its tooltip
+ * (after the numbers, which the script reads by the last " ("); the same
+ * function without the mark is a box of its own. */
+static void test_scanned_note(void)
+{
+	struct ember_profile p;
+	CHECK(ember_profile_init(&p) == 0);
+	uint32_t caller = native(&p, "dgemm_nn");
+	struct ember_frame k = { .kind = EMBER_FRAME_NATIVE, .name = "dgemm_kernel", .file = "", .module = "",
+				 .flags = EMBER_FRAME_CALLER_SCANNED };
+	uint32_t scanned = ember_profile_frame(&p, &k);
+	k.flags = 0;
+	uint32_t plain = ember_profile_frame(&p, &k);
+	add(&p, (uint32_t[]){ caller, scanned }, 2, 30);
+	add(&p, (uint32_t[]){ caller, plain }, 2, 10);
+	char *svg = svg_of(&p, NULL);
+	CHECK(strstr(svg, "<title>dgemm_kernel (30 samples, 75.00%)\nno unwind info here: its caller was found by "
+			  "scanning the stack</title>"));
+	CHECK(strstr(svg, "<title>dgemm_kernel (10 samples, 25.00%)</title>"));
+	CHECK(count(svg, "scanning the stack") == 1);
+	CHECK_STR(run_checker(svg, "--total 40"), "frames=4 max_depth=2 total=40\n");
+	free(svg);
+	ember_profile_free(&p);
+}
+
 /* 70,000 siblings: labels beyond 16 bits sort in several radix passes. */
 static void test_many_labels(void)
 {
@@ -411,6 +436,7 @@ int main(int argc, char **argv)
 	test_recursive();
 	test_pruning();
 	test_merge_and_labels();
+	test_scanned_note();
 	test_many_labels();
 	test_write_error();
 	return check_report();

@@ -1,0 +1,344 @@
+/* Perf maps and jitdump files: names for JIT code (jit_map.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jit_map.h"
+#include "symbolizer_internal.h"
+
+#define JITDUMP_MAGIC 0x4a695444u      /* "JiTD" as a native 32-bit word */
+#define JITDUMP_HEADER 40
+#define JIT_CODE_LOAD 0
+#define JIT_CODE_MOVE 1
+#define RECORD_MAX (64u << 20)          /* a longer jitdump record is damage */
+#define CHUNK (1u << 20)
+
+struct jit_file {
+	char path[4200];       /* as ember opened it last */
+	uint64_t offset;       /* bytes taken so far */
+	dev_t dev;
+	ino_t ino;
+	bool read;             /* opened and read at least once */
+	bool broken;           /* a jitdump that is not one: never read again */
+	bool refused;          /* refused once (counted once) */
+};
+
+struct jit_entry {
+	uint64_t start, end;
+	const char *name;      /* interned */
+	uint64_t seq;          /* order of appearance: the latest entry wins */
+};
+
+struct jit_proc {
+	pid_t pid, nspid;      /* nspid: the PID the process sees itself as */
+	uid_t uid;             /* its user: whose files are trusted */
+	bool known;            /* pid, uid and root were read from /proc while it lived */
+	bool own_ns;           /* in ember's mount namespace: paths work as they are */
+	struct jit_file map, dump;
+	struct jit_entry *e;
+	size_t n, cap;
+	bool sorted;
+	uint64_t max_len, seq;
+};
+
+struct ember_jit_map {
+	struct jit_proc *procs;
+	size_t nprocs, cap;
+	struct intern names;
+	struct ember_jit_map_stats st;
+};
+
+struct ember_jit_map *ember_jit_map_new(void)
+{
+	struct ember_jit_map *jm = calloc(1, sizeof *jm);
+	if (jm)
+		intern_init(&jm->names);
+	return jm;
+}
+
+void ember_jit_map_free(struct ember_jit_map *jm)
+{
+	if (!jm)
+		return;
+	for (size_t i = 0; i < jm->nprocs; i++)
+		free(jm->procs[i].e);
+	free(jm->procs);
+	intern_free(&jm->names);
+	free(jm);
+}
+
+static struct jit_proc *proc_get(struct ember_jit_map *jm, pid_t pid, bool create)
+{
+	for (size_t i = 0; i < jm->nprocs; i++)
+		if (jm->procs[i].pid == pid)
+			return &jm->procs[i];
+	if (!create)
+		return NULL;
+	if (jm->nprocs == jm->cap) {
+		size_t ncap = jm->cap ? jm->cap * 2 : 8;
+		struct jit_proc *p = realloc(jm->procs, ncap * sizeof *p);
+		if (!p)
+			return NULL;
+		jm->procs = p;
+		jm->cap = ncap;
+	}
+	struct jit_proc *p = &jm->procs[jm->nprocs++];
+	*p = (struct jit_proc){ .pid = pid, .nspid = pid, .uid = geteuid(), .own_ns = true };
+	return p;
+}
+
+/* While the process lives: its user, the PID it sees (the last NSpid
+ * field), and whether it shares ember's mount namespace. */
+static void learn_process(struct jit_proc *p)
+{
+	char path[64], line[256], ns[64], self_ns[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d", p->pid);
+	if (p->known || stat(path, &st) != 0)
+		return;
+	p->uid = st.st_uid;
+	snprintf(path, sizeof path, "/proc/%d/status", p->pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		char *last = strrchr(line, '\t');
+		if (last && atoi(last + 1) > 0)
+			p->nspid = atoi(last + 1);
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof path, "/proc/%d/ns/mnt", p->pid);
+	ssize_t a = readlink(path, ns, sizeof ns - 1), b = readlink("/proc/self/ns/mnt", self_ns, sizeof self_ns - 1);
+	p->own_ns = a <= 0 || b <= 0 || (a == b && memcmp(ns, self_ns, (size_t)a) == 0);
+	p->known = true;
+}
+
+/* Open a file of p's as ember reaches it, if it may be trusted; -1 when it
+ * is missing or refused (counted). */
+static int open_trusted(struct ember_jit_map *jm, struct jit_proc *p, struct jit_file *jf, const char *in_proc)
+{
+	if (p->own_ns || !p->known)
+		snprintf(jf->path, sizeof jf->path, "%s", in_proc);
+	else
+		snprintf(jf->path, sizeof jf->path, "/proc/%d/root%s", p->pid, in_proc);
+	int fd = open(jf->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	bool refused = fd < 0 && errno == ELOOP;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != p->uid && st.st_uid != 0))) {
+		close(fd);
+		fd = -1;
+		refused = true;
+	}
+	if (refused) {
+		if (!jf->refused && !jm->st.refused++)
+			snprintf(jm->st.refused_path, sizeof jm->st.refused_path, "%.255s", jf->path);
+		jf->refused = true;
+		return -1;
+	}
+	if (fd < 0)
+		return -1;
+	if (jf->read && (st.st_dev != jf->dev || st.st_ino != jf->ino || (uint64_t)st.st_size < jf->offset))
+		jf->offset = 0;    /* another file by that name, or it was cut: from the start */
+	if (!jf->read)
+		jm->st.files++;
+	jf->dev = st.st_dev;
+	jf->ino = st.st_ino;
+	jf->read = true;
+	return fd;
+}
+
+static void add_entry(struct ember_jit_map *jm, struct jit_proc *p, uint64_t start, uint64_t len,
+		      const char *name, size_t name_len)
+{
+	if (!len || start + len < start)
+		return;
+	if (p->n == p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 256;
+		struct jit_entry *e = realloc(p->e, ncap * sizeof *e);
+		if (!e)
+			return;
+		p->e = e;
+		p->cap = ncap;
+	}
+	const char *s = intern_strn(&jm->names, name, name_len);
+	if (!s)
+		return;
+	p->e[p->n++] = (struct jit_entry){ .start = start, .end = start + len, .name = s, .seq = p->seq++ };
+	if (len > p->max_len)
+		p->max_len = len;
+	p->sorted = false;
+	jm->st.entries++;
+}
+
+/* Read fd from jf->offset to its end, handing complete pieces to take:
+ * take(buf, n) returns how many bytes it consumed (the rest waits for the
+ * next read), or -1 when the file is no longer to be trusted. */
+typedef long (*take_fn)(struct ember_jit_map *jm, struct jit_proc *p, const char *buf, size_t n);
+
+static void read_from(struct ember_jit_map *jm, struct jit_proc *p, struct jit_file *jf, int fd, take_fn take)
+{
+	char *buf = NULL;
+	size_t have = 0, cap = 0;
+	for (;;) {
+		if (cap - have < CHUNK) {
+			char *nb = realloc(buf, cap + CHUNK);
+			if (!nb)
+				break;
+			buf = nb;
+			cap += CHUNK;
+		}
+		ssize_t got = pread(fd, buf + have, cap - have, (off_t)(jf->offset + have));
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+		long used = take(jm, p, buf, have);
+		if (used < 0) {
+			jf->broken = true;
+			break;
+		}
+		memmove(buf, buf + used, have - (size_t)used);
+		have -= (size_t)used;
+		jf->offset += (uint64_t)used;
+	}
+	free(buf);
+}
+
+/* Perf map lines: "START SIZE NAME", hex numbers, the name to the end. */
+static long take_perf_map(struct ember_jit_map *jm, struct jit_proc *p, const char *buf, size_t n)
+{
+	size_t done = 0;
+	for (;;) {
+		const char *nl = memchr(buf + done, '\n', n - done);
+		if (!nl)
+			return (long)done;
+		char line[4096];
+		size_t len = (size_t)(nl - (buf + done));
+		if (len < sizeof line) {
+			memcpy(line, buf + done, len);
+			line[len] = 0;
+			unsigned long long start, size;
+			int at = 0;
+			if (sscanf(line, "%llx %llx %n", &start, &size, &at) == 2 && at > 0 && line[at])
+				add_entry(jm, p, start, size, line + at, len - (size_t)at);
+		}
+		done = (size_t)(nl - buf) + 1;
+	}
+}
+
+/* Jitdump: a header, then records (id, total size, timestamp, body). */
+static long take_jitdump(struct ember_jit_map *jm, struct jit_proc *p, const char *buf, size_t n)
+{
+	size_t done = 0;
+	uint32_t u32[2];
+	if (p->dump.offset == 0) {
+		if (n < JITDUMP_HEADER)
+			return 0;
+		memcpy(u32, buf, 8);
+		uint32_t hsize;
+		memcpy(&hsize, buf + 8, 4);
+		if (u32[0] != JITDUMP_MAGIC || u32[1] != 1 || hsize < JITDUMP_HEADER || hsize > 4096)
+			return -1;   /* not a jitdump, another byte order, or a version ember does not read */
+		if (n < hsize)
+			return 0;
+		done = hsize;
+	}
+	while (n - done >= 16) {
+		const char *r = buf + done;
+		memcpy(u32, r, 8);              /* id, total_size */
+		if (u32[1] < 16 || u32[1] > RECORD_MAX)
+			return -1;
+		if (n - done < u32[1])
+			break;
+		uint64_t w[5];
+		const char *body = r + 16;
+		size_t blen = u32[1] - 16;
+		if (u32[0] == JIT_CODE_LOAD && blen > 40) {
+			memcpy(w, body + 8, 32);        /* vma, code_addr, code_size, code_index */
+			const char *name = body + 40;
+			size_t nlen = strnlen(name, blen - 40);
+			if (nlen < blen - 40)
+				add_entry(jm, p, w[1], w[2], name, nlen);
+		} else if (u32[0] == JIT_CODE_MOVE && blen >= 48) {
+			memcpy(w, body + 8, 40);        /* vma, old, new, code_size, code_index */
+			const char *name = ember_jit_map_lookup(jm, p->pid, w[1]);
+			if (name)
+				add_entry(jm, p, w[2], w[3], name, strlen(name));
+		}
+		done += u32[1];
+	}
+	return (long)done;
+}
+
+void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump)
+{
+	struct jit_proc *p = proc_get(jm, pid, true);
+	if (!p)
+		return;
+	learn_process(p);
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", p->nspid);
+	int fd = open_trusted(jm, p, &p->map, path);
+	if (fd >= 0) {
+		read_from(jm, p, &p->map, fd, take_perf_map);
+		close(fd);
+	}
+	if (jitdump && !p->dump.broken && (fd = open_trusted(jm, p, &p->dump, jitdump)) >= 0) {
+		read_from(jm, p, &p->dump, fd, take_jitdump);
+		close(fd);
+	}
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const struct jit_entry *a = x, *b = y;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t addr)
+{
+	struct jit_proc *p = jm ? proc_get(jm, pid, false) : NULL;
+	if (!p || !p->n)
+		return NULL;
+	if (!p->sorted) {
+		qsort(p->e, p->n, sizeof *p->e, cmp_entry);
+		p->sorted = true;
+	}
+	/* The last entry starting at or below addr, then back over every one
+	 * that can still reach addr; the latest covering entry wins. */
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->e[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct jit_entry *best = NULL;
+	for (size_t i = lo; i-- > 0 && addr - p->e[i].start < p->max_len;)
+		if (addr < p->e[i].end && (!best || p->e[i].seq > best->seq))
+			best = &p->e[i];
+	return best ? best->name : NULL;
+}
+
+bool ember_jit_map_remove_perf_map(struct ember_jit_map *jm, pid_t pid)
+{
+	struct jit_proc *p = jm ? proc_get(jm, pid, false) : NULL;
+	struct stat st;
+	if (!p || !p->map.read || lstat(p->map.path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_dev != p->map.dev || st.st_ino != p->map.ino)
+		return false;
+	return unlink(p->map.path) == 0;
+}
+
+void ember_jit_map_get_stats(const struct ember_jit_map *jm, struct ember_jit_map_stats *st)
+{
+	*st = jm->st;
+}

@@ -1,0 +1,55 @@
+/* Names for JIT code: the perf map and jitdump files that JIT compilers
+ * write for profilers (docs/jit.md has both formats).
+ *
+ *   perf map   /tmp/perf-PID.map, as the process sees /tmp and its own PID:
+ *              text lines "START SIZE NAME" (hex).  oneDNN writes one with
+ *              ONEDNN_JIT_PROFILE=2, CPython 3.12+ with -X perf, Node with
+ *              --perf-basic-prof, LuaJIT and Java agents too.
+ *   jitdump    jit-PID.dump: a binary log of code loads and moves (CPython
+ *              3.13 -X perf_jit, Java and V8 agents).  Its writer maps it
+ *              executable, which is how the sampler learns its path.
+ *
+ * A file is read only when it is a regular file owned by the process's user
+ * (or root), opened without following a symbolic link and without blocking.
+ * Both files are logs that only grow: each read takes what was appended
+ * since the last one, so a file can be read while the process runs (new JIT
+ * code) and once more at the end.  When several entries cover an address
+ * (code freed and replaced), the latest names it.
+ *
+ * Not thread-safe.  Names are owned by the map and live until it is freed. */
+#ifndef EMBER_JIT_MAP_H
+#define EMBER_JIT_MAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ember_jit_map;
+
+struct ember_jit_map *ember_jit_map_new(void);
+void ember_jit_map_free(struct ember_jit_map *jm);
+
+/* Read what pid's perf map, and its jitdump (jitdump: the path as the
+ * process mapped it, or NULL), gained since the last call.  While the
+ * process lives its files are reached through /proc/PID/root with the PID
+ * it sees itself as; after it exited, as they were then, or in ember's own
+ * mount namespace when it was never seen alive. */
+void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump);
+
+/* The name of the JIT function at addr in process pid, or NULL. */
+const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t addr);
+
+/* Delete pid's perf map file, if ember read it (it is then a regular file
+ * of the process's user).  For the files ember made the process write.
+ * Returns true when a file was deleted. */
+bool ember_jit_map_remove_perf_map(struct ember_jit_map *jm, pid_t pid);
+
+struct ember_jit_map_stats {
+	uint32_t files;          /* perf maps and jitdumps read */
+	uint64_t entries;        /* JIT functions named */
+	uint32_t refused;        /* files not read: not regular, wrong owner, a symlink */
+	char refused_path[256];  /* the first of them, as ember tried to open it */
+};
+void ember_jit_map_get_stats(const struct ember_jit_map *jm, struct ember_jit_map_stats *st);
+
+#endif

@@ -1,0 +1,90 @@
+"""jit: `ember record -- jit MODE 1.5` (tests/targets/jit.c): a kernel
+generated at run time in anonymous executable memory, without CFI, where
+the time goes, called from main;outer_jit.
+
+- map: /tmp/perf-PID.map names it: main;outer_jit;jit_spin_kernel in >= 99%
+  of the kernel's samples; the map, written by the program itself (no
+  oneDNN), is left where it is;
+- nomap: the same chain with the leaf [jit] (never a bare [unknown]);
+- named: no map, the mapping named "ember-test-jit": [anon:ember-test-jit]
+  (kernel 5.17+ with CONFIG_ANON_VMA_NAME, else [jit]);
+- symlink, foreign: the map is a symbolic link, or belongs to another user:
+  not read (the leaf stays [jit]), named in the summary, not deleted.
+"""
+import os
+import platform
+import re
+import emberlib as E
+
+if platform.machine() != "x86_64":
+    E.skip("jit's kernel is x86_64 machine code")
+chk = E.Checker("e2e.jit")
+d = E.tmpdir()
+CHAIN = ("_start", "__libc_start_main", "__libc_start_call_main", "main", "outer_jit")
+
+
+def run(mode):
+    out = os.path.join(d, mode + ".folded")
+    res = E.record(["-o", out], [E.target("jit"), mode, "1.5"])
+    chk.check(res.rc == 0, "%s: ember exits 0" % mode, res.describe())
+    return res, E.load_profile(chk, out, res), E.stdout_value(res, "pid", int)
+
+
+def leaves_under_chain(prof, leaf):
+    hot = prof.count(lambda f: f[-1] in (leaf, "[jit]", "[unknown]", "jit_spin_kernel") or
+                     f[-1].startswith("[anon:"))
+    good = prof.count(lambda f: f[:-1] == CHAIN and f[-1] == leaf)
+    return good, hot
+
+
+def cleanup(pid):
+    for p in ("/tmp/perf-%d.map" % pid, "/tmp/ember-jit-real-%d.map" % pid):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+res, prof, pid = run("map")
+good, hot = leaves_under_chain(prof, "jit_spin_kernel")
+chk.check(hot >= 50 and good >= 0.99 * hot, "map: %s;jit_spin_kernel in >= 99%% of the kernel's samples: "
+          "%d of %d" % (";".join(CHAIN), good, hot), prof.top())
+chk.check("JIT code named from 1 perf map" in res.stderr, "map: the summary says a perf map named JIT code",
+          res.stderr)
+chk.check(pid and os.path.exists("/tmp/perf-%d.map" % pid),
+          "map: the program's own perf map is not ember's to delete (no oneDNN in it)")
+if pid:
+    cleanup(pid)
+
+res, prof, pid = run("nomap")
+good, hot = leaves_under_chain(prof, "[jit]")
+chk.check(hot >= 50 and good >= 0.99 * hot, "nomap: %s;[jit] in >= 99%% of the kernel's samples: %d of %d"
+          % (";".join(CHAIN), good, hot), prof.top())
+chk.check("[unknown]" not in prof.frames(), "nomap: no [unknown] frame", prof.top())
+
+res, prof, pid = run("named")
+good_named, hot = leaves_under_chain(prof, "[anon:ember-test-jit]")
+good_plain, _ = leaves_under_chain(prof, "[jit]")
+if E.stdout_value(res, "anon_name", str) == "ok":
+    chk.check(hot >= 50 and good_named + good_plain >= 0.99 * hot and good_named >= 0.9 * hot,
+              "named: %s;[anon:ember-test-jit] in >= 90%% of the kernel's samples (%d), [jit] in the rest "
+              "(%d, before ember saw the name), of %d" % (";".join(CHAIN), good_named, good_plain, hot),
+              prof.top())
+else:
+    print("NOTE: this kernel cannot name anonymous mappings (CONFIG_ANON_VMA_NAME): only [jit] checked",
+          flush=True)
+    chk.check(hot >= 50 and good_plain >= 0.99 * hot, "named, unnamed by the kernel: [jit] in >= 99%% of "
+              "the kernel's samples: %d of %d" % (good_plain, hot), prof.top())
+
+for mode in ("symlink", "foreign"):
+    res, prof, pid = run(mode)
+    good, hot = leaves_under_chain(prof, "[jit]")
+    chk.check(hot >= 50 and good >= 0.99 * hot and "jit_spin_kernel" not in prof.frames(),
+              "%s: the map is not read: %s;[jit] in >= 99%% of the kernel's samples: %d of %d"
+              % (mode, ";".join(CHAIN), good, hot), prof.top())
+    chk.check(pid and "not read, as not a regular file of the target's user: /tmp/perf-%d.map" % pid in res.stderr,
+              "%s: the summary names the file it did not read" % mode, res.stderr)
+    chk.check(pid and os.path.lexists("/tmp/perf-%d.map" % pid), "%s: and leaves it alone" % mode)
+    if pid:
+        cleanup(pid)
+chk.finish()

@@ -1,0 +1,123 @@
+/* jit MODE [SECONDS] (default 1.5): generates a kernel at run time, as a
+ * JIT compiler does -- machine code copied into anonymous memory made
+ * executable -- and spends its time in it: main;outer_jit;<the kernel>.
+ * The kernel has no CFI and a frame of its own (saved registers, a local
+ * area), like oneDNN's JIT kernels.  MODE says how it is named:
+ *
+ *   map       /tmp/perf-PID.map names it "jit_spin_kernel" (oneDNN with
+ *             ONEDNN_JIT_PROFILE=2, CPython's -X perf)
+ *   nomap     no map: ember must call it "[jit]"
+ *   named     no map, the mapping named with PR_SET_VMA_ANON_NAME:
+ *             "[anon:ember-test-jit]" (kernel 5.17+, else "[jit]")
+ *   symlink   /tmp/perf-PID.map is a symbolic link to a map naming it: a
+ *             file ember must not follow
+ *   foreign   the map belongs to another user (nobody): not trusted
+ *
+ * Prints "pid=PID" and "jit_code=ADDR" on stdout (and, named, whether the
+ * kernel took the name: "anon_name=ok|unsupported").  Its files stay behind for the test
+ * to check (the symlink's target is /tmp/ember-jit-real-PID.map). */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+#include "common.h"
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+/* The kernel's machine code, assembled with the program and copied out at
+ * run time (position independent: no RIP-relative operand). */
+extern const unsigned char jit_template[], jit_template_end[];
+#if defined(__x86_64__)
+__asm__(".section .rodata\n"
+	".globl jit_template\n"
+	"jit_template:\n"
+	"	push %rbx\n"
+	"	push %r12\n"
+	"	sub $0x48, %rsp\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rdi, %r12\n"
+	"1:	imul %rax, %rax\n"
+	"	mov %rax, 8(%rsp)\n"
+	"	dec %r12\n"
+	"	jnz 1b\n"
+	"	add $0x48, %rsp\n"
+	"	pop %r12\n"
+	"	pop %rbx\n"
+	"	ret\n"
+	".globl jit_template_end\n"
+	"jit_template_end:\n"
+	".text\n");
+#else
+#error "jit: x86_64 only (its kernel is x86_64 machine code)"
+#endif
+
+typedef uint64_t (*kernel_fn)(uint64_t);
+static volatile uint64_t sink;
+static char map_path[64];
+
+static kernel_fn make_kernel(const char *mode)
+{
+	size_t len = (size_t)(jit_template_end - jit_template), size = 4096;
+	unsigned char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return NULL;
+	memcpy(mem, jit_template, len);
+	if (mprotect(mem, size, PROT_READ | PROT_EXEC) != 0)
+		return NULL;
+	if (strcmp(mode, "named") == 0)
+		printf("anon_name=%s\n", prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)mem, size,
+						 (unsigned long)"ember-test-jit") == 0 ? "ok" : "unsupported");
+	snprintf(map_path, sizeof map_path, "/tmp/perf-%d.map", (int)getpid());
+	char line[128];
+	int n = snprintf(line, sizeof line, "%lx %zx jit_spin_kernel\n", (unsigned long)(uintptr_t)mem, len);
+	if (strcmp(mode, "map") == 0 || strcmp(mode, "foreign") == 0) {
+		FILE *f = fopen(map_path, "w");
+		if (!f || fwrite(line, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0)
+			return NULL;
+		if (strcmp(mode, "foreign") == 0 && chown(map_path, 65534, 65534) != 0)
+			return NULL;
+	} else if (strcmp(mode, "symlink") == 0) {
+		char real[80];
+		snprintf(real, sizeof real, "/tmp/ember-jit-real-%d.map", (int)getpid());
+		FILE *f = fopen(real, "w");
+		if (!f || fwrite(line, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0 || symlink(real, map_path) != 0)
+			return NULL;
+	}
+	printf("pid=%d\njit_code=%lx\n", (int)getpid(), (unsigned long)(uintptr_t)mem);
+	fflush(stdout);
+	return (kernel_fn)(uintptr_t)mem;
+}
+
+__attribute__((noipa)) uint64_t outer_jit(kernel_fn k, double secs)
+{
+	double end = tgt_now() + secs;
+	uint64_t x = 0;
+	do {
+		x += k(1u << 20);
+	} while (tgt_now() < end);
+	return x ^ 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "map";
+	static const char *const modes[] = { "map", "nomap", "named", "symlink", "foreign" };
+	bool known = false;
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+		known |= strcmp(mode, modes[i]) == 0;
+	kernel_fn k = known ? make_kernel(mode) : NULL;
+	if (!k) {
+		fprintf(stderr, "usage: jit map|nomap|named|symlink|foreign [SECONDS] (or setup failed)\n");
+		return 2;
+	}
+	sink = outer_jit(k, tgt_seconds(argc, argv, 2, 1.5));
+	tgt_report_cpu();
+	return 0;
+}
