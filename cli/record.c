@@ -332,6 +332,17 @@ static void jit_read(struct record_run *run, bool all)
 		ember_jit_map_read(run->jit, jp.pid, jp.jitdump);
 }
 
+/* The sampler's question while unwinding past JIT code: where does the
+ * function start?  New code's line may have come after the last read. */
+static bool jit_start(void *arg, uint32_t pid, uint64_t addr, uint64_t *start)
+{
+	struct record_run *run = arg;
+	if (ember_jit_map_lookup(run->jit, (pid_t)pid, addr, start))
+		return true;
+	ember_jit_map_refresh(run->jit, (pid_t)pid);
+	return ember_jit_map_lookup(run->jit, (pid_t)pid, addr, start) != NULL;
+}
+
 static uint32_t jit_remove_maps(struct record_run *run)
 {
 	size_t cursor = 0;
@@ -455,6 +466,7 @@ int cmd_record(int argc, char **argv)
 		ember_sampler_set_early_fn(run.sampler, read_python_early, &run);
 		ember_sampler_set_probe(run.sampler, python_capture_is_eval, run.python);
 	}
+	ember_sampler_set_jit_start(run.sampler, jit_start, &run);
 	run.profile_ready = true;
 	describe_command(&run);
 	struct timespec wall;

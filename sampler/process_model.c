@@ -88,6 +88,7 @@ void process_model_free(struct process_model *pm)
 			unwind_space_free(pm->procs[i]->unwind);
 		free(pm->procs[i]->loads);
 		free(pm->procs[i]->jitdump);
+		free(pm->procs[i]->jit_code);
 		free(pm->procs[i]);
 	}
 	free(pm->procs);
@@ -308,6 +309,9 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 			return;
 		insert_load(proc, &(struct module_load){ .lo = start, .hi = start + len, .mod = mod });
 		proc->has_jit = proc->jit_changed = true;
+		for (size_t i = 0; proc->jit_code && i < JIT_CODE_SETS * JIT_CODE_WAYS; i++)
+			if (proc->jit_code[i].start >= start && proc->jit_code[i].start < start + len)
+				proc->jit_code[i].start = 0;   /* (code there may have been replaced) */
 		return;
 	}
 	if (ignored_path(path))

@@ -596,6 +596,12 @@ void ember_sampler_set_probe(struct ember_sampler *s, ember_probe_fn fn, void *a
 	s->probe_arg = arg;
 }
 
+void ember_sampler_set_jit_start(struct ember_sampler *s, ember_jit_start_fn fn, void *arg)
+{
+	s->pm.jit_start = fn;
+	s->pm.jit_start_arg = arg;
+}
+
 void ember_sampler_stop(struct ember_sampler *s)
 {
 	for (size_t i = 0; i < s->nfds; i++)

@@ -182,6 +182,14 @@ void ember_sampler_set_early_fn(struct ember_sampler *s, ember_sample_fn fn, voi
 typedef bool (*ember_probe_fn)(void *arg, uint32_t pid, uint64_t pc);
 void ember_sampler_set_probe(struct ember_sampler *s, ember_probe_fn fn, void *arg);
 
+/* Where the JIT function holding addr starts, for unwinding past JIT code
+ * (no CFI): its first bytes, read from the target, tell where its return
+ * address is.  From the JIT's perf map or jitdump (symbolizer/jit_map.h);
+ * asked during unwinding, must be cheap.  fn NULL: none (the default; JIT
+ * frames are then passed by the stack scan alone). */
+typedef bool (*ember_jit_start_fn)(void *arg, uint32_t pid, uint64_t addr, uint64_t *start);
+void ember_sampler_set_jit_start(struct ember_sampler *s, ember_jit_start_fn fn, void *arg);
+
 /* Stop sampling (disable and close events) without losing queued samples:
  * call ember_sampler_poll once more with timeout 0 after this. */
 void ember_sampler_stop(struct ember_sampler *s);

@@ -90,6 +90,19 @@ struct module_load {
 
 struct unwind_space;           /* unwind.c: libunwind address space of a process */
 
+/* The first bytes of a JIT function, read from the target once (its
+ * prologue tells where its return address is; samples unwound after the
+ * process exited can no longer read it): JIT_CODE_SETS sets of
+ * JIT_CODE_WAYS, forgotten where the process maps new JIT code. */
+#define JIT_CODE_SETS 32
+#define JIT_CODE_WAYS 4
+#define JIT_CODE_BYTES 256
+struct jit_code {
+	uint64_t start;            /* 0: empty */
+	uint32_t len;
+	uint8_t bytes[JIT_CODE_BYTES];
+};
+
 struct process {
 	pid_t pid;
 	struct module_load *loads; /* sorted by lo, non-overlapping */
@@ -98,6 +111,8 @@ struct process {
 	uint64_t last_maps_reload_ns;
 	uint32_t code_gen;         /* bumped when code is mapped or the process execs */
 	char *jitdump;             /* a jit-PID.dump file it mapped (its path as it sees it), or NULL */
+	struct jit_code *jit_code; /* JIT_CODE_SETS * JIT_CODE_WAYS, allocated on first use */
+	uint32_t jit_code_next;    /* the way to replace next */
 	bool has_jit;              /* it has mapped anonymous executable memory (or a jitdump) */
 	bool jit_changed;          /* ... since ember_sampler_jit_next last reported it */
 	bool same_mount_ns;
@@ -118,6 +133,8 @@ struct process_model {
 	struct thread_name *threads;       /* open-addressing hash on tid */
 	size_t threads_cap, nthreads;
 	uint64_t scans, scan_ns;           /* stack scans past frames without CFI, and their time */
+	ember_jit_start_fn jit_start;      /* ember_sampler_set_jit_start */
+	void *jit_start_arg;
 	char vdso_path[64];                /* dump of ember's own vDSO image, "" if none */
 	char self_mnt_ns[64];
 };

@@ -15,9 +15,11 @@
  * unwinding goes on from it.  The frame whose caller was found so is marked
  * EMBER_FRAME_SCANNED.  docs/unwinding.md tells the whole method and its
  * limits. */
+#define _GNU_SOURCE
 #include <libunwind.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "arch_insn.h"
 #include "sampler_internal.h"
@@ -212,6 +214,7 @@ void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi)
 /* One sample's walk: the frames so far and where the cursor stands. */
 struct walk {
 	struct unwind_ctx ctx;
+	struct process_model *pm;
 	unw_cursor_t c;
 	struct ember_frame_addr *out;
 	uint32_t n, max;
@@ -563,20 +566,55 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 	return STEP_FAILED;
 }
 
-#define PROLOGUE_BYTES 256
+/* The first bytes of the JIT function at start, read from the target once
+ * (JIT code cannot be read from a file). */
+static const uint8_t *jit_code(struct process *proc, uint64_t start, size_t *len)
+{
+	if (!proc->jit_code && !(proc->jit_code = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *proc->jit_code)))
+		return NULL;
+	/* (JIT functions are small and packed: hash the whole address) */
+	struct jit_code *set = &proc->jit_code[((start * 0x9e3779b97f4a7c15ull) >> 59) * JIT_CODE_WAYS];
+	for (int i = 0; i < JIT_CODE_WAYS; i++)
+		if (set[i].start == start) {
+			*len = set[i].len;
+			return set[i].bytes;
+		}
+	struct jit_code *jc = &set[proc->jit_code_next++ % JIT_CODE_WAYS];
+	struct iovec local = { jc->bytes, JIT_CODE_BYTES }, remote = { (void *)(uintptr_t)start, JIT_CODE_BYTES };
+	ssize_t got = process_vm_readv(proc->pid, &local, 1, &remote, 1, 0);
+	jc->start = got > 0 ? start : 0;
+	jc->len = got > 0 ? (uint32_t)got : 0;
+	*len = jc->len;
+	return jc->start ? jc->bytes : NULL;
+}
 
 /* The return address's slot as the prologue of the function holding pc
- * says, for module code with a function symbol; false when it cannot tell. */
+ * says: module code with a function symbol, or JIT code whose JIT named
+ * the function's start.  False when it cannot tell. */
 static bool prologue_slot(struct walk *w, uint64_t pc, const uint64_t *regs, uint64_t *slot)
 {
 	const struct module_load *ml = process_find(w->ctx.proc, pc);
 	uint64_t start;
 	struct prologue pro;
-	uint8_t code[PROLOGUE_BYTES];
-	if (!ml || !ml->mod->img_ok || !elf_image_func_start(&ml->mod->img, pc - ml->bias, &start))
+	uint8_t buf[JIT_CODE_BYTES];
+	const uint8_t *code = buf;
+	size_t n = 0;
+	if (!ml) {
 		return false;
-	size_t n = pc - ml->bias - start < PROLOGUE_BYTES ? (size_t)(pc - ml->bias - start) : PROLOGUE_BYTES;
-	if (!elf_image_read(&ml->mod->img, start, code, n) || !ARCH_PROLOGUE(code, n, &pro))
+	} else if (ml->mod->jit_pid) {
+		if (!w->pm->jit_start || !w->pm->jit_start(w->pm->jit_start_arg, (uint32_t)w->ctx.proc->pid, pc, &start) ||
+		    pc < start || !(code = jit_code(w->ctx.proc, start, &n)))
+			return false;
+		n = pc - start < n ? (size_t)(pc - start) : n;
+	} else {
+		uint64_t v = pc - ml->bias;
+		if (!ml->mod->img_ok || !elf_image_func_start(&ml->mod->img, v, &start))
+			return false;
+		n = v - start < sizeof buf ? (size_t)(v - start) : sizeof buf;
+		if (!elf_image_read(&ml->mod->img, start, buf, n))
+			return false;
+	}
+	if (!ARCH_PROLOGUE(code, n, &pro))
 		return false;
 	*slot = pro.sp_known ? regs[PERF_REG_SP] + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
 	return true;
@@ -683,7 +721,7 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 	if (!proc->unwind || max == 0)
 		return 0;
 
-	struct walk w = { .ctx = { .proc = proc, .in = in }, .out = out, .max = max, .probes = probes,
+	struct walk w = { .ctx = { .proc = proc, .in = in }, .pm = pm, .out = out, .max = max, .probes = probes,
 			  .prev_sp = in->regs[PERF_REG_SP] };
 	unwind_lock_enter();
 	if (!cursor_at(&w, in->regs, 0)) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit_map.h"
@@ -40,6 +41,7 @@ struct jit_proc {
 	bool known;            /* pid, uid and root were read from /proc while it lived */
 	bool own_ns;           /* in ember's mount namespace: paths work as they are */
 	struct jit_file map, dump;
+	uint64_t read_ns;      /* CLOCK_MONOTONIC of the last read */
 	struct jit_entry *e;
 	size_t n, cap;
 	bool sorted;
@@ -266,7 +268,7 @@ static long take_jitdump(struct ember_jit_map *jm, struct jit_proc *p, const cha
 				add_entry(jm, p, w[1], w[2], name, nlen);
 		} else if (u32[0] == JIT_CODE_MOVE && blen >= 48) {
 			memcpy(w, body + 8, 40);        /* vma, old, new, code_size, code_index */
-			const char *name = ember_jit_map_lookup(jm, p->pid, w[1]);
+			const char *name = ember_jit_map_lookup(jm, p->pid, w[1], NULL);
 			if (name)
 				add_entry(jm, p, w[2], w[3], name, strlen(name));
 		}
@@ -275,11 +277,19 @@ static long take_jitdump(struct ember_jit_map *jm, struct jit_proc *p, const cha
 	return (long)done;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump)
 {
 	struct jit_proc *p = proc_get(jm, pid, true);
 	if (!p)
 		return;
+	p->read_ns = now_ns();
 	learn_process(p);
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/perf-%d.map", p->nspid);
@@ -294,6 +304,13 @@ void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump
 	}
 }
 
+void ember_jit_map_refresh(struct ember_jit_map *jm, pid_t pid)
+{
+	struct jit_proc *p = proc_get(jm, pid, false);
+	if (!p || now_ns() - p->read_ns >= 10 * 1000000ull)
+		ember_jit_map_read(jm, pid, NULL);
+}
+
 static int cmp_entry(const void *x, const void *y)
 {
 	const struct jit_entry *a = x, *b = y;
@@ -302,7 +319,7 @@ static int cmp_entry(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t addr)
+const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t addr, uint64_t *start)
 {
 	struct jit_proc *p = jm ? proc_get(jm, pid, false) : NULL;
 	if (!p || !p->n)
@@ -325,6 +342,8 @@ const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t a
 	for (size_t i = lo; i-- > 0 && addr - p->e[i].start < p->max_len;)
 		if (addr < p->e[i].end && (!best || p->e[i].seq > best->seq))
 			best = &p->e[i];
+	if (best && start)
+		*start = best->start;
 	return best ? best->name : NULL;
 }
 

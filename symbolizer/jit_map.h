@@ -36,8 +36,14 @@ void ember_jit_map_free(struct ember_jit_map *jm);
  * mount namespace when it was never seen alive. */
 void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump);
 
-/* The name of the JIT function at addr in process pid, or NULL. */
-const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t addr);
+/* ember_jit_map_read of the perf map alone, unless pid's files were read
+ * less than 10 ms ago: for a lookup that missed while the process runs
+ * (new code whose line came after the last read). */
+void ember_jit_map_refresh(struct ember_jit_map *jm, pid_t pid);
+
+/* The name of the JIT function at addr in process pid, or NULL; *start
+ * (when not NULL) is where that function starts. */
+const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t addr, uint64_t *start);
 
 /* Delete pid's perf map file, if ember read it (it is then a regular file
  * of the process's user).  For the files ember made the process write.

@@ -200,7 +200,7 @@ int ember_symbolizer_add_jit_module(struct ember_symbolizer *sym, uint32_t id, c
  * nothing in another run). */
 static size_t resolve_jit(struct ember_symbolizer *sym, struct module *m, uint64_t addr, struct ember_sym_frame *tmp)
 {
-	const char *raw = ember_jit_map_lookup(m->jit, (pid_t)m->jit_pid, addr);
+	const char *raw = ember_jit_map_lookup(m->jit, (pid_t)m->jit_pid, addr, NULL);
 	const char *name = raw ? ember_readable_name(&sym->strs, raw) : NULL;
 	tmp[0] = (struct ember_sym_frame){ .function = name ? name : m->name, .file = "", .line = 0,
 					   .module = "[jit]", .inlined = false, .has_symbol = name != NULL };

@@ -2,9 +2,19 @@
 `ember diff` exists for.
 
 examples/python/torch_inference.py runs a small CNN whose time is in its
-Linear layers, in FP32 or (--int8) with the Linear layers quantized.  Both
-runs are recorded (499 Hz, so the smaller kernels get enough samples) and
-compared; the delta table (CSV) must show:
+Linear layers, in FP32 or (--int8) with the Linear layers quantized, on one
+thread (torch, OpenBLAS and OpenMP set to 1 by the test, so every kernel runs
+under its Python caller).  Both runs are recorded (499 Hz, so the smaller
+kernels get enough samples).  oneDNN's JIT kernels have no CFI and no symbol:
+- INT8: >= 95% of the inference loop's samples have a named leaf (a function,
+  a JIT kernel named by the perf map ember had oneDNN write, or a stripped
+  library's [module+0x...]: never [jit] or [unknown]) and certain Python
+  frames; the quantized GEMM's JIT kernels are named and >= 95% of their
+  samples sit under the quantized Linear.forward; the perf map is read and
+  deleted;
+- FP32: the OpenBLAS SGEMM's samples under torch.nn's Linear.forward (>= 95%);
+- INT8 again with --no-jit-env: the kernels are [jit], no perf map is written.
+Then compared; the delta table (CSV) must show:
 - quantized kernels only in NEW: a native function named like a quantized
   or int8 op (quantize*, qlinear, fbgemm, qnnpack, s8x8s32/u8s8 GEMMs, qint8);
 - the FP32 GEMM only in BASE: a native sgemm/addmm function;
@@ -31,14 +41,71 @@ if not os.path.exists(SCRIPT):
     E.skip("%s is missing" % SCRIPT)
 
 d = E.tmpdir()
+env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "OMP_", "ONEDNN_", "DNNL_"))}
+env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 fp32, int8 = os.path.join(d, "fp32.ember"), os.path.join(d, "int8.ember")
+runs = {}
 for out, extra in ((fp32, []), (int8, ["--int8"])):
-    res = E.record(["-q", "-F", "499", "-o", out], [E.PYTHON, SCRIPT, "--batches", "150"] + extra, timeout=100)
+    res = E.record(["-F", "499", "-o", out], [E.PYTHON, SCRIPT, "--batches", "300", "--threads", "1"] + extra,
+                   env=env, timeout=100)
     if res.rc == 77:
         E.skip("sampling not permitted here")
     chk.check(res.rc == 0 and os.path.exists(out), "record %s exits 0" % os.path.basename(out), res.describe())
+    runs[out] = res
 if chk.failures:
     chk.finish()
+
+
+def folded(ember_file):
+    out = ember_file + ".folded"
+    r = E.run([E.ember(), "convert", "--threads", ember_file, "-o", out], quiet=True)
+    chk.check(r.rc == 0, "convert %s to folded stacks" % os.path.basename(ember_file), r.describe())
+    return E.load_profile(chk, out, r)
+
+
+def loop_samples(prof):
+    return [(f, c) for f, c in prof.stacks if f[0].startswith("MainThread (") and
+            any(x.startswith("run_inference (") for x in f)]
+
+
+JIT_GEMM = re.compile(r"^_?jit_\w*(gemm|gemv)")
+QLINEAR = "Linear.forward (torch/ao/nn/quantized/dynamic/modules/linear.py:"
+LINEAR = "Linear.forward (torch/nn/modules/linear.py:"
+
+p8 = folded(int8)
+loop = loop_samples(p8)
+total = sum(c for _, c in loop)
+named = sum(c for f, c in loop if f[-1] not in ("[jit]", "[unknown]") and not f[-1].startswith("[anon:") and
+            "[python frames uncertain]" not in f and f[1] != "[truncated]")
+chk.check(total >= 200 and named >= 0.95 * total, "INT8: the inference loop's samples have a named leaf and "
+          "certain Python frames: %d of %d" % (named, total), p8.top(15))
+qk = [(f, c) for f, c in loop if JIT_GEMM.match(f[-1])]
+qtot = sum(c for _, c in qk)
+qgood = sum(c for f, c in qk if any(x.startswith(QLINEAR) for x in f))
+chk.check(qtot >= 20 and qgood >= 0.95 * qtot, "INT8: the quantized GEMM's JIT kernels (%s) under the quantized "
+          "Linear.forward: %d of %d" % (sorted({f[-1] for f, _ in qk}), qgood, qtot), p8.top(15))
+r8 = runs[int8]
+pid8 = re.search(r"ember: pid (\d+): Python", r8.stderr)
+chk.check(re.search(r"JIT code named from \d+ perf map.*the perf maps ember asked for were deleted", r8.stderr)
+          and pid8 and not os.path.exists("/tmp/perf-%s.map" % pid8.group(1)),
+          "INT8: oneDNN's perf map read, then deleted", r8.stderr)
+
+p32 = folded(fp32)
+sg = [(f, c) for f, c in loop_samples(p32) if "sgemm" in f[-1]]
+sgtot = sum(c for _, c in sg)
+sggood = sum(c for f, c in sg if any(x.startswith(LINEAR) for x in f))
+chk.check(sgtot >= 50 and sggood >= 0.95 * sgtot, "FP32: the SGEMM's samples under torch.nn's Linear.forward: "
+          "%d of %d" % (sggood, sgtot), p32.top(15))
+
+plain = os.path.join(d, "int8-noenv.ember")
+res = E.record(["-F", "499", "--no-jit-env", "-o", plain],
+               [E.PYTHON, SCRIPT, "--batches", "100", "--threads", "1", "--int8"], env=env, timeout=100)
+pidn = re.search(r"ember: pid (\d+): Python", res.stderr)
+pn = folded(plain)
+chk.check(res.rc == 0 and "JIT code named" not in res.stderr and pidn and
+          not os.path.exists("/tmp/perf-%s.map" % pidn.group(1)) and
+          not any(JIT_GEMM.match(x) for x in pn.frames()) and pn.count(lambda f: f[-1] == "[jit]") > 0,
+          "--no-jit-env: no perf map written, the JIT kernels stay [jit]", res.describe() + "\n" + pn.top(8))
 
 outs = {ext: os.path.join(d, "fp32-int8" + ext) for ext in (".csv", ".svg", ".pb.gz")}
 res = E.run([E.ember(), "diff", fp32, int8, "--top", "15"] + sum([["-o", p] for p in outs.values()], []))
@@ -82,6 +149,8 @@ QUANT = re.compile(r"quantiz|qlinear|fbgemm|qnnp|s8x8s32|u8s8|qint8|quint8", re.
 GEMM32 = re.compile(r"sgemm|addmm|gemm_f32|f32_gemm", re.I)
 CONV = re.compile(r"convolution|conv2d", re.I)
 
+jq = [r for r in native if JIT_GEMM.match(r["key"])]
+chk.check(jq and all(only_new(r) for r in jq), "the quantized GEMM's JIT kernels are only in NEW", show(jq))
 q = [r for r in native if QUANT.search(r["key"])]
 chk.check(any(only_new(r) and r["status"] == "new" for r in q),
           "a quantized kernel is only in NEW (status new)", show(q) or "(no native quantized frames)")

@@ -10,7 +10,15 @@ the time goes, called from main;outer_jit.
   (kernel 5.17+ with CONFIG_ANON_VMA_NAME, else [jit]);
 - symlink, foreign: the map is a symbolic link, or belongs to another user:
   not read (the leaf stays [jit]), named in the summary, not deleted.
+
+And CPython's perf trampolines (pyenv's 3.12 and 3.13, `-X perf`): JIT code
+without CFI between every two eval-loop activations, named py::... in a perf
+map the interpreter writes itself.  tests/e2e/py/perf_trampolines.py:
+top;mid;leaf and top;mid;comp;<zlib> in >= 95% of the samples, <= 3%
+uncertain, no py:: frame shown (interpreter internals) unless
+--native-unfiltered, and the map -- asked for by the user -- left in place.
 """
+import glob
 import os
 import platform
 import re
@@ -87,4 +95,42 @@ for mode in ("symlink", "foreign"):
     chk.check(pid and os.path.lexists("/tmp/perf-%d.map" % pid), "%s: and leaves it alone" % mode)
     if pid:
         cleanup(pid)
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYENV = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+for minor in ("3.12", "3.13"):
+    found = sorted(p for p in glob.glob(os.path.join(PYENV, "versions", minor + ".*", "bin", "python"))
+                   if re.match(r"^\d+\.\d+\.\d+$", p.split(os.sep)[-3]))
+    if not found:
+        print("SKIP (part): no pyenv Python %s under %s: perf trampolines not checked on it" % (minor, PYENV),
+              flush=True)
+        continue
+    py = found[-1]
+    script = os.path.join(HERE, "py", "perf_trampolines.py")
+    out = os.path.join(d, "tramp-%s.folded" % minor)
+    res, _ = E.record_unstalled(["-o", out], [py, "-X", "perf", script, "1.5"], timeout=60)
+    prof = E.load_profile(chk, out, res)
+    names = lambda f: [x.split(" (")[0] for x in f if x.endswith(".py)") or ".py:" in x]
+    good = prof.count(lambda f: names(f)[-3:] in (["top", "mid", "leaf"], ["top", "mid", "comp"]))
+    chk.check(res.rc == 0 and prof.total >= 100 and good >= 0.95 * prof.total,
+              "%s -X perf: top;mid;leaf or top;mid;comp in >= 95%% of the samples: %d of %d" %
+              (minor, good, prof.total), prof.top())
+    m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
+    chk.check(m is not None and float(m.group(3)) <= 3.0, "%s -X perf: at most 3%% uncertain (%s)" %
+              (minor, m.group(0) if m else "no line"), res.stderr)
+    chk.check(not any(x.startswith("py::") for x in prof.frames()), "%s -X perf: the trampolines are hidden" % minor)
+    chk.check("JIT code named from" in res.stderr, "%s -X perf: the interpreter's perf map was read" % minor,
+              res.stderr)
+    pid = re.search(r"ember: pid (\d+): Python", res.stderr)
+    chk.check(pid and os.path.exists("/tmp/perf-%s.map" % pid.group(1)),
+              "%s -X perf: the map the user asked for is left in place" % minor)
+    if pid:
+        cleanup(int(pid.group(1)))
+    out = os.path.join(d, "tramp-%s-unfiltered.folded" % minor)
+    res = E.record(["--native-unfiltered", "-o", out], [py, "-X", "perf", script, "0.5"], timeout=60)
+    prof = E.load_profile(chk, out, res)
+    chk.check(prof.count(lambda f: any(x.startswith("py::mid:") for x in f)) >= 0.5 * prof.total,
+              "%s -X perf --native-unfiltered: the trampolines are shown (py::mid:...)" % minor, prof.top())
+    pid = re.search(r"ember: pid (\d+): Python", res.stderr)
+    if pid:
+        cleanup(int(pid.group(1)))
 chk.finish()

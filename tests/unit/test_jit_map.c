@@ -40,25 +40,27 @@ static void test_perf_map(void)
 			     "1050 10 alpha_inner\n");
 	struct ember_jit_map *jm = ember_jit_map_new();
 	ember_jit_map_read(jm, pid, NULL);
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1000), "alpha");
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x10ff), "alpha");
-	CHECK(ember_jit_map_lookup(jm, pid, 0x1100) == NULL);
-	CHECK(ember_jit_map_lookup(jm, pid, 0xfff) == NULL);
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1055), "alpha_inner");   /* the later line wins */
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1060), "alpha");
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x207f), "beta gamma");     /* names keep their spaces */
-	CHECK(ember_jit_map_lookup(jm, pid, 0x2080) == NULL);
-	CHECK(ember_jit_map_lookup(jm, pid + 1, 0x1000) == NULL);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1000, NULL), "alpha");
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x10ff, NULL), "alpha");
+	CHECK(ember_jit_map_lookup(jm, pid, 0x1100, NULL) == NULL);
+	CHECK(ember_jit_map_lookup(jm, pid, 0xfff, NULL) == NULL);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1055, NULL), "alpha_inner");   /* the later line wins */
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1060, NULL), "alpha");
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x207f, NULL), "beta gamma");     /* names keep their spaces */
+	uint64_t start = 0;
+	CHECK(ember_jit_map_lookup(jm, pid, 0x2010, &start) && start == 0x2000);
+	CHECK(ember_jit_map_lookup(jm, pid, 0x2080, NULL) == NULL);
+	CHECK(ember_jit_map_lookup(jm, pid + 1, 0x1000, NULL) == NULL);
 
 	/* Appended while the process runs: code replaced at 0x1000, and a
 	 * line still being written. */
 	append_str(map_path, "1000 100 alpha_v2\n3000 10 del");
 	ember_jit_map_read(jm, pid, NULL);
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1001), "alpha_v2");
-	CHECK(ember_jit_map_lookup(jm, pid, 0x3000) == NULL);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1001, NULL), "alpha_v2");
+	CHECK(ember_jit_map_lookup(jm, pid, 0x3000, NULL) == NULL);
 	append_str(map_path, "ta\n");
 	ember_jit_map_read(jm, pid, NULL);
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x3008), "delta");
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x3008, NULL), "delta");
 
 	struct ember_jit_map_stats st;
 	ember_jit_map_get_stats(jm, &st);
@@ -148,12 +150,12 @@ static void test_jitdump(const char *dir)
 	append(path, buf, whole + 10);                   /* the move not written whole yet */
 	struct ember_jit_map *jm = ember_jit_map_new();
 	ember_jit_map_read(jm, pid, path);
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x5010), "jd_first");
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x701f), "jd_second");
-	CHECK(ember_jit_map_lookup(jm, pid, 0x6010) == NULL);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x5010, NULL), "jd_first");
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x701f, NULL), "jd_second");
+	CHECK(ember_jit_map_lookup(jm, pid, 0x6010, NULL) == NULL);
 	append(path, buf + whole + 10, n - whole - 10);
 	ember_jit_map_read(jm, pid, path);
-	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x6010), "jd_first");    /* moved */
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x6010, NULL), "jd_first");    /* moved */
 	struct ember_jit_map_stats st;
 	ember_jit_map_get_stats(jm, &st);
 	CHECK(st.files == 1 && st.entries == 3);
@@ -169,7 +171,7 @@ static void test_jitdump(const char *dir)
 	jm = ember_jit_map_new();
 	ember_jit_map_read(jm, pid, path);
 	ember_jit_map_read(jm, pid, path);
-	CHECK(ember_jit_map_lookup(jm, pid, 0x5000) == NULL);
+	CHECK(ember_jit_map_lookup(jm, pid, 0x5000, NULL) == NULL);
 	ember_jit_map_free(jm);
 	unlink(path);
 }
@@ -189,7 +191,7 @@ static void test_refused(const char *dir)
 	ember_jit_map_read(jm, pid, NULL);
 	struct ember_jit_map_stats st;
 	ember_jit_map_get_stats(jm, &st);
-	CHECK(ember_jit_map_lookup(jm, pid, 0x1000) == NULL);
+	CHECK(ember_jit_map_lookup(jm, pid, 0x1000, NULL) == NULL);
 	CHECK(st.refused == 1 && st.files == 0);        /* counted once */
 	CHECK_STR(st.refused_path, map_path);
 	CHECK(!ember_jit_map_remove_perf_map(jm, pid));
@@ -201,7 +203,7 @@ static void test_refused(const char *dir)
 	jm = ember_jit_map_new();
 	ember_jit_map_read(jm, pid, NULL);             /* returns: O_NONBLOCK, then not a regular file */
 	ember_jit_map_get_stats(jm, &st);
-	CHECK(st.refused == 1 && ember_jit_map_lookup(jm, pid, 0x1000) == NULL);
+	CHECK(st.refused == 1 && ember_jit_map_lookup(jm, pid, 0x1000, NULL) == NULL);
 	ember_jit_map_free(jm);
 	unlink(map_path);
 
@@ -211,7 +213,7 @@ static void test_refused(const char *dir)
 		jm = ember_jit_map_new();
 		ember_jit_map_read(jm, pid, NULL);
 		ember_jit_map_get_stats(jm, &st);
-		CHECK(st.refused == 1 && ember_jit_map_lookup(jm, pid, 0x1000) == NULL);
+		CHECK(st.refused == 1 && ember_jit_map_lookup(jm, pid, 0x1000, NULL) == NULL);
 		ember_jit_map_free(jm);
 		unlink(map_path);
 	} else {

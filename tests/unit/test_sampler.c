@@ -91,6 +91,41 @@ static void test_bias_matches_loader(void)
 	process_model_free(&pm);
 }
 
+/* Executable memory without a file is JIT code: a module of its process
+ * ("[jit]", or the name the process gave the mapping), one load per
+ * mapping, addresses absolute; a jitdump file mapped is noted, not loaded. */
+static void test_jit_mappings(void)
+{
+	struct process_model pm;
+	process_model_init(&pm);
+	struct process *a = process_get(&pm, 100, true), *b = process_get(&pm, 200, true);
+	process_add_mapping(&pm, a, 0x7f0000000000, 0x2000, 0, "//anon", NULL, 0);
+	process_add_mapping(&pm, a, 0x7f0000010000, 0x1000, 0, "", NULL, 0);
+	process_add_mapping(&pm, a, 0x7f0000020000, 0x1000, 0, "[anon:my-jit]", NULL, 0);
+	process_add_mapping(&pm, b, 0x7f0000000000, 0x2000, 0, "//anon", NULL, 0);
+	process_add_mapping(&pm, a, 0x7f0000030000, 0x1000, 0, "/root/.debug/jit/java-1/jit-100.dump", NULL, 0);
+	process_add_mapping(&pm, a, 0x7f0000040000, 0x1000, 0, "[vvar]", NULL, 0);
+	CHECK(a->nloads == 3 && b->nloads == 1);
+	const struct module_load *x = process_find(a, 0x7f0000001fff), *y = process_find(a, 0x7f0000010000),
+				 *z = process_find(a, 0x7f0000020010), *w = process_find(b, 0x7f0000000010);
+	CHECK(x && y && z && w);
+	if (x && y && z && w) {
+		CHECK_STR(x->mod->path, "[jit]");
+		CHECK(x->mod == y->mod && x->mod->jit_pid == 100 && x->bias == 0);
+		CHECK(x->hi == 0x7f0000002000 && y->lo == 0x7f0000010000);      /* not widened into one */
+		CHECK_STR(z->mod->path, "[anon:my-jit]");
+		CHECK(w->mod != x->mod && w->mod->jit_pid == 200);            /* each process its own */
+	}
+	CHECK(process_find(a, 0x7f0000008000) == NULL);
+	CHECK(a->jitdump && !strcmp(a->jitdump, "/root/.debug/jit/java-1/jit-100.dump"));
+	CHECK(a->has_jit && a->jit_changed && !b->jitdump);
+	/* The same mapping again (an mprotect) changes nothing. */
+	uint32_t gen = a->code_gen;
+	process_add_mapping(&pm, a, 0x7f0000010000, 0x1000, 0, "//anon", NULL, 0);
+	CHECK(a->code_gen == gen && a->nloads == 3);
+	process_model_free(&pm);
+}
+
 static void test_thread_names(void)
 {
 	struct process_model pm;
@@ -591,6 +626,7 @@ int main(void)
 	test_elf_image_self();
 	test_bias_matches_loader();
 	test_thread_names();
+	test_jit_mappings();
 	test_unwind_in_process();
 	test_call_decoding_aarch64();
 #if defined(__x86_64__)
