@@ -34,13 +34,14 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
  * stack keeps the entry SP in a register: OpenBLAS's Haswell DGEMM kernel
  * puts 28-32 KB of buffer between the two); candidates tried per sample,
  * and steps taken in their walks; scans nested in one walk; callers right
- * after a candidate that must each be a return address after a call. */
+ * after a candidate whose return addresses are checked (each after a call,
+ * and one to a call that can have gone where the walk says). */
 #define SCAN_WORDS 512
 #define ANCHOR_WORDS 64
 #define MAX_TRIALS 24
 #define TRIAL_STEPS 4096
 #define MAX_SCANS 16
-#define VALIDATE_STEPS 2
+#define CHECK_FRAMES 8
 
 struct unwind_space {
 	unw_addr_space_t as;
@@ -225,7 +226,10 @@ struct walk {
 	bool after_scan;                     /* a scan made the cursor: callee-saved registers no
 	                                      * frame since has restored are guesses */
 	bool no_cfi;                         /* the walk met a frame without CFI */
-	uint32_t check_left;                 /* frames after a candidate still to check for plausibility */
+	uint32_t check_left;                 /* frames after a candidate still to check (CHECK_FRAMES) */
+	uint32_t inconsistent;               /* ... whose call went, directly, elsewhere than the callee
+	                                      * (a tail call, or a stale chain joining live frames) */
+	uint64_t last_pc, callee_pc;         /* pc of the last frame added, and of the one before */
 	uint32_t trials;                     /* candidates tried in this sample (bounded) */
 	uint32_t trial_steps;                /* steps taken in candidates' walks (bounded) */
 	uint64_t regs[PERF_REGS_COUNT];      /* the registers the cursor was last started from */
@@ -311,6 +315,8 @@ static void push_frame(struct walk *w, uint64_t pc, bool leaf)
 		probe_regs_read(w, w->pending);
 	}
 	put_frame(w->ctx.proc, pc, &w->out[w->n++]);
+	w->callee_pc = w->last_pc;
+	w->last_pc = pc;
 }
 
 /* Start the cursor from regs (ip, sp and what else is known), standing at
@@ -401,14 +407,6 @@ static enum candidate candidate_at(struct walk *w, uint64_t ra, uint64_t callee_
 	return CAND_WEAK;
 }
 
-/* A frame's return address as CFI gave it: after a call, or into JIT code
- * (which has no bytes ember can read). */
-static bool plausible_ra(struct walk *w, uint64_t ra)
-{
-	const struct module_load *ml = process_find(w->ctx.proc, ra);
-	return (ml && ml->mod->jit_pid) || candidate_at(w, ra, 0) != CAND_NONE;
-}
-
 /* Walk again from the last start to frame `frame`, so that the cursor
  * stands where the failed step began (libunwind's failed step may have
  * moved it).  Cached CFI makes this cheap; it runs only before a scan. */
@@ -495,16 +493,17 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested);
 
 /* Everything a candidate's walk may change, to put back when it fails. */
 struct walk_mark {
-	uint32_t n, nprobes, start_frame;
+	uint32_t n, nprobes, start_frame, inconsistent;
 	struct ember_frame_probe *pending;
-	uint64_t prev_sp;
+	uint64_t prev_sp, last_pc, callee_pc;
 	bool prev_signal, after_scan, read_past_copy;
 };
 
 static void mark_take(const struct walk *w, struct walk_mark *m)
 {
 	*m = (struct walk_mark){ .n = w->n, .nprobes = w->probes ? w->probes->n : 0, .start_frame = w->start_frame,
-				 .pending = w->pending, .prev_sp = w->prev_sp, .prev_signal = w->prev_signal,
+				 .inconsistent = w->inconsistent, .pending = w->pending, .prev_sp = w->prev_sp,
+				 .last_pc = w->last_pc, .callee_pc = w->callee_pc, .prev_signal = w->prev_signal,
 				 .after_scan = w->after_scan, .read_past_copy = w->ctx.read_past_copy };
 }
 
@@ -514,7 +513,10 @@ static void mark_restore(struct walk *w, const struct walk_mark *m)
 	if (w->probes)
 		w->probes->n = m->nprobes;
 	w->pending = m->pending;
+	w->inconsistent = m->inconsistent;
 	w->prev_sp = m->prev_sp;
+	w->last_pc = m->last_pc;
+	w->callee_pc = m->callee_pc;
 	w->prev_signal = m->prev_signal;
 	w->after_scan = m->after_scan;
 	w->ctx.read_past_copy = m->read_past_copy;
@@ -531,11 +533,20 @@ static bool ends_well(enum step_result r, bool weak, bool reg_beyond)
 	return r == STEP_END || r == STEP_CAP || (r == STEP_TRUNCATED && !weak && !reg_beyond);
 }
 
+/* What the scan may accept of a candidate. */
+struct accept {
+	bool weak;            /* a weak candidate: its walk must reach the root */
+	bool reg_beyond;      /* a register points above the copy: no ending at the copy's end */
+	bool strict;          /* no call in the checked frames that went elsewhere */
+	bool nested;          /* its walk may scan again */
+};
+
 /* Start at the return address in slot as frame `frame`'s caller, and walk
  * on from there.  Kept when that walk ends well; else the walk is put back
- * as it was and STEP_FAILED returned. */
+ * as it was and STEP_FAILED returned (*loose: it ended well, but not
+ * strictly). */
 static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *regs, uint64_t slot, uint64_t ra,
-				      bool weak, bool reg_beyond, uint32_t depth, bool nested)
+				      const struct accept *a, uint32_t depth, bool *loose)
 {
 	struct walk_mark m;
 	mark_take(w, &m);
@@ -548,10 +559,16 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 	w->trials++;
 	if (cursor_at(w, regs, w->n)) {
 		push_frame(w, ra - 1, false);
-		w->check_left = VALIDATE_STEPS;
+		w->check_left = CHECK_FRAMES;
 		uint64_t t0 = depth ? 0 : monotonic_ns();
-		enum step_result r = walk_on(w, depth + 1, nested);
-		if (ends_well(r, weak, reg_beyond)) {
+		enum step_result r = walk_on(w, depth + 1, a->nested);
+		/* (a candidate that is itself the thread's root is a copy of the
+		 * root's return address kept as data: no code without CFI is
+		 * called from a root) */
+		bool well = ends_well(r, a->weak, a->reg_beyond) && !(r == STEP_END && w->n == m.n + 1);
+		if (loose)
+			*loose = well && a->strict && w->inconsistent != m.inconsistent;
+		if (well && (!a->strict || w->inconsistent == m.inconsistent)) {
 			/* (the walk from a kept candidate is the unwinding a stack
 			 * with CFI would have cost: not the scan's) */
 			if (!depth)
@@ -646,26 +663,33 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	 * outside the span of the process's mappings they cost one compare. */
 	/* First where the function's prologue puts its return address. */
 	uint64_t slot, ra;
+	struct accept a = { .nested = true };
+	enum step_result r;
 	if (prologue_slot(w, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) && copy_word(in, slot, &ra) &&
-	    candidate_at(w, ra, callee_pc) != CAND_NONE) {
-		enum step_result r = try_candidate(w, frame, regs, slot, ra, false, false, depth, true);
-		if (r != STEP_FAILED)
-			return r;
-	}
+	    candidate_at(w, ra, callee_pc) != CAND_NONE &&
+	    (r = try_candidate(w, frame, regs, slot, ra, &a, depth, NULL)) != STEP_FAILED)
+		return r;
 	const struct process *proc = w->ctx.proc;
 	uint64_t span_lo = proc->nloads ? proc->loads[0].lo : 0;
 	uint64_t span = proc->nloads ? proc->loads[proc->nloads - 1].hi - span_lo : 0;
 	for (int pass = 0; pass < 4; pass++) {
-		bool nested = pass >= 2;
-		enum candidate want = pass % 2 == 0 ? CAND_GOOD : CAND_WEAK;
+		a = (struct accept){ .weak = pass % 2, .reg_beyond = reg_beyond, .strict = true, .nested = pass >= 2 };
+		enum candidate want = a.weak ? CAND_WEAK : CAND_GOOD;
+		size_t fallback = SIZE_MAX;   /* the first that ended well, but through a call gone elsewhere */
 		for (size_t i = 0; i < nslots && w->trials < MAX_TRIALS; i++) {
+			bool loose;
 			if (!copy_word(in, slots[i], &ra) || ra - span_lo >= span || candidate_at(w, ra, callee_pc) != want)
 				continue;
-			enum step_result r = try_candidate(w, frame, regs, slots[i], ra, want == CAND_WEAK, reg_beyond,
-							   depth, nested);
-			if (r != STEP_FAILED)
+			if ((r = try_candidate(w, frame, regs, slots[i], ra, &a, depth, &loose)) != STEP_FAILED)
 				return r;
+			if (loose && fallback == SIZE_MAX)
+				fallback = i;
 		}
+		/* None without: a tail call it is. */
+		a.strict = false;
+		if (fallback != SIZE_MAX && copy_word(in, slots[fallback], &ra) &&
+		    (r = try_candidate(w, frame, regs, slots[fallback], ra, &a, depth, NULL)) != STEP_FAILED)
+			return r;
 	}
 	w->n = frame + 1;
 	return beyond ? STEP_TRUNCATED : STEP_FAILED;
@@ -686,9 +710,16 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
 		bool signal = w->prev_signal;
 		enum step_result r = step(w, &ra);
 		if (r == STEP_FRAME) {
-			/* Right after a candidate: each caller a return address too. */
-			if (w->check_left && (w->check_left--, !signal) && !plausible_ra(w, ra))
-				return STEP_FAILED;
+			/* Right after a candidate: each caller's return address after
+			 * a call (JIT code cannot be read), and one that can have gone
+			 * to its callee. */
+			if (w->check_left && (w->check_left--, !signal)) {
+				const struct module_load *ml = process_find(w->ctx.proc, ra);
+				enum candidate c = ml && ml->mod->jit_pid ? CAND_GOOD : candidate_at(w, ra, w->callee_pc);
+				if (c == CAND_NONE)
+					return STEP_FAILED;
+				w->inconsistent += c == CAND_WEAK;
+			}
 			continue;
 		}
 		w->check_left = 0;

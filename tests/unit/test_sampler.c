@@ -148,65 +148,7 @@ static void test_thread_names(void)
 
 /* ---- unwinding a stack copied in process ---- */
 
-struct snapshot {
-	uint64_t regs[PERF_REGS_COUNT];
-	uint8_t stack[65536];
-	uint64_t len;
-};
-
-/* Copying other frames' stack bytes is what a sampler does; ASan would see
- * it as an out-of-bounds read of those frames' locals. */
-__attribute__((no_sanitize_address, noinline)) static void copy_stack(uint8_t *dst, uint64_t sp, uint64_t len)
-{
-	const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)sp;
-	for (uint64_t i = 0; i < len; i++)
-		dst[i] = src[i];
-}
-
-/* Copy the stack above s->regs[SP], as the kernel does: no further than the
- * end of the stack mapping. */
-static void copy_from_sp(struct snapshot *s)
-{
-	uint64_t sp = s->regs[PERF_REG_SP];
-	s->len = sizeof s->stack;
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	unsigned long lo, hi;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && sp >= lo && sp < hi && hi - sp < s->len)
-			s->len = hi - sp;
-	if (f)
-		fclose(f);
-	copy_stack(s->stack, sp, s->len);
-}
-
-/* Take the registers libunwind needs, and a copy of the stack above SP, as
- * the kernel would at a sample landing in this function. */
-__attribute__((noinline)) static void leaf_snapshot(struct snapshot *s)
-{
-	uint64_t ip, sp, bp, bx, r12, r13, r14, r15;
-	__asm__ volatile("lea 0(%%rip), %0\n\t"
-			 "mov %%rsp, %1\n\t"
-			 "mov %%rbp, %2\n\t"
-			 "mov %%rbx, %3\n\t"
-			 "mov %%r12, %4\n\t"
-			 "mov %%r13, %5\n\t"
-			 "mov %%r14, %6\n\t"
-			 "mov %%r15, %7\n\t"
-			 : "=r"(ip), "=r"(sp), "=r"(bp), "=r"(bx), "=r"(r12), "=r"(r13), "=r"(r14), "=r"(r15));
-	memset(s->regs, 0, sizeof s->regs);
-	s->regs[PERF_REG_IP] = ip;
-	s->regs[PERF_REG_SP] = sp;
-	s->regs[PERF_REG_BP] = bp;
-	s->regs[1] = bx;
-	s->regs[16] = r12, s->regs[17] = r13, s->regs[18] = r14, s->regs[19] = r15;
-	copy_from_sp(s);
-	__asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) void chain_c(struct snapshot *s) { leaf_snapshot(s); __asm__ volatile("" ::: "memory"); }
-__attribute__((noinline)) void chain_b(struct snapshot *s) { chain_c(s); __asm__ volatile("" ::: "memory"); }
-__attribute__((noinline)) void chain_a(struct snapshot *s) { chain_b(s); __asm__ volatile("" ::: "memory"); }
+#include "stack_snapshot.h"
 
 static const char *name_of(const struct process *proc, const struct ember_frame_addr *f)
 {
@@ -280,111 +222,20 @@ void test_unwind_in_process(void)
 /* ---- frames without CFI: the stack scan ---- */
 
 #if defined(__x86_64__)
-/* Written for the asm below, which cannot call a static function. */
-void snapshot_copy(struct snapshot *s);
-void snapshot_copy(struct snapshot *s)
-{
-	copy_from_sp(s);
-}
-
-void kernel_no_cfi(struct snapshot *s);
-void callback_no_cfi(void (*fn)(struct snapshot *), struct snapshot *s);
-
-/* kernel_no_cfi: a BLAS-style kernel without CFI.  It saves the callee-saved
- * registers, keeps that SP in rbx, and puts a 12-16 KB page-aligned buffer
- * under it (OpenBLAS's Haswell DGEMM kernel: 28-32 KB), so its return
- * address is past the scan's 512 words from SP and found through rbx.  Its
- * snapshot is taken inside it, as a sample landing there.
- * callback_no_cfi: a non-leaf without CFI with a frame of its own, calling
- * back into C. */
-__asm__(".text\n"
-	".globl kernel_no_cfi\n"
-	".type kernel_no_cfi, @function\n"
-	"kernel_no_cfi:\n"
-	"	push %rbp\n"
-	"	push %rbx\n"
-	"	push %r12\n"
-	"	push %r13\n"
-	"	push %r14\n"
-	"	push %r15\n"
-	"	mov %rsp, %rbx\n"
-	"	sub $0x3000, %rsp\n"
-	"	and $-4096, %rsp\n"
-	"	mov %rdi, %r12\n"
-	"	lea 0(%rip), %rax\n"
-	"	mov %rax, 64(%r12)\n"       /* regs[IP] */
-	"	mov %rsp, 56(%r12)\n"       /* regs[SP] */
-	"	mov %rbp, 48(%r12)\n"
-	"	mov %rbx, 8(%r12)\n"
-	"	mov %r12, 128(%r12)\n"
-	"	mov %r13, 136(%r12)\n"
-	"	mov %r14, 144(%r12)\n"
-	"	mov %r15, 152(%r12)\n"
-	"	mov %r12, %rdi\n"
-	"	call snapshot_copy\n"       /* (pushes below SP: the copy is of what lies above) */
-	"	mov %rbx, %rsp\n"
-	"	pop %r15\n"
-	"	pop %r14\n"
-	"	pop %r13\n"
-	"	pop %r12\n"
-	"	pop %rbx\n"
-	"	pop %rbp\n"
-	"	ret\n"
-	".size kernel_no_cfi, .-kernel_no_cfi\n"
-	".globl callback_no_cfi\n"
-	".type callback_no_cfi, @function\n"
-	"callback_no_cfi:\n"
-	"	push %rbx\n"
-	"	push %r12\n"
-	"	push %rbp\n"
-	"	sub $48, %rsp\n"
-	"	mov %rdi, %rbx\n"
-	"	mov %rsi, %rdi\n"
-	"	movq %rbx, 8(%rsp)\n"       /* a code pointer in its frame: no return address */
-	"	call *%rbx\n"
-	"	add $48, %rsp\n"
-	"	pop %rbp\n"
-	"	pop %r12\n"
-	"	pop %rbx\n"
-	"	ret\n"
-	".size callback_no_cfi, .-callback_no_cfi\n");
-
-/* Deep calls with big frames before the kernel runs: their return
- * addresses stay in the memory its buffer then takes, stale, as in a real
- * program.  Each is a direct call to a function with CFI, which the scan
- * ranks after the kernel's own return address. */
-__attribute__((noinline)) int stale_maker(int depth);
-__attribute__((noinline)) int stale_maker(int depth)
-{
-	volatile char pad[200];
-	pad[0] = (char)depth;
-	int r = depth ? stale_maker(depth - 1) : 0;
-	return r + pad[0];
-}
-
-__attribute__((noinline)) void kern_caller(struct snapshot *s);
-__attribute__((noinline)) void kern_caller(struct snapshot *s)
-{
-	memset(s->regs, 0, sizeof s->regs);
-	if (stale_maker(60) < 0)
-		return;
-	kernel_no_cfi(s);
-	__asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) void kern_outer(struct snapshot *s);
-__attribute__((noinline)) void kern_outer(struct snapshot *s) { kern_caller(s); __asm__ volatile("" ::: "memory"); }
-__attribute__((noinline)) void cb_leaf(struct snapshot *s);
-__attribute__((noinline)) void cb_leaf(struct snapshot *s) { leaf_snapshot(s); __asm__ volatile("" ::: "memory"); }
-__attribute__((noinline)) void cb_outer(struct snapshot *s);
-__attribute__((noinline)) void cb_outer(struct snapshot *s) { callback_no_cfi(cb_leaf, s); __asm__ volatile("" ::: "memory"); }
-
 static bool reaches_main(const struct process *self, const struct ember_frame_addr *f, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (strcmp(name_of(self, &f[i]), "main") == 0)
 			return true;
 	return false;
+}
+
+/* The JIT function holding addr starts at the mapping's start. */
+static bool jit_start_of(void *arg, uint32_t pid, uint64_t addr, uint64_t *start)
+{
+	(void)arg, (void)pid;
+	*start = addr & ~4095ull;
+	return true;
 }
 
 void test_unwind_no_cfi(void);
@@ -433,6 +284,37 @@ void test_unwind_no_cfi(void)
 	CHECK(!(frames[1].flags & EMBER_FRAME_SCANNED));
 	CHECK(reaches_main(self, frames, n));
 	CHECK(!(flags & EMBER_SAMPLE_UNWIND_ERROR));
+
+	/* The kernel as JIT code: no symbol, no file.  By the scan alone, and
+	 * with its start known (a perf map's), from its prologue read in the
+	 * target. */
+	jit_kernel_fn = jit_kernel();
+	CHECK(jit_kernel_fn != NULL);
+	if (jit_kernel_fn) {
+		jit_caller(&snap);
+		process_load_proc_maps(&pm, self, true);
+		const struct module_load *jl = process_find(self, (uint64_t)(uintptr_t)jit_kernel_fn);
+		CHECK(jl && jl->mod->jit_pid == getpid());
+		for (int with_start = 0; with_start < 2; with_start++) {
+			pm.jit_start = with_start ? jit_start_of : NULL;
+			in = input_of(&snap);
+			flags = 0;
+			uint64_t scans0 = pm.scans;
+			n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+			CHECK(n >= 4 && frames[0].module == (jl ? jl->mod->id : 0) && (frames[0].flags & EMBER_FRAME_SCANNED));
+			if (n < 2 || strcmp(name_of(self, &frames[1]), "jit_caller") != 0) {
+				fprintf(stderr, "  JIT kernel, %s:", with_start ? "its start known" : "scan only");
+				for (uint32_t q = 0; q < n; q++)
+					fprintf(stderr, " %s", name_of(self, &frames[q]));
+				fprintf(stderr, "\n");
+			}
+			CHECK(n >= 2 && !strcmp(name_of(self, &frames[1]), "jit_caller"));
+			CHECK(n >= 3 && !strcmp(name_of(self, &frames[2]), "test_unwind_no_cfi"));
+			CHECK(reaches_main(self, frames, n) && pm.scans == scans0 + 1);
+			CHECK(!(flags & (EMBER_SAMPLE_UNWIND_ERROR | EMBER_SAMPLE_TRUNCATED)));
+		}
+		pm.jit_start = NULL;
+	}
 
 	/* A stack with CFI all the way scans nothing. */
 	chain_a(&snap);
