@@ -1,214 +1,28 @@
-/* Unwinding one sample: DWARF CFI with libunwind's remote API, and a stack
- * scan past frames that have no CFI.
- *
- * Memory comes from two places only (never the live target, whose stack has
- * moved on): the stack copy the kernel took at the sample, and the ELF files
- * of the loaded modules (for .eh_frame_hdr, .eh_frame and the rare CFI
- * expression that loads from the image).  One libunwind address space per
- * process with the global cache on, so caller frames hit the cache.
+/* Unwinding one sample: DWARF CFI with libunwind's remote API over the
+ * sample's copy (unwind_space.c), and past frames that have no CFI.
  *
  * Hand-written assembly (BLAS kernels) and JIT code have no CFI.  libunwind
  * then guesses from the frame pointer, which such code does not keep; ember
- * discards that guess and scans the copied stack instead (scan_caller): a
- * word pointing into a module's code right after a call instruction is a
- * candidate return address, and a candidate is taken only when CFI
- * unwinding goes on from it.  The frame whose caller was found so is marked
- * EMBER_FRAME_SCANNED.  docs/unwinding.md tells the whole method and its
- * limits. */
-#define _GNU_SOURCE
-#include <libunwind.h>
+ * discards that guess and finds the caller itself (scan_past): where the
+ * function's prologue says its return address is, else by scanning the
+ * copy for words that are return addresses (unwind_scan.c).  A candidate is
+ * kept only when the walk from it ends well; the others are undone, so this
+ * is a bounded search over candidates.  The frame whose caller was found so
+ * is marked EMBER_FRAME_SCANNED.  docs/unwinding.md tells the whole method
+ * and its limits. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
-#include "arch_insn.h"
-#include "sampler_internal.h"
+#include "unwind_internal.h"
 
-/* Exported by libunwind-x86_64 but not declared in its headers (perf
- * declares it the same way). */
-extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
-					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
-
-/* The scan's bounds: words looked at above a frame's SP, and above each
- * register that points into the copy further up (code that realigns its
- * stack keeps the entry SP in a register: OpenBLAS's Haswell DGEMM kernel
- * puts 28-32 KB of buffer between the two); candidates tried per sample,
- * and steps taken in their walks; scans nested in one walk; callers right
- * after a candidate whose return addresses are checked (each after a call,
- * and one to a call that can have gone where the walk says). */
-#define SCAN_WORDS 512
-#define ANCHOR_WORDS 64
+/* Bounds of the search past frames without CFI: candidates tried per
+ * sample, and steps taken in their walks; scans nested in one walk; callers
+ * right after a candidate whose return addresses are checked (each after a
+ * call, and one to a call that can have gone where the walk says). */
 #define MAX_TRIALS 24
 #define TRIAL_STEPS 4096
 #define MAX_SCANS 16
 #define CHECK_FRAMES 8
-
-struct unwind_space {
-	unw_addr_space_t as;
-};
-
-/* Per-sample state handed to every accessor through libunwind's `arg`. */
-struct unwind_ctx {
-	struct process *proc;
-	const struct unwind_input *in;   /* the copy; its regs are the sample's */
-	const uint64_t *regs;            /* what a cursor starts from: the sample's, or a scan's */
-	bool read_past_copy;             /* a stack read fell above a full copy */
-	bool noinfo;                     /* find_proc_info found no CFI during this step */
-	uint64_t proc_scans, proc_scan_ns;   /* scans this sample, and their time */
-	const struct module_load *last_load; /* where access_mem read last (loads do not move
-	                                      * during a sample) */
-};
-
-/* libunwind register number -> index in the perf sample's regs[]
- * (mask 0xff0fff: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15). */
-static const int8_t dwarf_to_perf[17] = {
-	[UNW_X86_64_RAX] = 0, [UNW_X86_64_RDX] = 3, [UNW_X86_64_RCX] = 2, [UNW_X86_64_RBX] = 1,
-	[UNW_X86_64_RSI] = 4, [UNW_X86_64_RDI] = 5, [UNW_X86_64_RBP] = 6, [UNW_X86_64_RSP] = 7,
-	[UNW_X86_64_R8] = 12, [UNW_X86_64_R9] = 13, [UNW_X86_64_R10] = 14, [UNW_X86_64_R11] = 15,
-	[UNW_X86_64_R12] = 16, [UNW_X86_64_R13] = 17, [UNW_X86_64_R14] = 18, [UNW_X86_64_R15] = 19,
-	[UNW_X86_64_RIP] = 8,
-};
-
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
-			  int need_unwind_info, void *arg)
-{
-	struct unwind_ctx *ctx = arg;
-	const struct module_load *ml = process_find(ctx->proc, ip);
-	int rc = -UNW_ENOINFO;
-	if (ml && ml->mod->img_ok && ml->mod->img.eh_frame_hdr) {
-		const struct elf_image *img = &ml->mod->img;
-		unw_dyn_info_t di = {
-			.format = UNW_INFO_FORMAT_REMOTE_TABLE,
-			.start_ip = ml->bias + img->exec_lo,
-			.end_ip = ml->bias + img->exec_hi,
-			.u.rti = {
-				.segbase = ml->bias + img->eh_frame_hdr,
-				.table_data = ml->bias + img->eh_frame_hdr + 12,
-				.table_len = img->fde_count * 8 / sizeof(unw_word_t),
-			},
-		};
-		rc = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
-	}
-	if (rc == -UNW_ENOINFO)
-		ctx->noinfo = true;
-	return rc;
-}
-
-static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
-{
-	(void)as, (void)pi, (void)arg;
-}
-
-static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
-{
-	(void)as, (void)dilap, (void)arg;
-	return -UNW_ENOINFO;
-}
-
-/* The word at addr from the stack copy; false when it is not in it. */
-static bool copy_word(const struct unwind_input *in, uint64_t addr, uint64_t *val)
-{
-	uint64_t sp = in->regs[PERF_REG_SP];
-	if (addr < sp || addr - sp >= in->stack_len || in->stack_len - (addr - sp) < 8)
-		return false;
-	memcpy(val, in->stack + (addr - sp), 8);
-	return true;
-}
-
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
-{
-	(void)as;
-	struct unwind_ctx *ctx = arg;
-	const struct unwind_input *in = ctx->in;
-	if (write)
-		return -UNW_EINVAL;
-	uint64_t v;
-	if (copy_word(in, addr, &v)) {
-		*valp = v;
-		return 0;
-	}
-	/* CFI is read through here word by word: most reads hit the module
-	 * of the read before. */
-	const struct module_load *ml = ctx->last_load;
-	if (!ml || addr < ml->lo || addr >= ml->hi)
-		ml = ctx->last_load = process_find(ctx->proc, addr);
-	if (ml && ml->mod->img_ok && elf_image_read(&ml->mod->img, addr - ml->bias, valp, sizeof *valp))
-		return 0;
-	/* A read just above a copy that filled its whole reservation: the stack
-	 * goes on, we simply did not copy it. */
-	uint64_t sp = in->regs[PERF_REG_SP];
-	if (addr >= sp + in->stack_len && in->stack_len >= in->stack_reserved &&
-	    addr - sp < in->stack_len + (1u << 20))
-		ctx->read_past_copy = true;
-	return -UNW_EINVAL;
-}
-
-static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
-{
-	(void)as;
-	struct unwind_ctx *ctx = arg;
-	if (write || reg < 0 || reg > UNW_X86_64_RIP)
-		return -UNW_EBADREG;
-	*valp = ctx->regs[dwarf_to_perf[reg]];
-	return 0;
-}
-
-static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
-{
-	(void)as, (void)reg, (void)val, (void)write, (void)arg;
-	return -UNW_EINVAL;
-}
-
-static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
-{
-	(void)as, (void)c, (void)arg;
-	return -UNW_EINVAL;
-}
-
-static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
-			 unw_word_t *offp, void *arg)
-{
-	(void)as, (void)addr, (void)buf, (void)len, (void)offp, (void)arg;
-	return -UNW_ENOINFO;   /* names come from the symbolizer, later */
-}
-
-static unw_accessors_t accessors = {
-	.find_proc_info = find_proc_info,
-	.put_unwind_info = put_unwind_info,
-	.get_dyn_info_list_addr = get_dyn_info_list_addr,
-	.access_mem = access_mem,
-	.access_reg = access_reg,
-	.access_fpreg = access_fpreg,
-	.resume = resume,
-	.get_proc_name = get_proc_name,
-};
-
-struct unwind_space *unwind_space_new(void)
-{
-	struct unwind_space *us = calloc(1, sizeof *us);
-	if (!us)
-		return NULL;
-	us->as = unw_create_addr_space(&accessors, 0);
-	if (!us->as) {
-		free(us);
-		return NULL;
-	}
-	unw_set_caching_policy(us->as, UNW_CACHE_GLOBAL);
-	return us;
-}
-
-void unwind_space_free(struct unwind_space *us)
-{
-	if (!us)
-		return;
-	unw_destroy_addr_space(us->as);
-	free(us);
-}
-
-void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi)
-{
-	unw_flush_cache(us->as, lo, hi);
-}
 
 /* ---- the walk ---- */
 
@@ -278,7 +92,7 @@ static void probe_regs_read(struct walk *w, struct ember_frame_probe *p)
 		unw_word_t v = 0;
 		unw_save_loc_t loc;
 		if (p->leaf)
-			v = w->ctx.in->regs[dwarf_to_perf[probe_regs[i]]];
+			v = w->ctx.in->regs[unwind_dwarf_to_perf[probe_regs[i]]];
 		else if (callee_saved[i] && unw_get_reg(&w->c, probe_regs[i], &v) < 0)
 			v = 0;
 		else if (callee_saved[i] && w->after_scan &&
@@ -366,47 +180,6 @@ static enum step_result step(struct walk *w, uint64_t *ra_out)
 	return STEP_FRAME;
 }
 
-/* What the instruction before a candidate return address says. */
-enum candidate {
-	CAND_NONE,     /* no call there, or not in a module's code */
-	CAND_WEAK,     /* a direct call to a function with CFI that does not hold the callee:
-	                * a tail call (the callee was jumped to) or a stale address */
-	CAND_GOOD,     /* an indirect call, a call through a PLT stub, or to code without CFI */
-};
-
-/* Is ra a return address, to a call that can have gone to callee_pc?
- * Tells a return address from any other pointer into code a stack holds
- * (function pointers, data), and ranks last the stale return addresses of
- * finished calls, whose direct targets are other functions. */
-static enum candidate candidate_at(struct walk *w, uint64_t ra, uint64_t callee_pc)
-{
-	const struct module_load *ml = process_find(w->ctx.proc, ra);
-	if (!ml || !ml->mod->img_ok)
-		return CAND_NONE;
-	const struct elf_image *img = &ml->mod->img;
-	uint64_t v = ra - ml->bias;
-	if (v <= img->exec_lo || v > img->exec_hi)
-		return CAND_NONE;
-	size_t n = v - img->exec_lo < CALL_INSN_MAX ? (size_t)(v - img->exec_lo) : CALL_INSN_MAX;
-	uint8_t b[CALL_INSN_MAX];
-	uint64_t target = 0, next;
-	if (!elf_image_read(img, v - n, b, n))
-		return CAND_NONE;
-	enum call_kind k = ARCH_CALL_BEFORE(b, n, ra, &target);
-	if (k != CALL_DIRECT)
-		return k == CALL_INDIRECT ? CAND_GOOD : CAND_NONE;
-	/* A direct call: weak when its target begins a function with CFI
-	 * that does not hold the callee (a PLT stub tells nothing). */
-	const struct module_load *tl = process_find(w->ctx.proc, target);
-	if (!tl || !tl->mod->img_ok || !elf_image_fde_start(&tl->mod->img, target - tl->bias, &next))
-		return CAND_GOOD;
-	if (callee_pc >= target && callee_pc - tl->bias < next)
-		return CAND_GOOD;
-	if (elf_image_read(&tl->mod->img, target - tl->bias, b, CALL_INSN_MAX) && ARCH_PLT_STUB(b, CALL_INSN_MAX))
-		return CAND_GOOD;
-	return CAND_WEAK;
-}
-
 /* Walk again from the last start to frame `frame`, so that the cursor
  * stands where the failed step began (libunwind's failed step may have
  * moved it).  Cached CFI makes this cheap; it runs only before a scan. */
@@ -420,53 +193,6 @@ static bool replay_to(struct walk *w, uint32_t frame)
 			return false;
 	}
 	return true;
-}
-
-#define ANCHOR_REGS 6
-struct window {
-	uint64_t lo, hi;
-};
-
-static int cmp_window(const void *a, const void *b)
-{
-	const struct window *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* Word slots to try, in address order: the frame's own region above sp,
- * then a window above each callee-saved register that points higher into
- * the copy.  *reg_beyond: such a register points past the end of a full
- * copy (the frame goes on above what was copied); *beyond: that, or the
- * slots reach the end of a full copy. */
-static size_t scan_slots(const struct walk *w, uint64_t sp, const uint64_t *regs, uint64_t *slot, size_t max,
-			 bool *reg_beyond, bool *beyond)
-{
-	static const int anchors[ANCHOR_REGS] = { 1, PERF_REG_BP, 16, 17, 18, 19 };   /* bx bp r12..r15 */
-	const struct unwind_input *in = w->ctx.in;
-	uint64_t top = in->regs[PERF_REG_SP] + (in->stack_len & ~7ull);
-	bool full = in->stack_len >= in->stack_reserved;
-	struct window win[1 + ANCHOR_REGS];
-	size_t nw = 0, n = 0;
-	win[nw++] = (struct window){ sp & ~7ull, (sp & ~7ull) + SCAN_WORDS * 8 };
-	*reg_beyond = false;
-	for (size_t i = 0; i < ANCHOR_REGS; i++) {
-		uint64_t r = regs[anchors[i]] & ~7ull;
-		if (r >= win[0].hi && r < top)
-			win[nw++] = (struct window){ r, r + ANCHOR_WORDS * 8 };
-		*reg_beyond |= full && r >= top && r - top < (1u << 20);
-	}
-	*beyond = *reg_beyond;
-	qsort(win + 1, nw - 1, sizeof *win, cmp_window);
-	uint64_t a = win[0].lo;
-	for (size_t i = 0; i < nw && n < max; i++) {
-		if (a < win[i].lo)
-			a = win[i].lo;
-		for (; a < win[i].hi && a < top && n < max; a += 8)
-			slot[n++] = a;
-	}
-	if (full && n && slot[n - 1] + 8 >= top)
-		*beyond = true;
-	return n;
 }
 
 /* The registers of frame `frame` for a cursor started past it: every one
@@ -484,7 +210,7 @@ static bool frame_regs(struct walk *w, uint32_t frame, uint64_t *regs)
 		unw_word_t v;
 		if (unw_get_reg(&w->c, saved[i], &v) < 0)
 			return false;
-		regs[dwarf_to_perf[saved[i]]] = v;
+		regs[unwind_dwarf_to_perf[saved[i]]] = v;
 	}
 	return true;
 }
@@ -583,60 +309,6 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 	return STEP_FAILED;
 }
 
-/* The first bytes of the JIT function at start, read from the target once
- * (JIT code cannot be read from a file). */
-static const uint8_t *jit_code(struct process *proc, uint64_t start, size_t *len)
-{
-	if (!proc->jit_code && !(proc->jit_code = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *proc->jit_code)))
-		return NULL;
-	/* (JIT functions are small and packed: hash the whole address) */
-	struct jit_code *set = &proc->jit_code[((start * 0x9e3779b97f4a7c15ull) >> 59) * JIT_CODE_WAYS];
-	for (int i = 0; i < JIT_CODE_WAYS; i++)
-		if (set[i].start == start) {
-			*len = set[i].len;
-			return set[i].bytes;
-		}
-	struct jit_code *jc = &set[proc->jit_code_next++ % JIT_CODE_WAYS];
-	struct iovec local = { jc->bytes, JIT_CODE_BYTES }, remote = { (void *)(uintptr_t)start, JIT_CODE_BYTES };
-	ssize_t got = process_vm_readv(proc->pid, &local, 1, &remote, 1, 0);
-	jc->start = got > 0 ? start : 0;
-	jc->len = got > 0 ? (uint32_t)got : 0;
-	*len = jc->len;
-	return jc->start ? jc->bytes : NULL;
-}
-
-/* The return address's slot as the prologue of the function holding pc
- * says: module code with a function symbol, or JIT code whose JIT named
- * the function's start.  False when it cannot tell. */
-static bool prologue_slot(struct walk *w, uint64_t pc, const uint64_t *regs, uint64_t *slot)
-{
-	const struct module_load *ml = process_find(w->ctx.proc, pc);
-	uint64_t start;
-	struct prologue pro;
-	uint8_t buf[JIT_CODE_BYTES];
-	const uint8_t *code = buf;
-	size_t n = 0;
-	if (!ml) {
-		return false;
-	} else if (ml->mod->jit_pid) {
-		if (!w->pm->jit_start || !w->pm->jit_start(w->pm->jit_start_arg, (uint32_t)w->ctx.proc->pid, pc, &start) ||
-		    pc < start || !(code = jit_code(w->ctx.proc, start, &n)))
-			return false;
-		n = pc - start < n ? (size_t)(pc - start) : n;
-	} else {
-		uint64_t v = pc - ml->bias;
-		if (!ml->mod->img_ok || !elf_image_func_start(&ml->mod->img, v, &start))
-			return false;
-		n = v - start < sizeof buf ? (size_t)(v - start) : sizeof buf;
-		if (!elf_image_read(&ml->mod->img, start, buf, n))
-			return false;
-	}
-	if (!ARCH_PROLOGUE(code, n, &pro))
-		return false;
-	*slot = pro.sp_known ? regs[PERF_REG_SP] + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
-	return true;
-}
-
 /* Frame `frame` has no CFI, or its CFI failed: find its caller by scanning
  * the copy above its SP for a return address the walk goes on from.  First
  * a candidate whose walk needs no further scan, then one whose walk does
@@ -657,7 +329,7 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	/* Nothing found, with the frame going on past the end of the copy:
 	 * the caller is above what was copied. */
 	bool beyond, reg_beyond;
-	size_t nslots = scan_slots(w, sp, regs, slots, sizeof slots / sizeof slots[0], &reg_beyond, &beyond);
+	size_t nslots = unwind_scan_slots(w->ctx.in, sp, regs, slots, sizeof slots / sizeof slots[0], &reg_beyond, &beyond);
 	const struct unwind_input *in = w->ctx.in;
 	/* Most words are no code address at all (data, doubles above 2^47):
 	 * outside the span of the process's mappings they cost one compare. */
@@ -665,8 +337,8 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	uint64_t slot, ra;
 	struct accept a = { .nested = true };
 	enum step_result r;
-	if (prologue_slot(w, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) && copy_word(in, slot, &ra) &&
-	    candidate_at(w, ra, callee_pc) != CAND_NONE &&
+	if (unwind_prologue_slot(w->pm, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) && unwind_copy_word(in, slot, &ra) &&
+	    unwind_candidate(w->ctx.proc, ra, callee_pc) != CAND_NONE &&
 	    (r = try_candidate(w, frame, regs, slot, ra, &a, depth, NULL)) != STEP_FAILED)
 		return r;
 	const struct process *proc = w->ctx.proc;
@@ -678,7 +350,7 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 		size_t fallback = SIZE_MAX;   /* the first that ended well, but through a call gone elsewhere */
 		for (size_t i = 0; i < nslots && w->trials < MAX_TRIALS; i++) {
 			bool loose;
-			if (!copy_word(in, slots[i], &ra) || ra - span_lo >= span || candidate_at(w, ra, callee_pc) != want)
+			if (!unwind_copy_word(in, slots[i], &ra) || ra - span_lo >= span || unwind_candidate(w->ctx.proc, ra, callee_pc) != want)
 				continue;
 			if ((r = try_candidate(w, frame, regs, slots[i], ra, &a, depth, &loose)) != STEP_FAILED)
 				return r;
@@ -687,7 +359,7 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 		}
 		/* None without: a tail call it is. */
 		a.strict = false;
-		if (fallback != SIZE_MAX && copy_word(in, slots[fallback], &ra) &&
+		if (fallback != SIZE_MAX && unwind_copy_word(in, slots[fallback], &ra) &&
 		    (r = try_candidate(w, frame, regs, slots[fallback], ra, &a, depth, NULL)) != STEP_FAILED)
 			return r;
 	}
@@ -715,7 +387,7 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
 			 * to its callee. */
 			if (w->check_left && (w->check_left--, !signal)) {
 				const struct module_load *ml = process_find(w->ctx.proc, ra);
-				enum candidate c = ml && ml->mod->jit_pid ? CAND_GOOD : candidate_at(w, ra, w->callee_pc);
+				enum candidate c = ml && ml->mod->jit_pid ? CAND_GOOD : unwind_candidate(w->ctx.proc, ra, w->callee_pc);
 				if (c == CAND_NONE)
 					return STEP_FAILED;
 				w->inconsistent += c == CAND_WEAK;

@@ -1,0 +1,137 @@
+/* The stack scan's view of single words and single functions: is a word a
+ * return address (and to a call that can have gone to the frame being
+ * scanned past), which words to look at, and where a function's prologue
+ * says its return address is (docs/unwinding.md).  The walk that tries the
+ * candidates is unwind.c's. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "arch_insn.h"
+#include "unwind_internal.h"
+
+/* Is ra a return address, to a call that can have gone to callee_pc?
+ * Tells a return address from any other pointer into code a stack holds
+ * (function pointers, data), and ranks last the stale return addresses of
+ * finished calls, whose direct targets are other functions. */
+enum candidate unwind_candidate(const struct process *proc, uint64_t ra, uint64_t callee_pc)
+{
+	const struct module_load *ml = process_find(proc, ra);
+	if (!ml || !ml->mod->img_ok)
+		return CAND_NONE;
+	const struct elf_image *img = &ml->mod->img;
+	uint64_t v = ra - ml->bias;
+	if (v <= img->exec_lo || v > img->exec_hi)
+		return CAND_NONE;
+	size_t n = v - img->exec_lo < CALL_INSN_MAX ? (size_t)(v - img->exec_lo) : CALL_INSN_MAX;
+	uint8_t b[CALL_INSN_MAX];
+	uint64_t target = 0, next;
+	if (!elf_image_read(img, v - n, b, n))
+		return CAND_NONE;
+	enum call_kind k = ARCH_CALL_BEFORE(b, n, ra, &target);
+	if (k != CALL_DIRECT)
+		return k == CALL_INDIRECT ? CAND_GOOD : CAND_NONE;
+	/* A direct call: weak when its target begins a function with CFI
+	 * that does not hold the callee (a PLT stub tells nothing). */
+	const struct module_load *tl = process_find(proc, target);
+	if (!tl || !tl->mod->img_ok || !elf_image_fde_start(&tl->mod->img, target - tl->bias, &next))
+		return CAND_GOOD;
+	if (callee_pc >= target && callee_pc - tl->bias < next)
+		return CAND_GOOD;
+	if (elf_image_read(&tl->mod->img, target - tl->bias, b, CALL_INSN_MAX) && ARCH_PLT_STUB(b, CALL_INSN_MAX))
+		return CAND_GOOD;
+	return CAND_WEAK;
+}
+
+struct window {
+	uint64_t lo, hi;
+};
+
+static int cmp_window(const void *a, const void *b)
+{
+	const struct window *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint64_t *regs, uint64_t *slot,
+			 size_t max, bool *reg_beyond, bool *beyond)
+{
+	static const int anchors[ANCHOR_REGS] = { 1, PERF_REG_BP, 16, 17, 18, 19 };   /* bx bp r12..r15 */
+	uint64_t top = in->regs[PERF_REG_SP] + (in->stack_len & ~7ull);
+	bool full = in->stack_len >= in->stack_reserved;
+	struct window win[1 + ANCHOR_REGS];
+	size_t nw = 0, n = 0;
+	win[nw++] = (struct window){ sp & ~7ull, (sp & ~7ull) + SCAN_WORDS * 8 };
+	*reg_beyond = false;
+	for (size_t i = 0; i < ANCHOR_REGS; i++) {
+		uint64_t r = regs[anchors[i]] & ~7ull;
+		if (r >= win[0].hi && r < top)
+			win[nw++] = (struct window){ r, r + ANCHOR_WORDS * 8 };
+		*reg_beyond |= full && r >= top && r - top < (1u << 20);
+	}
+	*beyond = *reg_beyond;
+	qsort(win + 1, nw - 1, sizeof *win, cmp_window);
+	uint64_t a = win[0].lo;
+	for (size_t i = 0; i < nw && n < max; i++) {
+		if (a < win[i].lo)
+			a = win[i].lo;
+		for (; a < win[i].hi && a < top && n < max; a += 8)
+			slot[n++] = a;
+	}
+	if (full && n && slot[n - 1] + 8 >= top)
+		*beyond = true;
+	return n;
+}
+
+/* The first bytes of the JIT function at start, read from the target once
+ * (JIT code cannot be read from a file). */
+static const uint8_t *jit_code(struct process *proc, uint64_t start, size_t *len)
+{
+	if (!proc->jit_code && !(proc->jit_code = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *proc->jit_code)))
+		return NULL;
+	/* (JIT functions are small and packed: hash the whole address) */
+	struct jit_code *set = &proc->jit_code[((start * 0x9e3779b97f4a7c15ull) >> 59) * JIT_CODE_WAYS];
+	for (int i = 0; i < JIT_CODE_WAYS; i++)
+		if (set[i].start == start) {
+			*len = set[i].len;
+			return set[i].bytes;
+		}
+	struct jit_code *jc = &set[proc->jit_code_next++ % JIT_CODE_WAYS];
+	struct iovec local = { jc->bytes, JIT_CODE_BYTES }, remote = { (void *)(uintptr_t)start, JIT_CODE_BYTES };
+	ssize_t got = process_vm_readv(proc->pid, &local, 1, &remote, 1, 0);
+	jc->start = got > 0 ? start : 0;
+	jc->len = got > 0 ? (uint32_t)got : 0;
+	*len = jc->len;
+	return jc->start ? jc->bytes : NULL;
+}
+
+bool unwind_prologue_slot(struct process_model *pm, struct process *proc, uint64_t pc, const uint64_t *regs,
+			  uint64_t *slot)
+{
+	const struct module_load *ml = process_find(proc, pc);
+	uint64_t start;
+	struct prologue pro;
+	uint8_t buf[JIT_CODE_BYTES];
+	const uint8_t *code = buf;
+	size_t n = 0;
+	if (!ml) {
+		return false;
+	} else if (ml->mod->jit_pid) {
+		if (!pm->jit_start || !pm->jit_start(pm->jit_start_arg, (uint32_t)proc->pid, pc, &start) || pc < start ||
+		    !(code = jit_code(proc, start, &n)))
+			return false;
+		n = pc - start < n ? (size_t)(pc - start) : n;
+	} else {
+		uint64_t v = pc - ml->bias;
+		if (!ml->mod->img_ok || !elf_image_func_start(&ml->mod->img, v, &start))
+			return false;
+		n = v - start < sizeof buf ? (size_t)(v - start) : sizeof buf;
+		if (!elf_image_read(&ml->mod->img, start, buf, n))
+			return false;
+	}
+	if (!ARCH_PROLOGUE(code, n, &pro))
+		return false;
+	*slot = pro.sp_known ? regs[PERF_REG_SP] + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
+	return true;
+}

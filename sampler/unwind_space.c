@@ -1,0 +1,162 @@
+/* libunwind's remote address space over one sample: registers from the
+ * sample (or a scan's guess), memory from the stack copy and the ELF files
+ * of the loaded modules, never from the live target.  One space per
+ * process with the global cache on, so caller frames hit the cache. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind_internal.h"
+
+/* Exported by libunwind-x86_64 but not declared in its headers (perf
+ * declares it the same way). */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
+
+/* (mask 0xff0fff: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15) */
+const int8_t unwind_dwarf_to_perf[17] = {
+	[UNW_X86_64_RAX] = 0, [UNW_X86_64_RDX] = 3, [UNW_X86_64_RCX] = 2, [UNW_X86_64_RBX] = 1,
+	[UNW_X86_64_RSI] = 4, [UNW_X86_64_RDI] = 5, [UNW_X86_64_RBP] = 6, [UNW_X86_64_RSP] = 7,
+	[UNW_X86_64_R8] = 12, [UNW_X86_64_R9] = 13, [UNW_X86_64_R10] = 14, [UNW_X86_64_R11] = 15,
+	[UNW_X86_64_R12] = 16, [UNW_X86_64_R13] = 17, [UNW_X86_64_R14] = 18, [UNW_X86_64_R15] = 19,
+	[UNW_X86_64_RIP] = 8,
+};
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	const struct module_load *ml = process_find(ctx->proc, ip);
+	int rc = -UNW_ENOINFO;
+	if (ml && ml->mod->img_ok && ml->mod->img.eh_frame_hdr) {
+		const struct elf_image *img = &ml->mod->img;
+		unw_dyn_info_t di = {
+			.format = UNW_INFO_FORMAT_REMOTE_TABLE,
+			.start_ip = ml->bias + img->exec_lo,
+			.end_ip = ml->bias + img->exec_hi,
+			.u.rti = {
+				.segbase = ml->bias + img->eh_frame_hdr,
+				.table_data = ml->bias + img->eh_frame_hdr + 12,
+				.table_len = img->fde_count * 8 / sizeof(unw_word_t),
+			},
+		};
+		rc = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+	}
+	if (rc == -UNW_ENOINFO)
+		ctx->noinfo = true;
+	return rc;
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	(void)as, (void)pi, (void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	(void)as, (void)dilap, (void)arg;
+	return -UNW_ENOINFO;
+}
+
+bool unwind_copy_word(const struct unwind_input *in, uint64_t addr, uint64_t *val)
+{
+	uint64_t sp = in->regs[PERF_REG_SP];
+	if (addr < sp || addr - sp >= in->stack_len || in->stack_len - (addr - sp) < 8)
+		return false;
+	memcpy(val, in->stack + (addr - sp), 8);
+	return true;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
+{
+	(void)as;
+	struct unwind_ctx *ctx = arg;
+	const struct unwind_input *in = ctx->in;
+	if (write)
+		return -UNW_EINVAL;
+	uint64_t v;
+	if (unwind_copy_word(in, addr, &v)) {
+		*valp = v;
+		return 0;
+	}
+	/* CFI is read through here word by word: most reads hit the module
+	 * of the read before. */
+	const struct module_load *ml = ctx->last_load;
+	if (!ml || addr < ml->lo || addr >= ml->hi)
+		ml = ctx->last_load = process_find(ctx->proc, addr);
+	if (ml && ml->mod->img_ok && elf_image_read(&ml->mod->img, addr - ml->bias, valp, sizeof *valp))
+		return 0;
+	/* A read just above a copy that filled its whole reservation: the stack
+	 * goes on, we simply did not copy it. */
+	uint64_t sp = in->regs[PERF_REG_SP];
+	if (addr >= sp + in->stack_len && in->stack_len >= in->stack_reserved &&
+	    addr - sp < in->stack_len + (1u << 20))
+		ctx->read_past_copy = true;
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
+{
+	(void)as;
+	struct unwind_ctx *ctx = arg;
+	if (write || reg < 0 || reg > UNW_X86_64_RIP)
+		return -UNW_EBADREG;
+	*valp = ctx->regs[unwind_dwarf_to_perf[reg]];
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
+{
+	(void)as, (void)reg, (void)val, (void)write, (void)arg;
+	return -UNW_EINVAL;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	(void)as, (void)c, (void)arg;
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *offp, void *arg)
+{
+	(void)as, (void)addr, (void)buf, (void)len, (void)offp, (void)arg;
+	return -UNW_ENOINFO;   /* names come from the symbolizer, later */
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+struct unwind_space *unwind_space_new(void)
+{
+	struct unwind_space *us = calloc(1, sizeof *us);
+	if (!us)
+		return NULL;
+	us->as = unw_create_addr_space(&accessors, 0);
+	if (!us->as) {
+		free(us);
+		return NULL;
+	}
+	unw_set_caching_policy(us->as, UNW_CACHE_GLOBAL);
+	return us;
+}
+
+void unwind_space_free(struct unwind_space *us)
+{
+	if (!us)
+		return;
+	unw_destroy_addr_space(us->as);
+	free(us);
+}
+
+void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi)
+{
+	unw_flush_cache(us->as, lo, hi);
+}
