@@ -41,6 +41,7 @@ bench: build
 	sh bench/run.sh $(BUILD)
 	sh bench/convert_bench.sh $(BUILD)
 	/usr/bin/python3 bench/python_bench.py $(BUILD)
+	/usr/bin/python3 bench/no_cfi_bench.py $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) out

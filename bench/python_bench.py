@@ -229,7 +229,9 @@ def stolen_time(ember, tmp, seconds, rounds=3):
     target = os.path.join(HERE, "targets", "stolen_time.py")
     print("== time taken from a CPU-bound Python thread (21 frames), %.0f s runs, %d rounds: gaps in its own "
           "clock readings that hold a sample's time" % (seconds, rounds))
-    runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]), ("ember -F 99 per sample", ["-F", "99"]),
+    runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]),
+            ("ember -F 99 --stack-size 32768", ["-F", "99", "--stack-size", "32768"]),
+            ("ember -F 99 per sample", ["-F", "99"]),
             ("ember -F 99 --no-bpf", ["-F", "99", "--no-bpf"]), ("ember -F 999", ["-F", "999"])]
     # The anchor: perf's own DWARF sampling (no Python frames), its sample
     # times in CLOCK_MONOTONIC too.

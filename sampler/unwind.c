@@ -30,7 +30,7 @@
 struct walk {
 	struct unwind_ctx ctx;
 	struct process_model *pm;
-	unw_cursor_t c;
+	unw_cursor_t *c;                     /* (outside the struct: 1 KB that needs no zeroing) */
 	struct ember_frame_addr *out;
 	uint32_t n, max;
 	struct unwind_probes *probes;
@@ -46,7 +46,8 @@ struct walk {
 	uint64_t last_pc, callee_pc;         /* pc of the last frame added, and of the one before */
 	uint32_t trials;                     /* candidates tried in this sample (bounded) */
 	uint32_t trial_steps;                /* steps taken in candidates' walks (bounded) */
-	uint64_t regs[PERF_REGS_COUNT];      /* the registers the cursor was last started from */
+	const uint64_t *regs;                /* the registers the cursor was last started from (the
+	                                      * sample's, or those of the scan in progress) */
 	uint32_t start_frame;                /* ... at this frame index */
 };
 
@@ -59,7 +60,7 @@ enum step_result {
 	STEP_FAILED,       /* no CFI here, or it failed, or the walk went astray */
 };
 
-static void put_frame(const struct process *proc, uint64_t pc, struct ember_frame_addr *out)
+static inline void put_frame(const struct process *proc, uint64_t pc, struct ember_frame_addr *out)
 {
 	const struct module_load *ml = process_find(proc, pc);
 	if (ml) {
@@ -93,10 +94,10 @@ static void probe_regs_read(struct walk *w, struct ember_frame_probe *p)
 		unw_save_loc_t loc;
 		if (p->leaf)
 			v = w->ctx.in->regs[unwind_dwarf_to_perf[probe_regs[i]]];
-		else if (callee_saved[i] && unw_get_reg(&w->c, probe_regs[i], &v) < 0)
+		else if (callee_saved[i] && unw_get_reg(w->c, probe_regs[i], &v) < 0)
 			v = 0;
 		else if (callee_saved[i] && w->after_scan &&
-			 (unw_get_save_loc(&w->c, probe_regs[i], &loc) < 0 || loc.type != UNW_SLT_MEMORY))
+			 (unw_get_save_loc(w->c, probe_regs[i], &loc) < 0 || loc.type != UNW_SLT_MEMORY))
 			v = 0;
 		p->cand[i] = v;
 	}
@@ -118,7 +119,7 @@ static void probe_words_read(const struct unwind_input *in, uint64_t sp, uint64_
 
 /* Append the frame the cursor is at (pc: inside the call for callers), and
  * its probe when the caller's probe function picks it. */
-static void push_frame(struct walk *w, uint64_t pc, bool leaf)
+static inline void push_frame(struct walk *w, uint64_t pc, bool leaf)
 {
 	struct unwind_probes *pr = w->probes;
 	uint32_t pid = (uint32_t)w->ctx.proc->pid;
@@ -137,11 +138,9 @@ static void push_frame(struct walk *w, uint64_t pc, bool leaf)
  * frame index `frame`. */
 static bool cursor_at(struct walk *w, const uint64_t *regs, uint32_t frame)
 {
-	if (regs != w->regs)
-		memcpy(w->regs, regs, sizeof w->regs);
-	w->ctx.regs = w->regs;
+	w->regs = w->ctx.regs = regs;
 	w->start_frame = frame;
-	return unw_init_remote(&w->c, w->ctx.proc->unwind->as, &w->ctx) >= 0;
+	return unw_init_remote(w->c, w->ctx.proc->unwind->as, &w->ctx) >= 0;
 }
 
 /* One CFI step from the frame the cursor is at.  A frame without CFI ends
@@ -150,7 +149,7 @@ static enum step_result step(struct walk *w, uint64_t *ra_out)
 {
 	bool past = w->ctx.read_past_copy;
 	w->ctx.noinfo = false;
-	int rc = unw_step(&w->c);
+	int rc = unw_step(w->c);
 	if (w->ctx.noinfo) {
 		w->ctx.read_past_copy = past;    /* (reads the guess made do not count) */
 		return STEP_FAILED;
@@ -160,7 +159,7 @@ static enum step_result step(struct walk *w, uint64_t *ra_out)
 	unw_word_t pc, sp;
 	if (rc == 0)
 		return STEP_END;                 /* the CFI says: the thread's root */
-	if (unw_get_reg(&w->c, UNW_REG_IP, &pc) < 0 || unw_get_reg(&w->c, UNW_REG_SP, &sp) < 0 || pc == 0)
+	if (unw_get_reg(w->c, UNW_REG_IP, &pc) < 0 || unw_get_reg(w->c, UNW_REG_SP, &sp) < 0 || pc == 0)
 		return STEP_ZERO;
 	/* The stack grows down: a caller's SP below its callee's means the
 	 * walk went astray. */
@@ -176,7 +175,7 @@ static enum step_result step(struct walk *w, uint64_t *ra_out)
 	 * signal trampoline was interrupted: its PC is exact. */
 	*ra_out = pc;
 	push_frame(w, w->prev_signal ? pc : pc - 1, false);
-	w->prev_signal = unw_is_signal_frame(&w->c) > 0;
+	w->prev_signal = unw_is_signal_frame(w->c) > 0;
 	return STEP_FRAME;
 }
 
@@ -189,7 +188,7 @@ static bool replay_to(struct walk *w, uint32_t frame)
 		return false;
 	for (uint32_t i = w->start_frame; i < frame; i++) {
 		w->ctx.noinfo = false;
-		if (unw_step(&w->c) <= 0 || w->ctx.noinfo)
+		if (unw_step(w->c) <= 0 || w->ctx.noinfo)
 			return false;
 	}
 	return true;
@@ -208,7 +207,7 @@ static bool frame_regs(struct walk *w, uint32_t frame, uint64_t *regs)
 	memset(regs, 0, PERF_REGS_COUNT * sizeof *regs);
 	for (size_t i = 0; i < sizeof saved / sizeof saved[0]; i++) {
 		unw_word_t v;
-		if (unw_get_reg(&w->c, saved[i], &v) < 0)
+		if (unw_get_reg(w->c, saved[i], &v) < 0)
 			return false;
 		regs[unwind_dwarf_to_perf[saved[i]]] = v;
 	}
@@ -324,7 +323,7 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 		return STEP_FAILED;
 	uint64_t sp = regs[PERF_REG_SP], callee_pc = w->regs[PERF_REG_IP];
 	unw_word_t pc;
-	if (frame != w->start_frame && unw_get_reg(&w->c, UNW_REG_IP, &pc) == 0)
+	if (frame != w->start_frame && unw_get_reg(w->c, UNW_REG_IP, &pc) == 0)
 		callee_pc = pc - 1;
 	/* Nothing found, with the frame going on past the end of the copy:
 	 * the caller is above what was copied. */
@@ -424,7 +423,9 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 	if (!proc->unwind || max == 0)
 		return 0;
 
-	struct walk w = { .ctx = { .proc = proc, .in = in }, .pm = pm, .out = out, .max = max, .probes = probes,
+	unw_cursor_t cursor;
+	struct walk w = { .ctx = { .proc = proc, .in = in }, .pm = pm, .c = &cursor, .out = out, .max = max,
+			  .probes = probes,
 			  .prev_sp = in->regs[PERF_REG_SP] };
 	unwind_lock_enter();
 	if (!cursor_at(&w, in->regs, 0)) {
@@ -434,7 +435,7 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 		return 1;
 	}
 	push_frame(&w, ip, true);
-	w.prev_signal = unw_is_signal_frame(&w.c) > 0;
+	w.prev_signal = unw_is_signal_frame(w.c) > 0;
 	enum step_result r = walk_on(&w, 0, true);
 	unwind_lock_leave();
 	pm->scans += w.ctx.proc_scans;
