@@ -291,14 +291,15 @@ ok, text = E.copies(res, 0.95, 150)
 chk.check(ok, "ember late at the start: the later samples find their copies (%s)" % text, res.stderr)
 
 # A native stack cut off at the root (deep_native.py: 50 levels of Python
-# -> map() -> Python, ~10 native frames each: past the 32 KB stack copy or
-# the 512-frame cap):
+# -> map() -> Python, ~10 native frames each: past a 32 KB stack copy --
+# asked for here; the default 64 KB holds it -- or the 512-frame cap):
 # the Python frames the native part lost are shown above it, so the Python
 # stack is whole (<module> and 51 rec frames over deflate), and the sample
 # still confirms the activations it has (most samples certain).  Before: the root side's Python
 # frames were dropped and 97-98% of samples marked uncertain.
 out8 = os.path.join(E.tmpdir(), "deep_native.folded")
-res, _ = E.record_unstalled(["-F", "499", "-o", out8], [PY, os.path.join(PY_DIR, "deep_native.py"), "50", "1.5"],
+res, _ = E.record_unstalled(["-F", "499", "--stack-size", "32768", "-o", out8],
+                            [PY, os.path.join(PY_DIR, "deep_native.py"), "50", "1.5"],
                             timeout=90)
 chk.check(res.rc == 0, "native stack cut off: ember exits 0", res.describe())
 deep = E.load_profile(chk, out8, res)

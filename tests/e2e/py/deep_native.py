@@ -1,8 +1,8 @@
 """Known truth for native stacks cut off at the root: rec() recurses DEPTH
 times through map() (a C call between every two Python frames: an eval-loop
 activation and ~10 native frames per level), then compresses with zlib until
-SECONDS have passed.  At depth 50 the native stack is past ember's stack copy
-(32 KB) or its 512-frame cap, so its root side is missing; the Python stack must still be whole:
+SECONDS have passed.  At depth 50 the native stack is past a 32 KB stack copy
+or ember's 512-frame cap, so its root side is missing; the Python stack must still be whole:
 <module>, then DEPTH + 1 rec frames, over deflate.  Python 2.7 and 3.x.
 usage: deep_native.py DEPTH SECONDS"""
 import sys
