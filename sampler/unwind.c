@@ -15,13 +15,16 @@
 
 #include "unwind_internal.h"
 
-/* Bounds of the search past frames without CFI: candidates tried per
- * sample, and steps taken in their walks; scans nested in one walk; callers
- * right after a candidate whose return addresses are checked (each after a
- * call, and one to a call that can have gone where the walk says). */
-#define MAX_TRIALS 24
+/* Bounds of the search past frames without CFI: candidates tried per scan
+ * by CFI alone, and of those that led to another frame without CFI, how
+ * many are tried again with scans of their own; steps taken in candidates'
+ * walks per sample; scans nested in one walk; callers right after a
+ * candidate whose return addresses are checked (each after a call, and one
+ * to a call that can have gone where the walk says). */
+#define SCAN_TRIALS 12
+#define SCAN_PROMISING 6
 #define TRIAL_STEPS 4096
-#define MAX_SCANS 16
+#define MAX_SCANS 64
 #define CHECK_FRAMES 8
 
 /* ---- the walk ---- */
@@ -44,7 +47,6 @@ struct walk {
 	uint32_t inconsistent;               /* ... whose call went, directly, elsewhere than the callee
 	                                      * (a tail call, or a stale chain joining live frames) */
 	uint64_t last_pc, callee_pc;         /* pc of the last frame added, and of the one before */
-	uint32_t trials;                     /* candidates tried in this sample (bounded) */
 	uint32_t trial_steps;                /* steps taken in candidates' walks (bounded) */
 	const uint64_t *regs;                /* the registers the cursor was last started from (the
 	                                      * sample's, or those of the scan in progress) */
@@ -57,6 +59,7 @@ enum step_result {
 	STEP_ZERO,         /* a return address of 0: an end, but one a stale chain can fake */
 	STEP_TRUNCATED,    /* the walk needs stack above the copy */
 	STEP_CAP,          /* the frame array is full */
+	STEP_NO_CFI,       /* a frame without CFI, in a candidate's walk that may not scan */
 	STEP_FAILED,       /* no CFI here, or it failed, or the walk went astray */
 };
 
@@ -266,12 +269,18 @@ struct accept {
 	bool nested;          /* its walk may scan again */
 };
 
+/* How a candidate that was not kept fared. */
+enum tried {
+	TRIED_BAD,         /* its walk failed, or ended where it may not */
+	TRIED_LOOSE,       /* it ended well, through a call gone elsewhere (not strict) */
+	TRIED_NO_CFI,      /* every checked caller was right, then came a frame without CFI */
+};
+
 /* Start at the return address in slot as frame `frame`'s caller, and walk
  * on from there.  Kept when that walk ends well; else the walk is put back
- * as it was and STEP_FAILED returned (*loose: it ended well, but not
- * strictly). */
+ * as it was, STEP_FAILED returned and *how says how it fared. */
 static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *regs, uint64_t slot, uint64_t ra,
-				      const struct accept *a, uint32_t depth, bool *loose)
+				      const struct accept *a, uint32_t depth, enum tried *how)
 {
 	struct walk_mark m;
 	mark_take(w, &m);
@@ -281,7 +290,8 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 	w->prev_signal = false;
 	w->prev_sp = slot + 8;
 	w->after_scan = true;
-	w->trials++;
+	if (how)
+		*how = TRIED_BAD;
 	if (cursor_at(w, regs, w->n)) {
 		push_frame(w, ra - 1, false);
 		w->check_left = CHECK_FRAMES;
@@ -291,8 +301,10 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 		 * root's return address kept as data: no code without CFI is
 		 * called from a root) */
 		bool well = ends_well(r, a->weak, a->reg_beyond) && !(r == STEP_END && w->n == m.n + 1);
-		if (loose)
-			*loose = well && a->strict && w->inconsistent != m.inconsistent;
+		if (how && well && a->strict && w->inconsistent != m.inconsistent)
+			*how = TRIED_LOOSE;
+		else if (how && r == STEP_NO_CFI && w->inconsistent == m.inconsistent)
+			*how = TRIED_NO_CFI;
 		if (well && (!a->strict || w->inconsistent == m.inconsistent)) {
 			/* (the walk from a kept candidate is the unwinding a stack
 			 * with CFI would have cost: not the scan's) */
@@ -310,12 +322,13 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 
 /* Frame `frame` has no CFI, or its CFI failed: find its caller by scanning
  * the copy above its SP for a return address the walk goes on from.  First
- * a candidate whose walk needs no further scan, then one whose walk does
- * (a stale chain can reach the root through a scan of its own: a caller
- * found by CFI alone is the better explanation); within each, good
- * candidates first, nearest first, then weak ones.  Returns how the walk
- * from the kept candidate ended, or STEP_FAILED with the walk standing at
- * `frame`. */
+ * where the function's prologue puts it; then good candidates, nearest
+ * first, and weak ones after them, each walked by CFI alone (a caller found
+ * by CFI alone is the better explanation: a stale chain can reach the root
+ * through a scan of its own); then, of those whose walk led to another
+ * frame without CFI through callers that all checked out, the nearest again
+ * with scans of their own.  Returns how the walk from the kept candidate
+ * ended, or STEP_FAILED with the walk standing at `frame`. */
 static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth)
 {
 	uint64_t regs[PERF_REGS_COUNT], slots[SCAN_WORDS + ANCHOR_REGS * ANCHOR_WORDS];
@@ -328,39 +341,52 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	/* Nothing found, with the frame going on past the end of the copy:
 	 * the caller is above what was copied. */
 	bool beyond, reg_beyond;
-	size_t nslots = unwind_scan_slots(w->ctx.in, sp, regs, slots, sizeof slots / sizeof slots[0], &reg_beyond, &beyond);
+	size_t nslots = unwind_scan_slots(w->ctx.in, sp, regs, slots, sizeof slots / sizeof slots[0], &reg_beyond,
+					  &beyond);
 	const struct unwind_input *in = w->ctx.in;
-	/* Most words are no code address at all (data, doubles above 2^47):
-	 * outside the span of the process's mappings they cost one compare. */
-	/* First where the function's prologue puts its return address. */
 	uint64_t slot, ra;
 	struct accept a = { .nested = true };
 	enum step_result r;
-	if (unwind_prologue_slot(w->pm, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) && unwind_copy_word(in, slot, &ra) &&
-	    unwind_candidate(w->ctx.proc, ra, callee_pc) != CAND_NONE &&
+	if (unwind_prologue_slot(w->pm, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) &&
+	    unwind_copy_word(in, slot, &ra) && unwind_candidate(w->ctx.proc, ra, callee_pc) != CAND_NONE &&
 	    (r = try_candidate(w, frame, regs, slot, ra, &a, depth, NULL)) != STEP_FAILED)
 		return r;
+	/* Most words are no code address at all (data, doubles above 2^47):
+	 * outside the span of the process's mappings they cost one compare. */
 	const struct process *proc = w->ctx.proc;
 	uint64_t span_lo = proc->nloads ? proc->loads[0].lo : 0;
 	uint64_t span = proc->nloads ? proc->loads[proc->nloads - 1].hi - span_lo : 0;
-	for (int pass = 0; pass < 4; pass++) {
-		a = (struct accept){ .weak = pass % 2, .reg_beyond = reg_beyond, .strict = true, .nested = pass >= 2 };
-		enum candidate want = a.weak ? CAND_WEAK : CAND_GOOD;
+	size_t promising[2][SCAN_PROMISING], npromising[2] = { 0, 0 };
+	uint32_t tried = 0;
+	for (int weak = 0; weak < 2; weak++) {
+		a = (struct accept){ .weak = weak, .reg_beyond = reg_beyond, .strict = true };
 		size_t fallback = SIZE_MAX;   /* the first that ended well, but through a call gone elsewhere */
-		for (size_t i = 0; i < nslots && w->trials < MAX_TRIALS; i++) {
-			bool loose;
-			if (!unwind_copy_word(in, slots[i], &ra) || ra - span_lo >= span || unwind_candidate(w->ctx.proc, ra, callee_pc) != want)
+		for (size_t i = 0; i < nslots && tried < SCAN_TRIALS; i++) {
+			enum tried how;
+			if (!unwind_copy_word(in, slots[i], &ra) || ra - span_lo >= span ||
+			    unwind_candidate(w->ctx.proc, ra, callee_pc) != (weak ? CAND_WEAK : CAND_GOOD))
 				continue;
-			if ((r = try_candidate(w, frame, regs, slots[i], ra, &a, depth, &loose)) != STEP_FAILED)
+			tried++;
+			if ((r = try_candidate(w, frame, regs, slots[i], ra, &a, depth, &how)) != STEP_FAILED)
 				return r;
-			if (loose && fallback == SIZE_MAX)
+			if (how == TRIED_LOOSE && fallback == SIZE_MAX)
 				fallback = i;
+			if (how == TRIED_NO_CFI && npromising[weak] < SCAN_PROMISING)
+				promising[weak][npromising[weak]++] = i;
 		}
 		/* None without: a tail call it is. */
 		a.strict = false;
 		if (fallback != SIZE_MAX && unwind_copy_word(in, slots[fallback], &ra) &&
 		    (r = try_candidate(w, frame, regs, slots[fallback], ra, &a, depth, NULL)) != STEP_FAILED)
 			return r;
+	}
+	for (int weak = 0; weak < 2 && depth + 1 < MAX_SCANS; weak++) {
+		a = (struct accept){ .weak = weak, .reg_beyond = reg_beyond, .nested = true };
+		for (size_t k = 0; k < npromising[weak]; k++)
+			if (unwind_copy_word(in, slots[promising[weak][k]], &ra) &&
+			    (r = try_candidate(w, frame, regs, slots[promising[weak][k]], ra, &a, depth, NULL)) !=
+				    STEP_FAILED)
+				return r;
 	}
 	w->n = frame + 1;
 	return beyond ? STEP_TRUNCATED : STEP_FAILED;
@@ -398,7 +424,9 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
 			return r == STEP_ZERO && depth ? STEP_FAILED : r;   /* (a 0 is no end a stale chain may claim) */
 		if (!depth)
 			w->no_cfi = true;
-		if (depth >= MAX_SCANS || (depth && !nested))
+		if (depth && !nested)
+			return STEP_NO_CFI;
+		if (depth >= MAX_SCANS)
 			return STEP_FAILED;
 		uint64_t t0 = depth ? 0 : monotonic_ns();
 		r = scan_past(w, at, depth);

@@ -41,6 +41,7 @@ struct jit_proc {
 	bool known;            /* pid, uid and root were read from /proc while it lived */
 	bool own_ns;           /* in ember's mount namespace: paths work as they are */
 	struct jit_file map, dump;
+	char *dump_in_proc;    /* the jitdump's path as the process sees it, once known */
 	uint64_t read_ns;      /* CLOCK_MONOTONIC of the last read */
 	struct jit_entry *e;
 	size_t n, cap;
@@ -67,8 +68,10 @@ void ember_jit_map_free(struct ember_jit_map *jm)
 {
 	if (!jm)
 		return;
-	for (size_t i = 0; i < jm->nprocs; i++)
+	for (size_t i = 0; i < jm->nprocs; i++) {
 		free(jm->procs[i].e);
+		free(jm->procs[i].dump_in_proc);
+	}
 	free(jm->procs);
 	intern_free(&jm->names);
 	free(jm);
@@ -291,6 +294,11 @@ void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump
 		return;
 	p->read_ns = now_ns();
 	learn_process(p);
+	if (jitdump && (!p->dump_in_proc || strcmp(p->dump_in_proc, jitdump) != 0)) {
+		free(p->dump_in_proc);
+		p->dump_in_proc = strdup(jitdump);
+	}
+	jitdump = p->dump_in_proc;
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/perf-%d.map", p->nspid);
 	int fd = open_trusted(jm, p, &p->map, path);
@@ -308,7 +316,7 @@ void ember_jit_map_refresh(struct ember_jit_map *jm, pid_t pid)
 {
 	struct jit_proc *p = proc_get(jm, pid, false);
 	if (!p || now_ns() - p->read_ns >= 10 * 1000000ull)
-		ember_jit_map_read(jm, pid, NULL);
+		ember_jit_map_read(jm, pid, NULL);   /* (and the jitdump it was given before) */
 }
 
 static int cmp_entry(const void *x, const void *y)

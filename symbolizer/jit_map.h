@@ -36,9 +36,10 @@ void ember_jit_map_free(struct ember_jit_map *jm);
  * mount namespace when it was never seen alive. */
 void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump);
 
-/* ember_jit_map_read of the perf map alone, unless pid's files were read
- * less than 10 ms ago: for a lookup that missed while the process runs
- * (new code whose line came after the last read). */
+/* ember_jit_map_read again (the jitdump: the one given before), unless
+ * pid's files were read less than 10 ms ago: for a lookup that missed while
+ * the process runs (new code whose line or record came after the last
+ * read).  jitdump NULL in ember_jit_map_read means the one given before. */
 void ember_jit_map_refresh(struct ember_jit_map *jm, pid_t pid);
 
 /* The name of the JIT function at addr in process pid, or NULL; *start
