@@ -94,7 +94,10 @@ for coretype in (None, "Haswell"):
                   "%s: OpenBLAS ran its Haswell kernel (no CFI)" % tag, prof.top(20))
         m = re.search(r"(\d+) samples passed a frame without unwind info.*?; (\d+) recovered by stack scan",
                       res.stderr)
-        chk.check(m is not None and int(m.group(1)) >= ktot and int(m.group(2)) >= 0.99 * int(m.group(1)),
+        # (besides the kernel's: a sample or two a run whose CFI fails in
+        # libopencv_imgproc, which the scan does not always recover)
+        chk.check(m is not None and int(m.group(1)) >= ktot and int(m.group(2)) >= ktot and
+                  int(m.group(1)) - int(m.group(2)) <= max(2, 0.03 * int(m.group(1))),
                   "%s: the summary counts the samples past the kernel, recovered by stack scan" % tag, res.stderr)
     m = re.search(r"\(([\d.]+)%\) checked against the eval loop's instruction pointer", res.stderr)
     chk.check(m is not None and float(m.group(1)) >= 60, "%s: most samples' Python frames checked against the "
