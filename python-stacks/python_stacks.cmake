@@ -20,7 +20,7 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/sample_frames_obj.c
   ${PROJECT_SOURCE_DIR}/python-stacks/linetable.c)
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)
-target_link_libraries(ember_python PRIVATE PkgConfig::LIBDW PkgConfig::LIBBPF Threads::Threads)
+target_link_libraries(ember_python PUBLIC ember_common PRIVATE PkgConfig::LIBDW PkgConfig::LIBBPF Threads::Threads)
 
 # The sample-time frame copier: a BPF program compiled by clang and embedded
 # in ember (sample_frames_obj.c includes the object file's bytes).

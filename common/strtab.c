@@ -1,10 +1,13 @@
-/* String interning: an open-addressing hash table over strings stored in
- * large arena blocks.  Blocks never move, so interned pointers stay valid as
- * the table grows and pointer equality is string equality. */
+/* The string interner (strtab.h): an open-addressing hash table over
+ * strings stored in large arena blocks.  Blocks never move, so interned
+ * pointers stay valid as the table grows. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile_internal.h"
+#include "hash.h"
+#include "strtab.h"
 
 /* Large enough that malloc overhead per string is negligible, small enough
  * that a profile with a handful of names does not reserve megabytes. */
@@ -64,10 +67,6 @@ size_t ember_strtab_count(const struct ember_strtab *t)
 	return t->count;
 }
 
-size_t ember_strtab_bytes(const struct ember_strtab *t)
-{
-	return t->bytes;
-}
 
 /* Copy s into arena memory; NULL on OOM. */
 static char *strtab_store(struct ember_strtab *t, const char *s, size_t len)
@@ -162,4 +161,9 @@ const char *ember_strtab_intern(struct ember_strtab *t, const char *s, size_t le
 	t->count++;
 	t->bytes += len + 1;
 	return copy;
+}
+
+const char *ember_strtab_cstr(struct ember_strtab *t, const char *s)
+{
+	return ember_strtab_intern(t, s ? s : "", s ? strlen(s) : 0);
 }

@@ -1,0 +1,358 @@
+/* The ELF view (elf_view.h): a read-only mapping of the file, headers parsed
+ * once with libelf, symbol and section lookups through libelf on demand. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_view.h"
+
+/* .eh_frame_hdr encodings accepted for the binary-search table (the only
+ * ones GNU ld, gold, lld and mold emit). */
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_datarel 0x30
+
+static bool in_file(const struct ember_elf *e, uint64_t off, uint64_t len)
+{
+	return off <= e->size && len <= e->size - off;
+}
+
+static void parse_eh_frame_hdr(struct ember_elf *e, uint64_t vaddr)
+{
+	uint8_t hdr[12];
+
+	if (!ember_elf_read(e, vaddr, hdr, sizeof hdr))
+		return;
+	/* version 1, eh_frame_ptr_enc (any 4-byte form), fde_count_enc udata4,
+	 * table_enc datarel|sdata4: fde_count is at byte 8 and the table,
+	 * (initial location, FDE) pairs of int32 from .eh_frame_hdr, at 12. */
+	if (hdr[0] != 1 || ((hdr[1] & 0x0f) != DW_EH_PE_udata4 && (hdr[1] & 0x0f) != DW_EH_PE_sdata4) ||
+	    hdr[2] != DW_EH_PE_udata4 || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return;
+	uint32_t count;
+	memcpy(&count, hdr + 8, 4);
+	e->eh_frame_hdr = vaddr;
+	e->fde_count = count;
+	e->fde_table = ember_elf_at(e, vaddr + 12, (size_t)count * 8);
+}
+
+static void parse_build_id(struct ember_elf *e, Elf *elf, const GElf_Phdr *ph)
+{
+	Elf_Data *data = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
+	if (!data)
+		return;
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+	while (off < data->d_size && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= sizeof e->build_id) {
+			memcpy(e->build_id, (const char *)data->d_buf + desc_off, nh.n_descsz);
+			e->build_id_len = nh.n_descsz;
+			e->build_id_vaddr = ph->p_vaddr ? ph->p_vaddr + desc_off : 0;
+			return;
+		}
+	}
+}
+
+static void add_load(struct ember_elf *e, const GElf_Phdr *ph)
+{
+	if (e->nloads == EMBER_ELF_MAX_LOADS)
+		return;
+	struct ember_elf_load *l = &e->loads[e->nloads++];
+	l->vaddr = ph->p_vaddr;
+	l->memsz = ph->p_memsz;
+	l->offset = ph->p_offset;
+	/* Never trust filesz past the end of the file. */
+	l->filesz = ph->p_offset > e->size ? 0 : ph->p_filesz < e->size - ph->p_offset ? ph->p_filesz
+											: e->size - ph->p_offset;
+	l->exec = ph->p_flags & PF_X;
+	if (ph->p_vaddr < e->min_vaddr)
+		e->min_vaddr = ph->p_vaddr;
+	if (ph->p_vaddr + ph->p_memsz > e->max_vaddr)
+		e->max_vaddr = ph->p_vaddr + ph->p_memsz;
+	if (l->exec) {
+		if (!e->exec_lo || ph->p_vaddr < e->exec_lo)
+			e->exec_lo = ph->p_vaddr;
+		if (ph->p_vaddr + ph->p_memsz > e->exec_hi)
+			e->exec_hi = ph->p_vaddr + ph->p_memsz;
+	}
+}
+
+static int parse(struct ember_elf *e, Elf *elf)
+{
+	GElf_Ehdr eh;
+	size_t nph;
+	const unsigned char *id = e->data;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph) != 0 ||
+	    id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB)
+		return -ENOEXEC;
+	e->machine = eh.e_machine;
+	e->is_exec_type = eh.e_type == ET_EXEC;
+	e->min_vaddr = UINT64_MAX;
+	uint64_t eh_hdr = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD)
+			add_load(e, &ph);
+		else if (ph.p_type == PT_GNU_EH_FRAME)
+			eh_hdr = ph.p_vaddr;
+		else if (ph.p_type == PT_NOTE && !e->build_id_len && in_file(e, ph.p_offset, ph.p_filesz))
+			parse_build_id(e, elf, &ph);
+	}
+	if (e->nloads == 0)
+		return -ENOEXEC;
+	if (eh_hdr)
+		parse_eh_frame_hdr(e, eh_hdr);
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size)
+			e->has_symtab = true;
+	}
+	return 0;
+}
+
+int ember_elf_open(struct ember_elf *e, const char *path)
+{
+	memset(e, 0, sizeof *e);
+	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (e->fd < 0)
+		return -errno;
+	struct stat st;
+	int rc = -ENOEXEC;
+	if (fstat(e->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 64)
+		goto fail;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, e->fd, 0);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		goto fail;
+	}
+	e->data = p;
+	e->size = (size_t)st.st_size;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)e->data, e->size);
+	rc = elf ? parse(e, elf) : -ENOEXEC;
+	if (elf)
+		elf_end(elf);
+	if (rc == 0)
+		return 0;
+fail:
+	ember_elf_close(e);
+	return rc;
+}
+
+void ember_elf_close(struct ember_elf *e)
+{
+	free(e->funcs);
+	if (e->data)
+		munmap((void *)e->data, e->size);
+	if (e->fd >= 0)
+		close(e->fd);
+	memset(e, 0, sizeof *e);
+	e->fd = -1;
+}
+
+uint64_t ember_elf_bias(const struct ember_elf *e, uint64_t start, uint64_t pgoff)
+{
+	if (e->is_exec_type)
+		return 0;
+	/* The PT_LOAD whose file range holds pgoff tells which vaddr `start`
+	 * corresponds to; page-align both sides as the loader does. */
+	for (unsigned i = 0; i < e->nloads; i++) {
+		const struct ember_elf_load *l = &e->loads[i];
+		uint64_t off_page = l->offset & ~0xfffULL;
+		if (pgoff >= off_page && pgoff < l->offset + (l->filesz ? l->filesz : 1))
+			return start - pgoff - ((l->vaddr & ~0xfffULL) - off_page);
+	}
+	return start - pgoff;
+}
+
+const uint8_t *ember_elf_at(const struct ember_elf *e, uint64_t vaddr, size_t len)
+{
+	for (unsigned i = 0; i < e->nloads; i++) {
+		const struct ember_elf_load *l = &e->loads[i];
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz && len <= l->filesz - (vaddr - l->vaddr))
+			return e->data + l->offset + (vaddr - l->vaddr);
+	}
+	return NULL;
+}
+
+bool ember_elf_read(const struct ember_elf *e, uint64_t vaddr, void *buf, size_t len)
+{
+	const uint8_t *p = ember_elf_at(e, vaddr, len);
+	if (p)
+		memcpy(buf, p, len);
+	return p != NULL;
+}
+
+/* Call fn for every symbol of the symbol tables of type `type`; stop when it
+ * returns true. */
+typedef bool (*sym_fn)(void *arg, const GElf_Sym *sym, const char *name);
+
+static void each_symbol(const struct ember_elf *e, Elf64_Word type, sym_fn fn, void *arg)
+{
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)e->data, e->size);
+	Elf_Scn *scn = NULL;
+	bool done = false;
+	while (elf && !done && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && !done; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (gelf_getsym(data, (int)i, &sym) && (name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+				done = fn(arg, &sym, name);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+}
+
+struct by_name {
+	const char *name;
+	uint64_t value, size;
+	bool found;
+};
+
+static bool match_name(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct by_name *b = arg;
+	if (sym->st_shndx == SHN_UNDEF || strcmp(name, b->name) != 0)
+		return false;
+	b->value = sym->st_value;
+	b->size = sym->st_size;
+	return b->found = true;
+}
+
+uint64_t ember_elf_symbol(const struct ember_elf *e, const char *name, uint64_t *size)
+{
+	struct by_name b = { .name = name };
+	each_symbol(e, SHT_SYMTAB, match_name, &b);
+	if (!b.found)
+		each_symbol(e, SHT_DYNSYM, match_name, &b);
+	if (b.found && size)
+		*size = b.size;
+	return b.found ? b.value : 0;
+}
+
+uint64_t ember_elf_section(const struct ember_elf *e, const char *name, uint64_t *size)
+{
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)e->data, e->size);
+	size_t shstrndx;
+	uint64_t addr = 0;
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *s;
+			if (gelf_getshdr(scn, &sh) && (s = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(s, name)) {
+				addr = sh.sh_addr;
+				if (size)
+					*size = sh.sh_size;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	return addr;
+}
+
+struct funcs {
+	struct ember_elf *e;
+	size_t cap;
+};
+
+static bool add_func(void *arg, const GElf_Sym *sym, const char *name)
+{
+	(void)name;
+	struct funcs *f = arg;
+	struct ember_elf *e = f->e;
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF || !sym->st_value)
+		return false;
+	if (e->nfuncs == f->cap) {
+		size_t ncap = f->cap ? f->cap * 2 : 256;
+		struct ember_elf_func *v = realloc(e->funcs, ncap * sizeof *v);
+		if (!v)
+			return true;
+		e->funcs = v;
+		f->cap = ncap;
+	}
+	e->funcs[e->nfuncs++] = (struct ember_elf_func){ sym->st_value, sym->st_size };
+	return false;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct ember_elf_func *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+bool ember_elf_func_start(struct ember_elf *e, uint64_t vaddr, uint64_t *start)
+{
+	if (!e->funcs_built) {
+		struct funcs f = { .e = e };
+		e->funcs_built = true;
+		each_symbol(e, SHT_SYMTAB, add_func, &f);
+		if (!e->nfuncs)
+			each_symbol(e, SHT_DYNSYM, add_func, &f);
+		qsort(e->funcs, e->nfuncs, sizeof *e->funcs, cmp_func);
+	}
+	size_t lo = 0, hi = e->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (e->funcs[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	const struct ember_elf_func *f = &e->funcs[lo - 1];
+	if (f->size && vaddr - f->start >= f->size)
+		return false;
+	*start = f->start;
+	return true;
+}
+
+bool ember_elf_fde_start(const struct ember_elf *e, uint64_t vaddr, uint64_t *next)
+{
+	if (!e->fde_table || !e->fde_count)
+		return false;
+	int64_t want = (int64_t)(vaddr - e->eh_frame_hdr);
+	size_t lo = 0, hi = e->fde_count;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int32_t loc;
+		memcpy(&loc, e->fde_table + mid * 8, 4);
+		if (loc < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int32_t loc = 0;
+	if (lo < e->fde_count)
+		memcpy(&loc, e->fde_table + lo * 8, 4);
+	if (lo == e->fde_count || loc != want)
+		return false;
+	*next = UINT64_MAX;
+	if (lo + 1 < e->fde_count) {
+		memcpy(&loc, e->fde_table + (lo + 1) * 8, 4);
+		*next = e->eh_frame_hdr + (uint64_t)(int64_t)loc;
+	}
+	return true;
+}

@@ -1,0 +1,83 @@
+/* /proc readers (proc.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+static void proc_path(char *out, size_t len, pid_t pid, const char *name)
+{
+	if (pid)
+		snprintf(out, len, "/proc/%d/%s", (int)pid, name);
+	else
+		snprintf(out, len, "/proc/self/%s", name);
+}
+
+int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg)
+{
+	char path[64], line[4400];
+	proc_path(path, sizeof path, pid, "maps");
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		struct ember_proc_map m = { 0 };
+		unsigned dmaj, dmin;
+		int pos = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n", &m.lo, &m.hi, m.perms,
+			   &m.offset, &dmaj, &dmin, &m.inode, &pos) < 7 || !pos)
+			continue;
+		char *p = line + pos;
+		p[strcspn(p, "\n")] = 0;
+		m.path = p;
+		if (!fn(arg, &m))
+			break;
+	}
+	fclose(f);
+	return 0;
+}
+
+ssize_t ember_proc_read(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[96];
+	proc_path(path, sizeof path, pid, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = 0;
+	while (n + 1 < len) {
+		ssize_t got = read(fd, buf + n, len - 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	buf[n] = 0;
+	return (ssize_t)n;
+}
+
+bool ember_proc_status(pid_t pid, const char *key, char *buf, size_t len)
+{
+	char path[64], line[1024];
+	size_t klen = strlen(key);
+	bool found = false;
+	proc_path(path, sizeof path, pid, "status");
+	FILE *f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof line, f)) {
+		if (strncmp(line, key, klen) != 0 || line[klen] != ':')
+			continue;
+		const char *v = line + klen + 1;
+		v += strspn(v, " \t");
+		snprintf(buf, len, "%.*s", (int)strcspn(v, "\n"), v);
+		found = true;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}

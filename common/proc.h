@@ -1,0 +1,35 @@
+/* The one /proc reader of ember: a process's memory map, its status
+ * fields, and its small files.  Every function takes the pid of the target
+ * (0: ember itself).  Not thread-safe only in that callbacks run on the
+ * caller's thread. */
+#ifndef EMBER_COMMON_PROC_H
+#define EMBER_COMMON_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One line of /proc/PID/maps. */
+struct ember_proc_map {
+	uint64_t lo, hi, offset, inode;
+	char perms[5];             /* "r-xp" */
+	const char *path;          /* "" for anonymous memory; "[vdso]", "[anon:NAME]", a file path
+	                            * (" (deleted)" kept); valid during the callback only */
+};
+
+/* Call fn for every mapping of pid, in address order; it returns false to
+ * stop.  0, or -errno when the file cannot be read (-ENOENT: no such
+ * process). */
+typedef bool (*ember_proc_map_fn)(void *arg, const struct ember_proc_map *m);
+int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg);
+
+/* Read /proc/PID/NAME (NAME: "cmdline", "comm", "stat", "task/TID/comm",
+ * ...) into buf, NUL-terminated; its length (at most len - 1), or -errno. */
+ssize_t ember_proc_read(pid_t pid, const char *name, char *buf, size_t len);
+
+/* The value of field key ("NSpid", "Uid", "VmHWM") of /proc/PID/status,
+ * leading blanks dropped, into buf; false when there is none. */
+bool ember_proc_status(pid_t pid, const char *key, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,193 @@
+/* Unit tests for common/: the id table against a plain model under random
+ * inserts and removals, array growth, the interner, the /proc reader on
+ * ember's own process, and the ELF view on the test's own executable
+ * against what the dynamic loader and the compiler say. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "clock.h"
+#include "elf_view.h"
+#include "grow.h"
+#include "hash.h"
+#include "idtab.h"
+#include "proc.h"
+#include "strtab.h"
+
+/* ---- idtab: keys are uint64 values in an array, ids index it ---- */
+
+static bool key_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const uint64_t *)ctx)[id] == *(const uint64_t *)key;
+}
+
+/* Few distinct hashes on purpose: long probe runs, removals inside them. */
+static uint64_t weak_hash(uint64_t k)
+{
+	return k % 97 * 0x10001;
+}
+
+static void test_idtab(void)
+{
+	enum { N = 4000 };
+	static uint64_t keys[N];
+	static bool present[N];
+	struct ember_idtab t;
+	CHECK(ember_idtab_init(&t) == 0);
+	uint64_t rng = 12345;
+	int bad = 0;
+	for (int step = 0; step < 60000; step++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t id = (uint32_t)(rng >> 33) % N;
+		keys[id] = id * 7 + 3;
+		uint32_t found = ember_idtab_find(&t, weak_hash(keys[id]), key_eq, keys, &keys[id]);
+		bad += (found != UINT32_MAX) != present[id] || (present[id] && found != id);
+		if (present[id] && (rng & 0x100)) {
+			CHECK(ember_idtab_remove(&t, weak_hash(keys[id]), id));
+			present[id] = false;
+		} else if (!present[id]) {
+			CHECK(ember_idtab_insert(&t, weak_hash(keys[id]), id) == 0);
+			present[id] = true;
+		}
+	}
+	size_t count = 0;
+	for (int i = 0; i < N; i++) {
+		count += present[i];
+		uint32_t found = ember_idtab_find(&t, weak_hash(keys[i]), key_eq, keys, &keys[i]);
+		bad += present[i] ? found != (uint32_t)i : found != UINT32_MAX;
+	}
+	CHECK(bad == 0);
+	CHECK(t.count == count);
+	CHECK(!ember_idtab_remove(&t, weak_hash(999999), 999999 % N + N));
+	ember_idtab_clear(&t);
+	CHECK(t.count == 0 && ember_idtab_find(&t, weak_hash(keys[0]), key_eq, keys, &keys[0]) == UINT32_MAX);
+	ember_idtab_free(&t);
+}
+
+static void test_grow_and_strtab(void)
+{
+	int *v = NULL;
+	size_t cap = 0;
+	CHECK(EMBER_GROW(v, cap, 1) == 0 && cap == 16);
+	CHECK(EMBER_GROW(v, cap, 1000) == 0 && cap == 1024);
+	v[999] = 7;
+	CHECK(EMBER_GROW(v, cap, 10) == 0 && cap == 1024 && v[999] == 7);
+	CHECK(ember_grow((void **)&v, &cap, 1u << 30, SIZE_MAX / 2) == -1 && cap == 1024);
+	free(v);
+
+	struct ember_strtab *st = ember_strtab_new();
+	const char *a = ember_strtab_intern(st, "alpha beta", 5), *b = ember_strtab_cstr(st, "alpha");
+	CHECK(a && a == b && !strcmp(a, "alpha"));
+	CHECK(ember_strtab_cstr(st, NULL) == ember_strtab_intern(st, "", 0));
+	const char *first = ember_strtab_cstr(st, "stays");
+	char name[32];
+	for (int i = 0; i < 100000; i++) {   /* the table and the arena grow: pointers stay */
+		snprintf(name, sizeof name, "s%d", i);
+		ember_strtab_cstr(st, name);
+	}
+	CHECK(first == ember_strtab_cstr(st, "stays") && !strcmp(first, "stays"));
+	CHECK(ember_strtab_count(st) == 100000 + 3);
+	ember_strtab_free(st);
+	CHECK(ember_hash_pair(1, 2) != ember_hash_pair(2, 1));
+	uint64_t t0 = ember_now_ns();
+	CHECK(ember_now_ns() >= t0 && ember_cpu_ns() > 0);
+}
+
+/* ---- proc ---- */
+
+struct find_map {
+	uint64_t addr;
+	char path[256];
+	char perms[5];
+	int lines;
+};
+
+static bool on_map(void *arg, const struct ember_proc_map *m)
+{
+	struct find_map *f = arg;
+	f->lines++;
+	if (f->addr >= m->lo && f->addr < m->hi) {
+		snprintf(f->path, sizeof f->path, "%s", m->path);
+		memcpy(f->perms, m->perms, sizeof f->perms);
+	}
+	return true;
+}
+
+static void test_proc(void)
+{
+	struct find_map f = { .addr = (uint64_t)(uintptr_t)test_proc };
+	char exe[256], buf[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	CHECK(ember_proc_maps(0, on_map, &f) == 0 && f.lines > 5);
+	CHECK_STR(f.path, exe);
+	CHECK(f.perms[2] == 'x');
+	struct find_map g = { .addr = (uint64_t)(uintptr_t)test_proc };
+	CHECK(ember_proc_maps(getpid(), on_map, &g) == 0 && !strcmp(g.path, exe));
+	CHECK(ember_proc_maps(0x7ffffffe, on_map, &g) < 0);          /* no such process */
+	CHECK(ember_proc_read(0, "comm", buf, sizeof buf) > 0 && !strncmp(buf, "test_common", 11));
+	CHECK(ember_proc_read(0, "cmdline", buf, 4) == 3 && buf[3] == 0);   /* cut, terminated */
+	CHECK(ember_proc_status(0, "Uid", buf, sizeof buf) && (unsigned)atoi(buf) == getuid());
+	CHECK(ember_proc_status(getpid(), "NSpid", buf, sizeof buf) && atoi(buf) > 0);
+	CHECK(!ember_proc_status(0, "NoSuchField", buf, sizeof buf));
+}
+
+/* ---- the ELF view on this executable ---- */
+
+static int find_exe(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (!info->dlpi_name[0]) {
+		*(uintptr_t *)arg = info->dlpi_addr;
+		return 1;
+	}
+	return 0;
+}
+
+__attribute__((noinline)) int elf_probe_function(int x);
+__attribute__((noinline)) int elf_probe_function(int x)
+{
+	return x * 3 + 1;
+}
+
+static void test_elf_view(void)
+{
+	struct ember_elf e;
+	uintptr_t bias = 0;
+	dl_iterate_phdr(find_exe, &bias);
+	CHECK(ember_elf_open(&e, "/proc/self/exe") == 0);
+	CHECK(e.nloads >= 2 && e.exec_hi > e.exec_lo && e.build_id_len == 20);
+	CHECK(e.machine == EM_X86_64 || e.machine == EM_AARCH64);
+	uint64_t fn = (uint64_t)(uintptr_t)elf_probe_function - bias, size = 0, start = 0, next = 0;
+	/* the bytes through the view are the bytes the loader mapped */
+	CHECK(ember_elf_at(&e, fn, 16) && !memcmp(ember_elf_at(&e, fn, 16), (const void *)(uintptr_t)elf_probe_function, 16));
+	CHECK(ember_elf_symbol(&e, "elf_probe_function", &size) == fn && size > 0);
+	CHECK(ember_elf_symbol(&e, "no_such_symbol_anywhere", NULL) == 0);
+	CHECK(ember_elf_func_start(&e, fn + 3, &start) && start == fn);
+	CHECK(ember_elf_fde_start(&e, fn, &next) && next > fn);
+	CHECK(!ember_elf_fde_start(&e, fn + 1, &next));
+	uint64_t text_size = 0, text = ember_elf_section(&e, ".text", &text_size);
+	CHECK(text && fn >= text && fn < text + text_size);
+	/* a build-id mapped with the note: the bytes there are the build-id */
+	const uint8_t *note = ember_elf_at(&e, e.build_id_vaddr, e.build_id_len);
+	CHECK(e.build_id_vaddr && note && !memcmp(note, e.build_id, e.build_id_len));
+	uint64_t b = ember_elf_bias(&e, e.loads[0].vaddr + bias, e.loads[0].offset);
+	CHECK(b == bias);
+	ember_elf_close(&e);
+	CHECK(ember_elf_open(&e, "/proc/self/status") < 0);
+	CHECK(ember_elf_open(&e, "/nonexistent") < 0);
+}
+
+int main(void)
+{
+	test_idtab();
+	test_grow_and_strtab();
+	test_proc();
+	test_elf_view();
+	return check_report();
+}
