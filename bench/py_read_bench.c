@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 
 	struct ember_python *py[2];
 	struct ember_python_opts opts[2] = { EMBER_PYTHON_OPTS_DEFAULT, EMBER_PYTHON_OPTS_DEFAULT };
-	opts[1].no_gil_check = true;   /* as cli/python_capture.c */
+	opts[1].no_gil_check = true;   /* as the session opens readers without --gil */
 	char msg[256];
 	for (int k = 0; k < 2; k++)
 		if (ember_python_open(&py[k], pid, &opts[k], msg, sizeof msg) != EMBER_PY_OK) {

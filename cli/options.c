@@ -10,8 +10,7 @@
 void options_record_defaults(struct record_opts *o)
 {
 	memset(o, 0, sizeof *o);
-	o->sampler = (struct ember_sampler_opts)EMBER_SAMPLER_OPTS_DEFAULT;
-	o->python = true;
+	ember_record_opts_default(&o->rec);
 }
 
 void options_record_usage(FILE *out)
@@ -53,9 +52,10 @@ void options_record_usage(FILE *out)
 	      "      --gil              only samples of the thread holding the GIL\n"
 	      "      --full-filenames   absolute Python file names (default: package-relative)\n"
 	      "      --no-python        do not read Python frames (native stacks only)\n"
-	      "      --no-bpf           read Python frames right after each sample instead of having\n"
-	      "                         the kernel copy them at the sample (a BPF program; needs root\n"
-	      "                         or CAP_BPF+CAP_PERFMON, else ember falls back by itself)\n"
+	      "      --no-copier        read Python frames right after each sample instead of having\n"
+	      "                         the copier (a BPF program the kernel runs at the sample) copy\n"
+	      "                         them; it needs root or CAP_BPF+CAP_PERFMON, else ember falls\n"
+	      "                         back by itself (--no-bpf: the same)\n"
 	      "\n"
 	      "      --threads          add a root frame per thread: 'name (tid)'\n"
 	      "      --icicle           SVG: root at the top\n"
@@ -219,7 +219,7 @@ static long max_sample_rate(void)
 }
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
-       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_BPF, OPT_NO_JIT_ENV };
+       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -235,7 +235,8 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "gil", no_argument, NULL, OPT_GIL },
 		{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
-		{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
+		{ "no-copier", no_argument, NULL, OPT_NO_COPIER },
+		{ "no-bpf", no_argument, NULL, OPT_NO_COPIER },   /* the option's earlier name */
 		{ "no-jit-env", no_argument, NULL, OPT_NO_JIT_ENV },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
@@ -262,7 +263,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 					 "(kernel.perf_event_max_sample_rate), not '%%s'", max_sample_rate());
 				return bad(msg, optarg);
 			}
-			o->sampler.freq_hz = (uint32_t)v;
+			o->rec.sampler.freq_hz = (uint32_t)v;
 			break;
 		case 'd': {
 			char *end;
@@ -270,45 +271,45 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			double d = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(d > 0) || d > 1e7)
 				return bad("-d must be a positive number of seconds, not '%s'", optarg);
-			o->duration_s = d;
+			o->rec.duration_s = d;
 			break;
 		}
 		case 'p':
 			if (!parse_long(optarg, 1, 0x7fffffff, &v))
 				return bad("-p must be a process id, not '%s'", optarg);
-			o->pid = (pid_t)v;
+			o->rec.pid = (pid_t)v;
 			break;
 		case OPT_STACK_SIZE:
 			if (!parse_long(optarg, 64, 65528, &v) || v % 8)
 				return bad("--stack-size must be a multiple of 8 from 64 to 65528, not '%s'", optarg);
-			o->sampler.stack_size = (uint32_t)v;
+			o->rec.sampler.stack_size = (uint32_t)v;
 			break;
 		case OPT_KERNEL:
-			o->sampler.kernel = true;
+			o->rec.sampler.kernel = true;
 			break;
 		case OPT_PYTHON_ONLY:
-			o->merge.python_only = true;
+			o->rec.merge.python_only = true;
 			break;
 		case OPT_NATIVE_UNFILTERED:
-			o->merge.native_unfiltered = true;
+			o->rec.merge.native_unfiltered = true;
 			break;
 		case OPT_SUBPROCESSES:
-			o->merge.subprocesses = true;
+			o->rec.subprocesses = true;
 			break;
 		case OPT_GIL:
-			o->gil_only = true;
+			o->rec.gil_only = true;
 			break;
 		case OPT_FULL_FILENAMES:
-			o->merge.full_filenames = true;
+			o->rec.full_filenames = true;
 			break;
 		case OPT_NO_PYTHON:
-			o->python = false;
+			o->rec.python = false;
 			break;
-		case OPT_NO_BPF:
-			o->no_bpf = true;
+		case OPT_NO_COPIER:
+			o->rec.no_copier = true;
 			break;
 		case OPT_NO_JIT_ENV:
-			o->no_jit_env = true;
+			o->rec.no_jit_env = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -324,14 +325,14 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		}
 	}
 	if (optind < argc)
-		o->argv = argv + optind;
-	if (o->pid && o->argv)
-		return bad("give either -p PID or a command, not both (command: %s)", o->argv[0]);
-	if (!o->pid && !o->argv)
+		o->rec.argv = argv + optind;
+	if (o->rec.pid && o->rec.argv)
+		return bad("give either -p PID or a command, not both (command: %s)", o->rec.argv[0]);
+	if (!o->rec.pid && !o->rec.argv)
 		return bad("%s", "nothing to profile: give a command after -- or -p PID");
-	if (!o->python && (o->merge.python_only || o->gil_only))
+	if (!o->rec.python && (o->rec.merge.python_only || o->rec.gil_only))
 		return bad("%s", "--no-python cannot be combined with --python-only or --gil");
-	if (o->merge.python_only && o->merge.native_unfiltered)
+	if (o->rec.merge.python_only && o->rec.merge.native_unfiltered)
 		return bad("%s", "--python-only and --native-unfiltered contradict each other");
 	return options_output_finish(&o->out, "record");
 }

@@ -2,7 +2,7 @@
  * the top functions. */
 #include "cli.h"
 
-void summary_print(FILE *out, const struct run_summary *sum, const struct ember_profile *p)
+void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t stack_size, const struct ember_profile *p)
 {
 	fprintf(out, "ember: wall %.2f s; target CPU %.2f s user, %.2f s sys", sum->wall_s,
 		sum->target_user_s, sum->target_sys_s);
@@ -12,7 +12,7 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 		fprintf(out, "; context switches %ld voluntary, %ld involuntary", sum->vol_ctx, sum->invol_ctx);
 	fputc('\n', out);
 
-	const struct ember_sampler_stats *st = &sum->stats;
+	const struct ember_sampler_stats *st = &sum->sampler;
 	/* Capture cost per sample, and the one-off cold path apart: symbolizing
 	 * opens every module's debug info once, whatever the run's length. */
 	double per_sample_us = st->samples ? sum->profiler_cpu_s * 1e6 / (double)st->samples : 0;
@@ -26,7 +26,7 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 	if (st->truncated > st->frame_capped)
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: %s\n",
 			100.0 * (double)(st->truncated - st->frame_capped) / (double)st->samples,
-			sum->stack_size < 65528 ? "raise --stack-size (max 65528)" :
+			stack_size < 65528 ? "raise --stack-size (max 65528)" :
 						  "deeper than 64 KB of stack, the most the kernel copies");
 	if (st->frame_capped)
 		fprintf(out, "ember: %.1f%% of stacks were deeper than %d native frames: their outermost frames are "
@@ -53,14 +53,14 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 			sum->py_read_us, sum->py_read_median_us, sum->py_lag_us, (unsigned long long)sum->py_late,
 			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)st->samples,
 			(unsigned long long)sum->py_corrected, sum->py_setup_ms);
-		if (sum->py_bpf_asked && sum->py_bpf_note[0])
-			fprintf(out, "ember: Python frames read after each sample: %s\n", sum->py_bpf_note);
-		else if (sum->py_bpf_asked) {
+		if (sum->copier_asked && sum->copier_note[0])
+			fprintf(out, "ember: Python frames read after each sample: %s\n", sum->copier_note);
+		else if (sum->copier_asked) {
 			fprintf(out, "ember: Python frames copied by the kernel at the sample (BPF) for %llu of %llu "
 				"reads (%.1f%%)%s", (unsigned long long)sum->py_at_sample,
 				(unsigned long long)sum->py_reads,
 				sum->py_reads ? 100.0 * (double)sum->py_at_sample / (double)sum->py_reads : 0.0,
-				sum->bpf_failed ? "; some events refused the BPF program" : "");
+				st->bpf_failed ? "; some events refused the BPF program" : "");
 			/* A thread's first sample or two come before ember has told
 			 * the copier about it; many more mean ember was held back
 			 * (a stolen CPU) when the thread started. */
@@ -70,14 +70,14 @@ void summary_print(FILE *out, const struct run_summary *sum, const struct ember_
 					(unsigned long long)sum->py_before_copier);
 			fputc('\n', out);
 		}
-		if (sum->bpf.timed && sum->bpf.runs)
+		if (sum->copier.timed && sum->copier.runs)
 			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each; records: %llu woke "
 				"ember (%llu code objects named on arrival), %llu read where they arrived, %llu kept for "
 				"a later read (%llu read), %llu overwritten unread\n",
-				(unsigned long long)sum->bpf.runs, (double)sum->bpf.run_ns / 1e3 / (double)sum->bpf.runs,
-				(unsigned long long)sum->bpf.woke, (unsigned long long)sum->bpf.learnt,
-				(unsigned long long)sum->bpf.read_in_place, (unsigned long long)sum->bpf.kept,
-				(unsigned long long)sum->bpf.read_kept, (unsigned long long)sum->bpf.replaced);
+				(unsigned long long)sum->copier.runs, (double)sum->copier.run_ns / 1e3 / (double)sum->copier.runs,
+				(unsigned long long)sum->copier.woke, (unsigned long long)sum->copier.learnt,
+				(unsigned long long)sum->copier.read_in_place, (unsigned long long)sum->copier.kept,
+				(unsigned long long)sum->copier.read_kept, (unsigned long long)sum->copier.replaced);
 		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "
 			"and are marked [python frames uncertain]\n",
 			(unsigned long long)sum->mismatched, (unsigned long long)st->samples,

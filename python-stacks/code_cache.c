@@ -143,7 +143,7 @@ size_t py_utf8_from_ucs(const void *data, size_t n, int kind, char *out, size_t 
  * checked alive afterwards. */
 static bool code_read(struct ember_python *py, uint64_t addr, void *buf, size_t len)
 {
-	if (py->objs && py_sf_obj_read(py->objs, addr, buf, len))
+	if (py->objs && py_copier_obj_read(py->objs, addr, buf, len))
 		return true;
 	py->objs_missed++;
 	return rm_read(py->pid, addr, buf, len, NULL, &py->st.syscalls);
@@ -333,7 +333,7 @@ static bool key_matches(const struct ember_python *py, const struct py_code_entr
 static bool still_alive(struct ember_python *py, const struct py_code_entry *c, uint64_t addr)
 {
 	/* Every byte read for it so far is a copy of the sample's instant
-	 * (sample_frames.h): consistent, whatever became of it since. */
+	 * (copier.h): consistent, whatever became of it since. */
 	if (py->objs && !py->objs_missed)
 		return true;
 	uint8_t now[512];
@@ -481,7 +481,7 @@ fail:
 
 /* The object at an address when a sample older than the entry id was
  * taken: ember reads samples in batches, and a record that woke it may have
- * had newer objects named (sample_frames.c learn_codes) ahead of older
+ * had newer objects named (copier.c learn_codes) ahead of older
  * samples of the batch.  The newest entry first seen at or before the
  * sample, if its words match: the allocator puts the same words back (an
  * older generation's name, file and line table at the same addresses
@@ -547,7 +547,7 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h, u
 	 * once imported): decode only if it is alive and unchanged, before and
 	 * after its names are read, else the frame stays unknown. */
 	if (!still_alive(py, c, addr)) {
-		py_sf_forget_code(py, addr);
+		py_copier_forget_code(py, addr);
 		free(c);
 		return 0;
 	}
@@ -571,7 +571,7 @@ uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *h, u
 	size_t n;
 	uint8_t *table = read_bytes(py, c->k_linetable, &n);   /* (before the check: it may be read live) */
 	if (!c->pub.name || !c->pub.qualname || !c->pub.filename || !still_alive(py, c, addr)) {
-		py_sf_forget_code(py, addr);
+		py_copier_forget_code(py, addr);
 		free(table);
 		free(c);
 		return 0;

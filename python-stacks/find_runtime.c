@@ -418,7 +418,7 @@ void ember_python_close(struct ember_python *py)
 {
 	if (!py)
 		return;
-	py_sf_detach(py);
+	py_copier_detach(py);
 	py_code_free_all(py);
 	free(py->bc);
 	free(py->calib);

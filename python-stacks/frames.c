@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "py_internal.h"
-#include "sample_frames.h"
+#include "copier.h"
 
 #define OWNED_BY_GENERATOR 1
 #define OWNED_BY_CSTACK 3
@@ -22,9 +22,9 @@ static void check_gil(struct ember_python *py, const struct py_thread *t, const 
 		return;
 	}
 	const struct ember_sf_record *rec = py->seeded ? py->snap->rec : NULL;
-	if (rec && (rec->flags & EMBER_SF_GIL_KNOWN)) {   /* read by the copier at the sample */
+	if (rec && (rec->flags & EMBER_COPIER_GIL_KNOWN)) {   /* read by the copier at the sample */
 		*flags |= EMBER_PY_GIL_KNOWN;
-		if (rec->flags & EMBER_SF_HOLDS_GIL)
+		if (rec->flags & EMBER_COPIER_HOLDS_GIL)
 			*flags |= EMBER_PY_HOLDS_GIL;
 		return;
 	}
@@ -83,7 +83,7 @@ static uint32_t code_at(struct ember_python *py, uint64_t code)
 	const uint8_t *hdr = snap_get_ent(py, code, py->co_len, &e);
 	if (!hdr)
 		return 0;
-	/* The name's hash: after the header in a record (sample_frames.h), else
+	/* The name's hash: after the header in a record (copier.h), else
 	 * read with the snapshot. */
 	uint64_t name_hash = e && e == &s->rec_ent && e->len >= py->co_len + 8 ? rd64(hdr, py->co_len)
 									      : py_code_name_hash(py, hdr);
@@ -107,7 +107,7 @@ static uint32_t class_variant(struct ember_python *py, uint64_t f, const uint8_t
 	const struct py_offsets *o = &py->off;
 	const uint8_t *p;
 	uint64_t arg = 0, type = 0;
-	bool copied = from_rec && py_sf_first_arg(py, f, b, id, &arg, &type);
+	bool copied = from_rec && py_copier_first_arg(py, f, b, id, &arg, &type);
 	if (!copied) {
 		p = snap_get(py, f + (uint64_t)o->fo_localsplus, 8);
 		arg = p ? rd64(p, 0) : 0;

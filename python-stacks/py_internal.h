@@ -217,7 +217,7 @@ struct py_thread {
 /* Read-through snapshot of remote objects for one read_thread call. */
 #define SNAP_MAX 1024
 #define SNAP_SLOTS 2048
-#define SNAP_REC_FRAMES 256      /* > the frames of a record (EMBER_SF_MAX_FRAMES) */
+#define SNAP_REC_FRAMES 256      /* > the frames of a record (EMBER_COPIER_MAX_FRAMES) */
 struct snap_ent {
 	uint64_t addr;
 	uint32_t len, off;  /* off: its place in the buffer */
@@ -295,7 +295,7 @@ struct ember_python {
 	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;
 	uint32_t ts_len, fr_len, co_len, str_hdr_len;
 	uint32_t sf_mark_off;       /* <= 3.10 with the copier: where in a frame's copy it puts
-	                             * a method's first argument (0: nowhere; sample_frames.c) */
+	                             * a method's first argument (0: nowhere; copier.c) */
 	uint32_t str_hash_off;       /* of the cached hash in a str (2.7: PyStringObject.ob_shash);
 	                              * 0 on 3.12+, whose code objects are numbered (co_version):
 	                              * code objects' names are not hashed there */
@@ -351,10 +351,10 @@ struct ember_python {
 	uint16_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
 
 	struct snap *snap;
-	struct ember_py_sampletime *sf; /* sample-time frame copier (not owned), or NULL */
+	struct ember_py_copier *sf; /* sample-time frame copier (not owned), or NULL */
 	bool seeded;                   /* this read walks frames copied at the sample */
 	const struct ember_sf_record *objs; /* a record whose copied objects code objects are
-	                                * decoded from (sample_frames.h), or NULL */
+	                                * decoded from (copier.h), or NULL */
 	uint32_t objs_missed;          /* reads of this decode its objects did not cover */
 	uint64_t seed_top;             /* ... from this innermost frame */
 	bool prefetch_only;            /* this read so far came from its one batched prefetch */
@@ -421,11 +421,11 @@ struct ember_sf_record;
 int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec, uint64_t at_ns,
 		   struct ember_py_frame *out, int max, uint32_t *flags);
 
-/* sample_frames.c: register t's thread state with the frame copier (once
- * per state).  py_sf_read: read the sample of tid at time_ns with the
+/* copier.c: register t's thread state with the frame copier (once
+ * per state).  py_copier_read: read the sample of tid at time_ns with the
  * record copied at that sample (py_read_thread; n its result) and return
  * true, or false when there is none (a record is used once). */
-struct py_sf_read {
+struct py_copier_read {
 	uint32_t tid;
 	uint64_t time_ns;
 	struct ember_py_frame *out;
@@ -433,26 +433,26 @@ struct py_sf_read {
 	uint32_t *flags;
 	int n;
 };
-void py_sf_register(struct ember_python *py, struct py_thread *t);
-bool py_sf_read(struct ember_python *py, struct py_sf_read *rd);
+void py_copier_register(struct ember_python *py, struct py_thread *t);
+bool py_copier_read(struct ember_python *py, struct py_copier_read *rd);
 /* Stop using the copier (ember_python_close). */
-void py_sf_detach(struct ember_python *py);
+void py_copier_detach(struct ember_python *py);
 /* The code object at addr could not be named (freed before ember read it):
  * the copier is to take it as new again, so that its next sample wakes
  * ember again, rather than every later sample of it failing the same way. */
-void py_sf_forget_code(struct ember_python *py, uint64_t addr);
+void py_copier_forget_code(struct ember_python *py, uint64_t addr);
 /* <= 3.10, a method's frame f whose bytes b came from the copier's record:
  * its first argument and that one's type as the copier read them at the
  * sample (true), else false, and the copier is asked to read them from the
- * code object's next sample on (sample_frames.h). */
-bool py_sf_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
+ * code object's next sample on (copier.h). */
+bool py_copier_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
 		     uint64_t *type);
 /* The len bytes at addr from the objects r copied for new code objects:
  * true when one of them holds them all. */
-bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len);
+bool py_copier_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len);
 /* What the copier is told about t (false: it cannot copy this version) */
 struct ember_sf_thread;
-bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v);
+bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v);
 
 /* frames.c */
 int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,

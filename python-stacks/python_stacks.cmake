@@ -16,27 +16,29 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/eval_dwarf.c
   ${PROJECT_SOURCE_DIR}/python-stacks/eval_cold.c
   ${PROJECT_SOURCE_DIR}/python-stacks/thread_names.c
-  ${PROJECT_SOURCE_DIR}/python-stacks/sample_frames.c
-  ${PROJECT_SOURCE_DIR}/python-stacks/sample_frames_obj.c
-  ${PROJECT_SOURCE_DIR}/python-stacks/linetable.c)
+  ${PROJECT_SOURCE_DIR}/python-stacks/copier.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/linetable.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/session.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/merge.c)
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)
-target_link_libraries(ember_python PUBLIC ember_common PRIVATE PkgConfig::LIBDW PkgConfig::LIBBPF Threads::Threads)
+target_link_libraries(ember_python PUBLIC ember_common ember_sampler PRIVATE PkgConfig::LIBDW PkgConfig::LIBBPF Threads::Threads)
 
 # The sample-time frame copier: a BPF program compiled by clang and embedded
-# in ember (sample_frames_obj.c includes the object file's bytes).
+# in ember (copier_obj.c includes the object file's bytes).
 find_program(EMBER_BPF_CLANG NAMES clang clang-16 clang-15 clang-14 REQUIRED)
-set(EMBER_SF_BPF_OBJECT ${CMAKE_BINARY_DIR}/sample_frames.bpf.o)
+set(EMBER_COPIER_BPF_OBJECT ${CMAKE_BINARY_DIR}/copier.bpf.o)
 set(EMBER_BPF_ARCH_INCLUDE)
 if(CMAKE_LIBRARY_ARCHITECTURE)
   set(EMBER_BPF_ARCH_INCLUDE -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE})   # asm/types.h
 endif()
-add_custom_command(OUTPUT ${EMBER_SF_BPF_OBJECT}
+add_custom_command(OUTPUT ${EMBER_COPIER_BPF_OBJECT}
   COMMAND ${EMBER_BPF_CLANG} -O2 -g -target bpf -Wall -Werror ${EMBER_BPF_ARCH_INCLUDE}
           -I${PROJECT_SOURCE_DIR}/python-stacks
-          -c ${PROJECT_SOURCE_DIR}/python-stacks/sample_frames.bpf.c -o ${EMBER_SF_BPF_OBJECT}
-  DEPENDS ${PROJECT_SOURCE_DIR}/python-stacks/sample_frames.bpf.c
-          ${PROJECT_SOURCE_DIR}/python-stacks/sample_frames.h
+          -c ${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c -o ${EMBER_COPIER_BPF_OBJECT}
+  DEPENDS ${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c
+          ${PROJECT_SOURCE_DIR}/python-stacks/copier.h
   COMMENT "BPF frame copier")
-set_source_files_properties(${PROJECT_SOURCE_DIR}/python-stacks/sample_frames_obj.c PROPERTIES
-  OBJECT_DEPENDS ${EMBER_SF_BPF_OBJECT}
-  COMPILE_DEFINITIONS EMBER_SF_BPF_OBJECT="${EMBER_SF_BPF_OBJECT}")
+set_source_files_properties(${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c PROPERTIES
+  OBJECT_DEPENDS ${EMBER_COPIER_BPF_OBJECT}
+  COMPILE_DEFINITIONS EMBER_COPIER_BPF_OBJECT="${EMBER_COPIER_BPF_OBJECT}")

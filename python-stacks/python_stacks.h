@@ -139,24 +139,24 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
  * instant, walked exactly like frames read by process_vm_readv, without a
  * system call once their code objects' names and line tables are cached.
  * Needs permission to load BPF (root, or CAP_BPF + CAP_PERFMON). */
-struct ember_py_sampletime;
+struct ember_py_copier;
 /* Load the copier.  EMBER_PY_OK, or EMBER_PY_NO_ACCESS / EMBER_PY_ERROR
  * with a one-line reason in msg. */
-int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t msglen);
+int ember_py_copier_open(struct ember_py_copier **out, char *msg, size_t msglen);
 /* The program to attach to every perf event. */
-int ember_py_sampletime_prog_fd(const struct ember_py_sampletime *st);
+int ember_py_copier_prog_fd(const struct ember_py_copier *st);
 /* Readable when a record must be read at once: the copier wakes ember only
  * for a sample whose late read could go wrong (a code object it has not
  * seen, which may be freed soon; a thread not registered yet; a copy cut
  * short; its ring a quarter full); drain the samples then, and on a timer
  * otherwise.  Call
- * ember_py_sampletime_consume after each drain: it keeps the records no
+ * ember_py_copier_consume after each drain: it keeps the records no
  * read took yet for later reads, and empties the ring (the fd stays
  * readable while it holds records). */
-int ember_py_sampletime_wake_fd(const struct ember_py_sampletime *st);
-void ember_py_sampletime_consume(struct ember_py_sampletime *st);
-void ember_py_sampletime_close(struct ember_py_sampletime *st);
-struct ember_py_sampletime_stats {
+int ember_py_copier_wake_fd(const struct ember_py_copier *st);
+void ember_py_copier_consume(struct ember_py_copier *st);
+void ember_py_copier_close(struct ember_py_copier *st);
+struct ember_py_copier_stats {
 	uint64_t records;        /* records received */
 	uint64_t woke;           /* ... that woke ember (the rest waited for its timer) */
 	uint64_t learnt;         /* code objects named as the record that woke ember arrived */
@@ -168,10 +168,10 @@ struct ember_py_sampletime_stats {
 	                          * environment (the kernel then times every BPF program) */
 	uint64_t runs, run_ns;   /* the program's runs in the targets, and their total time */
 };
-void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct ember_py_sampletime_stats *out);
+void ember_py_copier_stats(const struct ember_py_copier *st, struct ember_py_copier_stats *out);
 /* Use st (owned by the caller, shared by readers) for py's threads; close
  * the readers before st (each is listed in st, whose records it names). */
-void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st);
+void ember_python_set_copier(struct ember_python *py, struct ember_py_copier *st);
 /* As ember_python_read_thread, for the sample of tid taken at time_ns
  * (CLOCK_MONOTONIC): from the frames the copier took at that sample when
  * it has them (EMBER_PY_AT_SAMPLE set), else read now.  A thread's samples

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "py_internal.h"
-#include "sample_frames.h"
+#include "copier.h"
 
 #define SNAP_BUF (2u << 20)             /* snapshot bytes per read */
 #define COALESCE_GAP 2048              /* merge prefetch objects closer than this */
@@ -152,8 +152,8 @@ static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struc
 		for (uint32_t elen; q + 8 <= s->rec_end; q += 8 + elen) {
 			uint64_t a = rd64(q, 0);
 			elen = ember_sf_entry_bytes(r, a);
-			if ((a & ~EMBER_SF_CODE_TAG) != addr) {
-				if (!scan && !(a & EMBER_SF_CODE_TAG))
+			if ((a & ~EMBER_COPIER_CODE_TAG) != addr) {
+				if (!scan && !(a & EMBER_COPIER_CODE_TAG))
 					break;   /* not at the cursor: search from the start */
 				continue;
 			}
@@ -162,7 +162,7 @@ static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struc
 			s->rec_cur = q + 8 + elen;
 			struct snap_ent *e = &s->rec_ent;
 			*e = (struct snap_ent){ .addr = addr, .len = elen, .ok = true, .used = true, .fetched = true };
-			if (!(a & EMBER_SF_CODE_TAG)) {
+			if (!(a & EMBER_COPIER_CODE_TAG)) {
 				uint64_t bit = 1ull << ((addr >> 3) * 0x9E3779B97F4A7C15ull >> 58);
 				if (s->rec_seen & bit)   /* perhaps handed out before: look */
 					for (uint32_t i = 0; i < s->rec_nframes && !e->visited; i++)

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "py_internal.h"
-#include "sample_frames.h"
+#include "copier.h"
 
 #define MAX_INTERPS 64
 #define MAX_TSTATES 4096
@@ -281,7 +281,7 @@ int py_scan_threads(struct ember_python *py)
 	/* Every thread found, not only the sampled one: its next sample is then
 	 * copied at the sample too. */
 	for (size_t i = 0; i < py->nthreads; i++)
-		py_sf_register(py, &py->threads[i]);
+		py_copier_register(py, &py->threads[i]);
 	free(tasks);
 	free(f);
 	return nf;
@@ -414,7 +414,7 @@ int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_
 			if (rec && torn_retry == 0 && rec->tstate == t->tstate && rec->frame_len == py->fr_len &&
 			    rec->code_len == py->co_len)
 				fl |= EMBER_PY_AT_SAMPLE;
-			py_sf_register(py, t);
+			py_copier_register(py, t);
 			break;
 		}
 		/* thread state freed/reused: rescan once, immediately */
@@ -454,9 +454,9 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t time_ns, struct ember_py_frame *out,
 			     int max, uint32_t *flags)
 {
-	struct py_sf_read rd = { .tid = tid, .time_ns = time_ns, .out = out, .max = max, .flags = flags };
+	struct py_copier_read rd = { .tid = tid, .time_ns = time_ns, .out = out, .max = max, .flags = flags };
 	/* With the frames copied at the sample if its record is found. */
-	int n = py_sf_read(py, &rd) ? rd.n : py_read_thread(py, tid, NULL, time_ns, out, max, flags);
+	int n = py_copier_read(py, &rd) ? rd.n : py_read_thread(py, tid, NULL, time_ns, out, max, flags);
 	/* No copy of a Python thread's frames: say whether the copier could
 	 * have made one.  Until ember registers a thread its records hold no
 	 * frames (its first samples; many when ember is late).  (Threads

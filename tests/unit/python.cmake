@@ -58,3 +58,10 @@ endif()
 
 set_tests_properties(${EMBER_PY_TESTS} PROPERTIES LABELS "unit;python" SKIP_RETURN_CODE 77
                      TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;PYENV_ROOT=${EMBER_PYENV_ROOT}")
+
+# The merge of Python frames into native stacks, on made-up stacks.
+add_executable(test_merge ${PROJECT_SOURCE_DIR}/tests/unit/test_merge.c)
+target_link_libraries(test_merge PRIVATE ember_python)
+target_include_directories(test_merge PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+add_test(NAME unit.merge COMMAND test_merge)
+set_tests_properties(unit.merge PROPERTIES LABELS unit)

@@ -31,7 +31,7 @@
 #include "check.h"
 #include "python_stacks.h"
 #include "py_internal.h"     /* records: read with py_read_thread */
-#include "sample_frames.h"
+#include "copier.h"
 
 static double now_s(void)
 {
@@ -283,18 +283,18 @@ static bool peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 }
 
 enum rec_layout {
-	REC_AS_COPIER,     /* sample_frames.bpf.c's layout */
+	REC_AS_COPIER,     /* copier.bpf.c's layout */
 	REC_CODES_LAST,    /* every code header after all frames: nothing at the cursor */
 	REC_CYCLE,         /* the third frame links back to the first (garbage) */
 };
 
-/* The record the in-kernel copier (sample_frames.bpf.c) would write for
+/* The record the in-kernel copier (copier.bpf.c) would write for
  * thread t now, built the same way over process_vm_readv, in one of the
  * layouts above.  Returns false when a read failed. */
 static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t tid, enum rec_layout how,
 			  struct ember_sf_record *r)
 {
-	static uint8_t codes[EMBER_SF_MAX_FRAMES * (8 + EMBER_SF_CODE_BYTES + 8)];
+	static uint8_t codes[EMBER_COPIER_MAX_FRAMES * (8 + EMBER_COPIER_CODE_BYTES + 8)];
 	size_t off = 0, coff = 0;
 	uint64_t f = 0, last_code = 0, first = 0;
 	memset(r, 0, offsetof(struct ember_sf_record, data));
@@ -310,7 +310,7 @@ static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t t
 		return false;
 	r->top = f;
 	off = t->ts_len;
-	while (f && r->nframes < EMBER_SF_MAX_FRAMES) {
+	while (f && r->nframes < EMBER_COPIER_MAX_FRAMES) {
 		uint8_t *slot = r->data + off;
 		memcpy(slot, &f, 8);
 		if (!peek(pid, f, slot + 8, t->frame_len))
@@ -328,7 +328,7 @@ static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t t
 		if (!code || code == last_code || (code & 7))
 			continue;
 		uint8_t *c = how == REC_CODES_LAST ? codes + coff : r->data + off;
-		uint64_t tagged = code | EMBER_SF_CODE_TAG;
+		uint64_t tagged = code | EMBER_COPIER_CODE_TAG;
 		memcpy(c, &tagged, 8);
 		if (!peek(pid, code, c + 8, t->code_len))
 			continue;
@@ -344,8 +344,8 @@ static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t t
 		r->ncodes++;
 		last_code = code;
 	}
-	if (f && r->nframes == EMBER_SF_MAX_FRAMES)
-		r->flags |= EMBER_SF_MORE;
+	if (f && r->nframes == EMBER_COPIER_MAX_FRAMES)
+		r->flags |= EMBER_COPIER_MORE;
 	memcpy(r->data + off, codes, coff);
 	return true;
 }
@@ -372,7 +372,7 @@ static void check_records(pid_t pid, const struct ready *r)
 		struct ember_sf_thread entry;
 		if (!t)
 			continue;
-		CHECK(py_sf_thread_entry(py, t, &entry));
+		CHECK(py_copier_thread_entry(py, t, &entry));
 		for (int how = REC_AS_COPIER; how <= REC_CYCLE; how++) {
 			bool ok = false;
 			int n = 0;

@@ -10,34 +10,34 @@
  * Only threads ember registered (tid -> thread state and offsets) are
  * copied.  Cost in the target: two map lookups, a read of the thread
  * state, and one user-memory read per frame and two per code object (at most
- * EMBER_SF_MAX_FRAMES frames), two more per frame of a method whose class
+ * EMBER_COPIER_MAX_FRAMES frames), two more per frame of a method whose class
  * ember takes from its first argument (<= 3.10), and a lookup per code
  * object; reads never fault pages in, a failing read ends the copy.  The
  * sample itself is always kept.  The record wakes ember only when it must be read at once
- * (sample_frames.h says when). */
+ * (copier.h says when). */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
-#include "sample_frames.h"
+#include "copier.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, EMBER_SF_MAX_THREADS);
+	__uint(max_entries, EMBER_COPIER_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct ember_sf_thread);
 } threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, EMBER_SF_MAX_CODES);
+	__uint(max_entries, EMBER_COPIER_MAX_CODES);
 	__type(key, struct ember_sf_code_key);
 	__type(value, __u64);
 } codes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, EMBER_SF_RING_BYTES);
+	__uint(max_entries, EMBER_COPIER_RING_BYTES);
 } records SEC(".maps");
 
 struct {
@@ -65,7 +65,7 @@ struct {
 #define LEN_IN(len, max) ((((len) - 8) & ((max) - 8)) + 8)
 
 
-/* A method's first argument and its type (sample_frames.h), into the copy
+/* A method's first argument and its type (copier.h), into the copy
  * fr of the frame at address at.  (A method calling methods of the same
  * object: its type is read once.) */
 static __always_inline void copy_first_arg(struct ember_sf_record *r, __u8 *fr, __u64 at, __u32 arg_off,
@@ -82,7 +82,7 @@ static __always_inline void copy_first_arg(struct ember_sf_record *r, __u8 *fr, 
 		r->bpf_arg = arg;
 		r->bpf_type = type;
 	}
-	*(__u64 *)(fr + mark_off) = at ^ EMBER_SF_ARG_MARK;
+	*(__u64 *)(fr + mark_off) = at ^ EMBER_COPIER_ARG_MARK;
 	*(__u64 *)(fr + mark_off + 8) = arg;
 	*(__u64 *)(fr + mark_off + 16) = type;
 }
@@ -119,7 +119,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			t->comm_mix = comm_mix;
 			t->wakes = 0;
 		}
-		if (t->wakes >= EMBER_SF_NEW_THREAD_WAKES)
+		if (t->wakes >= EMBER_COPIER_NEW_THREAD_WAKES)
 			return 1;   /* not a Python thread, as far as ember knows */
 	}
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -132,7 +132,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	r->tstate = 0;
 	r->nframes = 0;
 	r->ncodes = 0;
-	r->flags = EMBER_SF_WOKE;
+	r->flags = EMBER_COPIER_WOKE;
 	r->top = 0;
 	r->ts_len = r->frame_len = r->code_len = 0;
 	r->nobjs = 0;
@@ -158,54 +158,54 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		__u32 locked = 1;
 		if (bpf_probe_read_user(&holder, sizeof holder, (const void *)t->gil_holder) == 0 &&
 		    (!t->gil_locked || bpf_probe_read_user(&locked, sizeof locked, (const void *)t->gil_locked) == 0)) {
-			r->flags |= EMBER_SF_GIL_KNOWN;
+			r->flags |= EMBER_COPIER_GIL_KNOWN;
 			if (holder == t->tstate && locked == 1)
-				r->flags |= EMBER_SF_HOLDS_GIL;
+				r->flags |= EMBER_COPIER_HOLDS_GIL;
 		}
 	}
 
-	__u32 len = LEN_IN(t->frame_len, EMBER_SF_FRAME_BYTES);
-	__u32 code_len = LEN_IN(t->code_len, EMBER_SF_CODE_BYTES);
-	__u32 ts_len = LEN_IN(t->ts_len, EMBER_SF_TS_BYTES);
+	__u32 len = LEN_IN(t->frame_len, EMBER_COPIER_FRAME_BYTES);
+	__u32 code_len = LEN_IN(t->code_len, EMBER_COPIER_CODE_BYTES);
+	__u32 ts_len = LEN_IN(t->ts_len, EMBER_COPIER_TS_BYTES);
 	r->frame_len = len;
 	r->code_len = code_len;
-	__u32 back = t->back_off & (EMBER_SF_FRAME_BYTES - 8);
-	__u32 code_at = t->code_off & (EMBER_SF_FRAME_BYTES - 8);
-	__u32 key0 = t->key_off[0] & (EMBER_SF_CODE_BYTES - 8), key1 = t->key_off[1] & (EMBER_SF_CODE_BYTES - 8);
-	__u32 key2 = t->key_off[2] & (EMBER_SF_CODE_BYTES - 8), key3 = t->key_off[3] & (EMBER_SF_CODE_BYTES - 8);
-	__u32 key4 = t->key_off[4] & (EMBER_SF_CODE_BYTES - 8);
-	__u32 hash_off = t->name_hash_off & (EMBER_SF_CODE_BYTES - 8);
+	__u32 back = t->back_off & (EMBER_COPIER_FRAME_BYTES - 8);
+	__u32 code_at = t->code_off & (EMBER_COPIER_FRAME_BYTES - 8);
+	__u32 key0 = t->key_off[0] & (EMBER_COPIER_CODE_BYTES - 8), key1 = t->key_off[1] & (EMBER_COPIER_CODE_BYTES - 8);
+	__u32 key2 = t->key_off[2] & (EMBER_COPIER_CODE_BYTES - 8), key3 = t->key_off[3] & (EMBER_COPIER_CODE_BYTES - 8);
+	__u32 key4 = t->key_off[4] & (EMBER_COPIER_CODE_BYTES - 8);
+	__u32 hash_off = t->name_hash_off & (EMBER_COPIER_CODE_BYTES - 8);
 	__u32 arg_off = t->arg_off & 0x3f8, type_off = t->ob_type_off & 0xf8;
-	__u32 mark_off = t->mark_off & (EMBER_SF_FRAME_BYTES - 8);
+	__u32 mark_off = t->mark_off & (EMBER_COPIER_FRAME_BYTES - 8);
 	if (!mark_off || mark_off + 24 > len)
 		arg_off = 0;   /* (no room in the frame's copy: not copied) */
 	if (bpf_probe_read_user(r->data, ts_len, (const void *)t->tstate) != 0) {
 		ts_len = 0;
-		r->flags |= EMBER_SF_WOKE;
+		r->flags |= EMBER_COPIER_WOKE;
 	}
 	r->ts_len = ts_len;
 	off = ts_len;
 
 	__u64 f = 0;
 	if (bpf_probe_read_user(&f, sizeof f, (const void *)(t->tstate + t->top_off)) != 0) {
-		r->flags |= EMBER_SF_UNREADABLE;
+		r->flags |= EMBER_COPIER_UNREADABLE;
 		goto send;
 	}
 	if (t->cf_off >= 0 && f) {   /* 3.11/3.12: through the _PyCFrame */
 		__u64 cf = f;
 		f = 0;
 		if (bpf_probe_read_user(&f, sizeof f, (const void *)(cf + t->cf_off)) != 0) {
-			r->flags |= EMBER_SF_UNREADABLE;
+			r->flags |= EMBER_COPIER_UNREADABLE;
 			goto send;
 		}
 	}
 	r->top = f;
 
-	/* Entries, packed (sample_frames.h): each frame, then the header of its
+	/* Entries, packed (copier.h): each frame, then the header of its
 	 * code object when it differs from the frame before's. */
 	__u32 n = 0, nc = 0;
 	__u64 last_code = 0;
-	for (__u32 i = 0; i < EMBER_SF_MAX_FRAMES; i++) {
+	for (__u32 i = 0; i < EMBER_COPIER_MAX_FRAMES; i++) {
 		if (!f)
 			break;
 		/* The offset goes through memory: the verifier then knows only the
@@ -214,13 +214,13 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		 * of its own (past its 1M-instruction limit at 64 frames). */
 		r->bpf_off = off;
 		off = *(volatile __u32 *)&r->bpf_off;
-		if (off > EMBER_SF_FRAMES_BYTES - 3 * 8 - EMBER_SF_FRAME_BYTES - EMBER_SF_CODE_BYTES)
+		if (off > EMBER_COPIER_FRAMES_BYTES - 3 * 8 - EMBER_COPIER_FRAME_BYTES - EMBER_COPIER_CODE_BYTES)
 			break;
 		__u8 *slot = r->data + off, *fr = slot + 8;
 		__u64 at = f;
 		*(__u64 *)slot = f;
 		if (bpf_probe_read_user(fr, len, (const void *)f) != 0) {
-			r->flags |= EMBER_SF_UNREADABLE;
+			r->flags |= EMBER_COPIER_UNREADABLE;
 			break;
 		}
 		n++;
@@ -235,16 +235,16 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			continue;
 		}
 		slot = r->data + off;
-		*(__u64 *)slot = code | EMBER_SF_CODE_TAG;
+		*(__u64 *)slot = code | EMBER_COPIER_CODE_TAG;
 		if (bpf_probe_read_user(slot + 8, code_len, (const void *)code) != 0) {
-			r->flags |= EMBER_SF_WOKE;   /* that frame's code is read afterwards: now */
+			r->flags |= EMBER_COPIER_WOKE;   /* that frame's code is read afterwards: now */
 			last_code = 0;
 			continue;
 		}
 		__u32 hdr_at = off + 8;
 		const __u8 *h = slot + 8;
 		/* The name's cached hash: its contents, where every pointer of a
-		 * new code object can equal a freed one's (sample_frames.h). */
+		 * new code object can equal a freed one's (copier.h). */
 		__u64 name = *(const __u64 *)(h + key0), name_hash = 0;
 		if (hash_off && name && !(name & 7) &&
 		    bpf_probe_read_user(&name_hash, sizeof name_hash, (const void *)(name + hash_off)) != 0)
@@ -257,69 +257,69 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		__u64 id = *(const __u64 *)(h + key0) ^ (*(const __u64 *)(h + key1) << 1) ^
 			   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3) ^
 			   (*(const __u64 *)(h + key4) << 4) ^ (name_hash * 0x9E3779B97F4A7C15ull);
-		id &= ~EMBER_SF_CODE_METHOD;
+		id &= ~EMBER_COPIER_CODE_METHOD;
 		struct ember_sf_code_key ck = { .addr = code, .pid = pid };
 		__u64 *seen = bpf_map_lookup_elem(&codes, &ck);
 		/* (through memory, as off: not a path of its own per frame) */
-		r->bpf_method = seen && (*seen & ~EMBER_SF_CODE_METHOD) == id && (*seen & EMBER_SF_CODE_METHOD);
+		r->bpf_method = seen && (*seen & ~EMBER_COPIER_CODE_METHOD) == id && (*seen & EMBER_COPIER_CODE_METHOD);
 		if (r->bpf_method && arg_off)
 			copy_first_arg(r, fr, at, arg_off, mark_off, type_off);
-		if (!seen || (*seen & ~EMBER_SF_CODE_METHOD) != id) {
+		if (!seen || (*seen & ~EMBER_COPIER_CODE_METHOD) != id) {
 			bpf_map_update_elem(&codes, &ck, &id, BPF_ANY);
-			r->flags |= EMBER_SF_WOKE;
+			r->flags |= EMBER_COPIER_WOKE;
 			/* its objects are copied below (a count kept in memory,
 			 * like off, so as not to split the verifier's paths) */
 			__u32 k = *(volatile __u32 *)&r->nobjs;
-			if (k < EMBER_SF_NEW_CODES) {
-				r->bpf_new[k & (EMBER_SF_NEW_CODES - 1)] = hdr_at;
+			if (k < EMBER_COPIER_NEW_CODES) {
+				r->bpf_new[k & (EMBER_COPIER_NEW_CODES - 1)] = hdr_at;
 				r->nobjs = k + 1;
 			}
 		}
 	}
-	if (f && n == EMBER_SF_MAX_FRAMES)
-		r->flags |= EMBER_SF_MORE | EMBER_SF_WOKE;
+	if (f && n == EMBER_COPIER_MAX_FRAMES)
+		r->flags |= EMBER_COPIER_MORE | EMBER_COPIER_WOKE;
 	r->nframes = n;
 	r->ncodes = nc;
 
 	/* The objects new code objects are named from, while they still are
 	 * what the code object points to. */
 	__u32 nnew = r->nobjs, no = 0;
-	for (__u32 k = 0; k < EMBER_SF_NEW_CODES && k < nnew; k++) {
+	for (__u32 k = 0; k < EMBER_COPIER_NEW_CODES && k < nnew; k++) {
 		__u32 h = r->bpf_new[k];
-		if (h > EMBER_SF_FRAMES_BYTES - EMBER_SF_CODE_BYTES)
+		if (h > EMBER_COPIER_FRAMES_BYTES - EMBER_COPIER_CODE_BYTES)
 			break;
 		__u64 prev = 0;
-		for (__u32 j = 0; j < EMBER_SF_OBJS; j++) {
-			__u32 at = t->obj_off[j] & (EMBER_SF_CODE_BYTES - 8);
+		for (__u32 j = 0; j < EMBER_COPIER_OBJS; j++) {
+			__u32 at = t->obj_off[j] & (EMBER_COPIER_CODE_BYTES - 8);
 			__u64 p = *(const __u64 *)(r->data + h + at);
 			if (!at || !p || (p & 7) || p == prev)
 				continue;
 			prev = p;
 			r->bpf_off = off;
 			off = *(volatile __u32 *)&r->bpf_off;
-			if (off > EMBER_SF_DATA_BYTES - 8 - EMBER_SF_OBJ_BYTES)
+			if (off > EMBER_COPIER_DATA_BYTES - 8 - EMBER_COPIER_OBJ_BYTES)
 				break;
 			__u8 *slot = r->data + off;
-			*(__u64 *)slot = p | EMBER_SF_OBJ_TAG;
-			if (bpf_probe_read_user(slot + 8, EMBER_SF_OBJ_BYTES, (const void *)p) != 0)
+			*(__u64 *)slot = p | EMBER_COPIER_OBJ_TAG;
+			if (bpf_probe_read_user(slot + 8, EMBER_COPIER_OBJ_BYTES, (const void *)p) != 0)
 				continue;   /* (at the end of a mapping): read by ember as before */
-			off += 8 + EMBER_SF_OBJ_BYTES;
+			off += 8 + EMBER_COPIER_OBJ_BYTES;
 			no++;
-			/* A longer line table: the rest of it (sample_frames.h) */
-			if (j != EMBER_SF_OBJ_TABLE || !t->table_sval)
+			/* A longer line table: the rest of it (copier.h) */
+			if (j != EMBER_COPIER_OBJ_TABLE || !t->table_sval)
 				continue;
 			__u64 need = (t->table_sval & 63) + *(const __u64 *)(slot + 8 + 16);
-			if (need <= EMBER_SF_OBJ_BYTES || need > EMBER_SF_OBJ_BYTES + EMBER_SF_TABLE_MORE)
+			if (need <= EMBER_COPIER_OBJ_BYTES || need > EMBER_COPIER_OBJ_BYTES + EMBER_COPIER_TABLE_MORE)
 				continue;
-			__u32 more = LEN_IN((__u32)(need - EMBER_SF_OBJ_BYTES + 7) & ~7u, EMBER_SF_TABLE_MORE);
+			__u32 more = LEN_IN((__u32)(need - EMBER_COPIER_OBJ_BYTES + 7) & ~7u, EMBER_COPIER_TABLE_MORE);
 			r->bpf_off = off;
 			off = *(volatile __u32 *)&r->bpf_off;
-			if (off > EMBER_SF_DATA_BYTES - 16 - EMBER_SF_TABLE_MORE)
+			if (off > EMBER_COPIER_DATA_BYTES - 16 - EMBER_COPIER_TABLE_MORE)
 				break;
 			slot = r->data + off;
-			*(__u64 *)slot = (p + EMBER_SF_OBJ_BYTES) | EMBER_SF_OBJ_TAG | EMBER_SF_LONG_TAG;
+			*(__u64 *)slot = (p + EMBER_COPIER_OBJ_BYTES) | EMBER_COPIER_OBJ_TAG | EMBER_COPIER_LONG_TAG;
 			*(__u64 *)(slot + 8) = more;
-			if (bpf_probe_read_user(slot + 16, more, (const void *)(p + EMBER_SF_OBJ_BYTES)) != 0)
+			if (bpf_probe_read_user(slot + 16, more, (const void *)(p + EMBER_COPIER_OBJ_BYTES)) != 0)
 				continue;
 			off += 16 + more;
 			no++;
@@ -327,18 +327,18 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	}
 	r->nobjs = no;
 send:;
-	if (r->flags & EMBER_SF_UNREADABLE)
-		r->flags |= EMBER_SF_WOKE;
+	if (r->flags & EMBER_COPIER_UNREADABLE)
+		r->flags |= EMBER_COPIER_WOKE;
 	/* ember drains on a timer: at high rates and deep stacks the ring
 	 * could fill up before then */
-	if (bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= EMBER_SF_RING_BYTES / 4)
-		r->flags |= EMBER_SF_WOKE;
+	if (bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= EMBER_COPIER_RING_BYTES / 4)
+		r->flags |= EMBER_COPIER_WOKE;
 	__u64 size = (__u64)__builtin_offsetof(struct ember_sf_record, data) + off;
 	if (size > sizeof *r)
 		size = sizeof *r;
 	/* A wakeup costs the target an irq_work interrupt (~8 us at 99 Hz,
 	 * bench/RESULTS.md session 7): only for records ember must read now. */
-	bpf_ringbuf_output(&records, r, size, (r->flags & EMBER_SF_WOKE) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_output(&records, r, size, (r->flags & EMBER_COPIER_WOKE) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 1;
 }
 

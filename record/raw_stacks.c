@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "python_stacks.h"
+#include "grow.h"
+#include "hash.h"
+#include "idtab.h"
+#include "record_internal.h"
 
 struct raw_entry {
-	uint64_t hash;
 	uint32_t pid, tid, flags;
 	uint32_t nframes, nkernel, npy, pyflags;
 	size_t frames_off;            /* into rs->frames */
@@ -20,8 +21,7 @@ struct raw_entry {
 struct raw_stacks {
 	struct raw_entry *entries;
 	size_t nentries, entries_cap;
-	uint32_t *slots;              /* open addressing: entry index + 1, 0 = empty */
-	size_t nslots;
+	struct ember_idtab index;     /* entries by their key */
 	struct ember_frame_addr *frames;
 	size_t nframes, frames_cap;
 	uint64_t *kips;
@@ -50,25 +50,21 @@ struct sample_key {
 	uint32_t npy, pyflags;
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdull;
-}
-
 static uint64_t hash_sample(const struct sample_key *k)
 {
 	const struct ember_sample *s = k->s;
-	uint64_t h = mix(mix(s->pid, s->tid), (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8 |
-					      (uint64_t)k->npy << 24 | (uint64_t)k->pyflags << 48);
+	uint64_t h = ember_hash_pair(ember_hash_pair(s->pid, s->tid),
+				     (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8 | (uint64_t)k->npy << 24 |
+				     (uint64_t)k->pyflags << 48);
 	for (uint32_t i = 0; i < s->nframes; i++)
-		h = mix(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44) ^
-			   ((uint64_t)s->frames[i].flags << 40));
+		h = ember_hash_pair(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44) ^
+				       ((uint64_t)s->frames[i].flags << 40));
 	for (uint32_t i = 0; i < s->nkernel; i++)
-		h = mix(h, s->kernel_ips[i]);
+		h = ember_hash_pair(h, s->kernel_ips[i]);
 	for (uint32_t i = 0; i < k->npy; i++)
-		h = mix(h, (uint64_t)k->py[i].code << 33 | (uint64_t)k->py[i].line << 1 | k->py[i].activation_start);
-	return h ? h : 1;
+		h = ember_hash_pair(h, (uint64_t)k->py[i].code << 33 | (uint64_t)k->py[i].line << 1 |
+				       k->py[i].activation_start);
+	return h;
 }
 
 static bool same_py(const struct ember_py_frame *a, const struct ember_py_frame *b, uint32_t n)
@@ -79,10 +75,13 @@ static bool same_py(const struct ember_py_frame *a, const struct ember_py_frame 
 	return true;
 }
 
-static bool same(const struct raw_stacks *rs, const struct raw_entry *e, const struct sample_key *k, uint64_t h)
+static bool same(const void *ctx, uint32_t id, const void *key)
 {
+	const struct raw_stacks *rs = ctx;
+	const struct raw_entry *e = &rs->entries[id];
+	const struct sample_key *k = key;
 	const struct ember_sample *s = k->s;
-	return e->hash == h && e->pid == s->pid && e->tid == s->tid &&
+	return e->pid == s->pid && e->tid == s->tid &&
 	       e->flags == (s->flags & KEY_FLAGS) && e->nframes == s->nframes && e->nkernel == s->nkernel &&
 	       e->npy == k->npy && e->pyflags == k->pyflags &&
 	       memcmp(rs->frames + e->frames_off, s->frames, s->nframes * sizeof *s->frames) == 0 &&
@@ -93,11 +92,7 @@ static bool same(const struct raw_stacks *rs, const struct raw_entry *e, const s
 struct raw_stacks *raw_stacks_new(void)
 {
 	struct raw_stacks *rs = calloc(1, sizeof *rs);
-	if (!rs)
-		return NULL;
-	rs->nslots = 1024;
-	rs->slots = calloc(rs->nslots, sizeof *rs->slots);
-	if (!rs->slots) {
+	if (rs && ember_idtab_init(&rs->index) != 0) {
 		free(rs);
 		return NULL;
 	}
@@ -109,7 +104,7 @@ void raw_stacks_free(struct raw_stacks *rs)
 	if (!rs)
 		return;
 	free(rs->entries);
-	free(rs->slots);
+	ember_idtab_free(&rs->index);
 	free(rs->frames);
 	free(rs->kips);
 	free(rs->py);
@@ -117,25 +112,9 @@ void raw_stacks_free(struct raw_stacks *rs)
 	free(rs);
 }
 
-static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return true;
-	size_t ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	void *q = realloc(*p, ncap * elem);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = ncap;
-	return true;
-}
-
 static void add_timed(struct raw_stacks *rs, uint64_t time_ns, size_t entry)
 {
-	if (rs->ntimeline >= TIMELINE_MAX ||
-	    !reserve((void **)&rs->timeline, &rs->timeline_cap, rs->ntimeline + 1, sizeof *rs->timeline)) {
+	if (rs->ntimeline >= TIMELINE_MAX || EMBER_GROW(rs->timeline, rs->timeline_cap, rs->ntimeline + 1) != 0) {
 		rs->timeline_full = true;
 		return;
 	}
@@ -150,24 +129,6 @@ const struct raw_timed *raw_stacks_timeline(const struct raw_stacks *rs, size_t 
 }
 
 
-static int rehash(struct raw_stacks *rs)
-{
-	size_t n = rs->nslots * 2;
-	uint32_t *slots = calloc(n, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < rs->nentries; i++) {
-		size_t j = rs->entries[i].hash & (n - 1);
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = (uint32_t)i + 1;
-	}
-	free(rs->slots);
-	rs->slots = slots;
-	rs->nslots = n;
-	return 0;
-}
-
 int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 		   uint32_t npy, uint32_t pyflags)
 {
@@ -176,23 +137,21 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const st
 	uint32_t keep = PY_KEY_FLAGS | (s->flags & EMBER_SAMPLE_TRUNCATED ? EMBER_PY_CHECKED : 0);
 	struct sample_key key = { s, py, npy, pyflags & keep };
 	uint64_t h = hash_sample(&key);
-	size_t mask = rs->nslots - 1, j = h & mask;
-	for (; rs->slots[j]; j = (j + 1) & mask) {
-		struct raw_entry *e = &rs->entries[rs->slots[j] - 1];
-		if (same(rs, e, &key, h)) {
-			e->count++;
-			rs->samples++;
-			add_timed(rs, s->time_ns, rs->slots[j] - 1);
-			return 0;
-		}
+	uint32_t id = ember_idtab_find(&rs->index, h, same, rs, &key);
+	if (id != UINT32_MAX) {
+		rs->entries[id].count++;
+		rs->samples++;
+		add_timed(rs, s->time_ns, id);
+		return 0;
 	}
-	if (!reserve((void **)&rs->entries, &rs->entries_cap, rs->nentries + 1, sizeof *rs->entries) ||
-	    !reserve((void **)&rs->frames, &rs->frames_cap, rs->nframes + s->nframes, sizeof *rs->frames) ||
-	    !reserve((void **)&rs->kips, &rs->kips_cap, rs->nkips + s->nkernel, sizeof *rs->kips) ||
-	    !reserve((void **)&rs->py, &rs->py_cap, rs->npy + npy, sizeof *rs->py))
+	if (EMBER_GROW(rs->entries, rs->entries_cap, rs->nentries + 1) != 0 ||
+	    EMBER_GROW(rs->frames, rs->frames_cap, rs->nframes + s->nframes) != 0 ||
+	    EMBER_GROW(rs->kips, rs->kips_cap, rs->nkips + s->nkernel) != 0 ||
+	    EMBER_GROW(rs->py, rs->py_cap, rs->npy + npy) != 0 ||
+	    ember_idtab_insert(&rs->index, h, (uint32_t)rs->nentries) != 0)
 		return -1;
 	struct raw_entry *e = &rs->entries[rs->nentries];
-	*e = (struct raw_entry){ .hash = h, .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
+	*e = (struct raw_entry){ .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
 				 .nframes = s->nframes, .nkernel = s->nkernel, .npy = npy,
 				 .pyflags = key.pyflags, .frames_off = rs->nframes, .kernel_off = rs->nkips,
 				 .py_off = rs->npy, .count = 1 };
@@ -204,11 +163,9 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const st
 	if (npy)
 		memcpy(rs->py + rs->npy, py, npy * sizeof *py);
 	rs->npy += npy;
-	rs->slots[j] = (uint32_t)++rs->nentries;
+	rs->nentries++;
 	rs->samples++;
 	add_timed(rs, s->time_ns, rs->nentries - 1);
-	if (rs->nentries * 2 > rs->nslots)
-		return rehash(rs);
 	return 0;
 }
 

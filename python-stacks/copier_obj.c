@@ -1,11 +1,11 @@
-/* The BPF object compiled from sample_frames.bpf.c (path given by the
- * build as EMBER_SF_BPF_OBJECT), embedded in ember's read-only data. */
+/* The BPF object compiled from copier.bpf.c (path given by the
+ * build as EMBER_COPIER_BPF_OBJECT), embedded in ember's read-only data. */
 __asm__(".section .rodata\n"
 	".balign 8\n"
 	".globl ember_sf_bpf_obj\n"
 	".type ember_sf_bpf_obj, @object\n"
 	"ember_sf_bpf_obj:\n"
-	".incbin \"" EMBER_SF_BPF_OBJECT "\"\n"
+	".incbin \"" EMBER_COPIER_BPF_OBJECT "\"\n"
 	".globl ember_sf_bpf_obj_end\n"
 	"ember_sf_bpf_obj_end:\n"
 	".previous\n");

@@ -1,24 +1,24 @@
 /* User-space half of sample-time Python frames: loads the in-kernel frame
- * copier (sample_frames.bpf.c, built into ember), registers each Python
+ * copier (copier.bpf.c, built into ember), registers each Python
  * thread's state with it, drains its ring buffer and keeps the last
- * SF_RECENT records until the samples they belong to are read.
+ * COPIER_RECENT records until the samples they belong to are read.
  *
  * Matching a record to its sample: same tid and process, and its time
  * (taken in the same perf overflow as the sample's own stamp, on the same
- * clock, CLOCK_MONOTONIC) at most SF_MATCH_BEFORE_NS earlier or
- * SF_MATCH_AFTER_NS later than the sample's (measured 0.2-2 us later here),
+ * clock, CLOCK_MONOTONIC) at most COPIER_MATCH_BEFORE_NS earlier or
+ * COPIER_MATCH_AFTER_NS later than the sample's (measured 0.2-2 us later here),
  * the nearest one.  The window must be tight: in frequency mode the kernel's
  * sampling period varies, and two samples of one thread can be 35 us apart.
  *
  * The common case costs no copy: a read consumes the ring up to its
- * sample's record (one within SF_MATCH_NOW_NS of the sample) and reads that
+ * sample's record (one within COPIER_MATCH_NOW_NS of the sample) and reads that
  * where it lies, inside the ring's callback (the kernel cannot reuse its
  * bytes before that returns); the records behind it wait in the ring for
  * their own samples.  Records passed over on the way (samples of another
  * CPU's perf ring, drained later; samples ember did not read) are copied
  * and kept; the search walks back from the newest and stops at records
- * SF_SCAN_BACK_NS older than the sample.  A sample whose record was already
- * overwritten (ember fell SF_RECENT samples behind) is read the old way,
+ * COPIER_SCAN_BACK_NS older than the sample.  A sample whose record was already
+ * overwritten (ember fell COPIER_RECENT samples behind) is read the old way,
  * after the fact. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,17 +33,17 @@
 #include <bpf/libbpf.h>
 
 #include "py_internal.h"
-#include "sample_frames.h"
+#include "copier.h"
 
 #define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the initial pid namespace's inode */
-#define SF_MATCH_BEFORE_NS 10000ull
-#define SF_MATCH_AFTER_NS 50000ull
-#define SF_MATCH_NOW_NS 10000ull  /* nearer than any two samples of one thread */
-#define SF_SCAN_BACK_NS 5000000ull
-#define SF_RECENT 512            /* records kept, all threads */
-#define SF_STOP (-1)             /* on_record: stop consuming, this one is read */
+#define COPIER_MATCH_BEFORE_NS 10000ull
+#define COPIER_MATCH_AFTER_NS 50000ull
+#define COPIER_MATCH_NOW_NS 10000ull  /* nearer than any two samples of one thread */
+#define COPIER_SCAN_BACK_NS 5000000ull
+#define COPIER_RECENT 512            /* records kept, all threads */
+#define COPIER_STOP (-1)             /* on_record: stop consuming, this one is read */
 
-/* The compiled BPF object, embedded by sample_frames_obj.c. */
+/* The compiled BPF object, embedded by copier_obj.c. */
 extern const unsigned char ember_sf_bpf_obj[], ember_sf_bpf_obj_end[];
 
 struct sf_kept {
@@ -52,24 +52,24 @@ struct sf_kept {
 	bool fresh;                   /* holds a record not yet taken by a read */
 };
 
-struct ember_py_sampletime {
+struct ember_py_copier {
 	struct bpf_object *obj;
 	struct ring_buffer *rb;
 	int prog_fd, threads_fd;
 	int stats_fd;                 /* >= 0: the kernel times every run (EMBER_BPF_STATS set) */
-	struct sf_kept recent[SF_RECENT];   /* ring, oldest overwritten */
-	uint64_t kept, replaced;      /* copied (the next goes to recent[kept % SF_RECENT]);
+	struct sf_kept recent[COPIER_RECENT];   /* ring, oldest overwritten */
+	uint64_t kept, replaced;      /* copied (the next goes to recent[kept % COPIER_RECENT]);
 	                               * overwritten before a read took them */
 	uint64_t fresh;               /* recent[] entries not taken by a read yet */
 	uint64_t records;             /* received */
-	uint64_t woke;                /* ... that woke ember (EMBER_SF_WOKE) */
+	uint64_t woke;                /* ... that woke ember (EMBER_COPIER_WOKE) */
 	uint64_t read_in_place, read_kept;
-	struct ember_python **readers;/* the readers using st (ember_python_set_sampletime) */
+	struct ember_python **readers;/* the readers using st (ember_python_set_copier) */
 	size_t nreaders, readers_cap;
-	int codes_fd;                 /* the copier's code objects seen (py_sf_forget_code) */
+	int codes_fd;                 /* the copier's code objects seen (py_copier_forget_code) */
 	uint64_t learnt;              /* code objects named as their record arrived */
-	struct ember_python *want_py; /* the read looking for its record (py_sf_read), */
-	struct py_sf_read *want;      /* done when want_done */
+	struct ember_python *want_py; /* the read looking for its record (py_copier_read), */
+	struct py_copier_read *want;      /* done when want_done */
 	bool want_done;
 };
 
@@ -87,7 +87,7 @@ static int sf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
  * its names and line table are read now, as the record arrives, not when
  * its sample's turn comes in the batch (code_cache.c; cached ones cost a
  * lookup). */
-static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_record *r)
+static void learn_codes(struct ember_py_copier *st, const struct ember_sf_record *r)
 {
 	struct ember_python *py = NULL;
 	for (size_t i = 0; i < st->nreaders && !py; i++)
@@ -100,9 +100,9 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 	py->objs = r;   /* names from the objects copied with it */
 	for (uint32_t i = 0; i < r->nframes + r->ncodes; i++) {
 		uint64_t a = rd64(q, 0);
-		if (a & EMBER_SF_CODE_TAG) {
+		if (a & EMBER_COPIER_CODE_TAG) {
 			uint64_t before = py->st.codes;
-			py_code_get(py, a & ~EMBER_SF_CODE_TAG, q + 8, rd64(q + 8, r->code_len));
+			py_code_get(py, a & ~EMBER_COPIER_CODE_TAG, q + 8, rd64(q + 8, r->code_len));
 			st->learnt += py->st.codes != before;
 		}
 		q += 8 + ember_sf_entry_bytes(r, a);
@@ -110,19 +110,19 @@ static void learn_codes(struct ember_py_sampletime *st, const struct ember_sf_re
 	py->objs = NULL;
 }
 
-/* The objects' entries (sample_frames.h): the bytes of the one at q, and
+/* The objects' entries (copier.h): the bytes of the one at q, and
  * how many; the next entry follows them. */
 static const uint8_t *obj_bytes(const uint8_t *q, uint64_t *len)
 {
-	if (rd64(q, 0) & EMBER_SF_LONG_TAG) {
+	if (rd64(q, 0) & EMBER_COPIER_LONG_TAG) {
 		*len = rd64(q, 8);
 		return q + 16;
 	}
-	*len = EMBER_SF_OBJ_BYTES;
+	*len = EMBER_COPIER_OBJ_BYTES;
 	return q + 8;
 }
 
-bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len)
+bool py_copier_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len)
 {
 	const uint8_t *first = r->data + r->ts_len + ember_sf_frames_bytes(r);
 	/* A line table's rest is an entry of its own, right after its start:
@@ -132,7 +132,7 @@ bool py_sf_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, s
 		uint64_t n = 0, at = 0;
 		for (uint32_t i = 0; i < r->nobjs && !found; i++) {
 			const uint8_t *b = obj_bytes(q, &n);
-			at = rd64(q, 0) & ~EMBER_SF_TAGS;
+			at = rd64(q, 0) & ~EMBER_COPIER_TAGS;
 			if (addr >= at && addr - at < n)
 				found = b;
 			q = b + n;
@@ -159,7 +159,7 @@ static int64_t objs_bytes(const uint8_t *q, uint32_t nobjs, uint64_t avail)
 		uint64_t n;
 		const uint8_t *b = obj_bytes(q + used, &n);
 		uint64_t head = (uint64_t)(b - (q + used));
-		if ((rd64(q + used, 0) & EMBER_SF_LONG_TAG) && (n > EMBER_SF_TABLE_MORE || n % 8))
+		if ((rd64(q + used, 0) & EMBER_COPIER_LONG_TAG) && (n > EMBER_COPIER_TABLE_MORE || n % 8))
 			return -1;
 		if (avail - used < head + n)
 			return -1;
@@ -170,33 +170,33 @@ static int64_t objs_bytes(const uint8_t *q, uint32_t nobjs, uint64_t avail)
 
 static int on_record(void *arg, void *data, size_t size)
 {
-	struct ember_py_sampletime *st = arg;
+	struct ember_py_copier *st = arg;
 	const struct ember_sf_record *r = data;
 	size_t head = offsetof(struct ember_sf_record, data);
-	if (size < head || r->nframes > EMBER_SF_MAX_FRAMES || r->ncodes > EMBER_SF_MAX_FRAMES ||
-	    r->nobjs > EMBER_SF_NEW_CODES * (EMBER_SF_OBJS + 1) || r->ts_len > EMBER_SF_TS_BYTES ||
-	    r->frame_len > EMBER_SF_FRAME_BYTES || r->code_len > EMBER_SF_CODE_BYTES ||
+	if (size < head || r->nframes > EMBER_COPIER_MAX_FRAMES || r->ncodes > EMBER_COPIER_MAX_FRAMES ||
+	    r->nobjs > EMBER_COPIER_NEW_CODES * (EMBER_COPIER_OBJS + 1) || r->ts_len > EMBER_COPIER_TS_BYTES ||
+	    r->frame_len > EMBER_COPIER_FRAME_BYTES || r->code_len > EMBER_COPIER_CODE_BYTES ||
 	    size < head + r->ts_len + ember_sf_frames_bytes(r))
 		return 0;
 	uint64_t fixed = head + r->ts_len + ember_sf_frames_bytes(r);
 	if (objs_bytes(r->data + (fixed - head), r->nobjs, size - fixed) != (int64_t)(size - fixed))
 		return 0;
 	st->records++;
-	st->woke += (r->flags & EMBER_SF_WOKE) != 0;
-	struct py_sf_read *w = st->want;
+	st->woke += (r->flags & EMBER_COPIER_WOKE) != 0;
+	struct py_copier_read *w = st->want;
 	if (w && !st->want_done && r->tid == w->tid && r->pid == (uint32_t)st->want_py->pid &&
-	    r->time_ns + SF_MATCH_NOW_NS >= w->time_ns && r->time_ns <= w->time_ns + SF_MATCH_NOW_NS) {
+	    r->time_ns + COPIER_MATCH_NOW_NS >= w->time_ns && r->time_ns <= w->time_ns + COPIER_MATCH_NOW_NS) {
 		w->n = py_read_thread(st->want_py, w->tid, r, w->time_ns, w->out, w->max, w->flags);
 		st->want_done = true;
 		st->read_in_place++;
 		/* Stop here: the records behind it belong to later samples,
 		 * read in place in their turn rather than copied aside now
 		 * (libbpf marks this one consumed and returns). */
-		return SF_STOP;
+		return COPIER_STOP;
 	}
-	if ((r->flags & EMBER_SF_WOKE) && r->ncodes)
+	if ((r->flags & EMBER_COPIER_WOKE) && r->ncodes)
 		learn_codes(st, r);
-	struct sf_kept *k = &st->recent[st->kept % SF_RECENT];
+	struct sf_kept *k = &st->recent[st->kept % COPIER_RECENT];
 	if (k->cap < size) {
 		void *p = realloc(k->rec, size);
 		if (!p)
@@ -212,9 +212,9 @@ static int on_record(void *arg, void *data, size_t size)
 	return 0;
 }
 
-int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t msglen)
+int ember_py_copier_open(struct ember_py_copier **out, char *msg, size_t msglen)
 {
-	struct ember_py_sampletime *st = calloc(1, sizeof *st);
+	struct ember_py_copier *st = calloc(1, sizeof *st);
 	*out = NULL;
 	if (!st) {
 		snprintf(msg, msglen, "out of memory");
@@ -226,7 +226,7 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_sample_frames");
 	st->obj = bpf_object__open_mem(ember_sf_bpf_obj, (size_t)(ember_sf_bpf_obj_end - ember_sf_bpf_obj), &oo);
 	int err = st->obj ? 0 : -errno;
-	/* The record's scratch space: one per CPU (sample_frames.bpf.c) */
+	/* The record's scratch space: one per CPU (copier.bpf.c) */
 	struct bpf_map *scratch = st->obj ? bpf_object__find_map_by_name(st->obj, "scratch") : NULL;
 	int ncpus = libbpf_num_possible_cpus();
 	if (st->obj && (!scratch || ncpus <= 0 || bpf_map__set_max_entries(scratch, (uint32_t)ncpus) != 0))
@@ -237,7 +237,7 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 		int e = err < 0 ? -err : errno;
 		snprintf(msg, msglen, "cannot load the BPF frame copier: %s%s", strerror(e),
 			 e == EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
-		ember_py_sampletime_close(st);
+		ember_py_copier_close(st);
 		return e == EPERM || e == EACCES ? EMBER_PY_NO_ACCESS : EMBER_PY_ERROR;
 	}
 	struct bpf_program *prog = bpf_object__find_program_by_name(st->obj, "ember_copy_frames");
@@ -255,7 +255,7 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	uint32_t zero = 0;
 	if (!config || bpf_map_update_elem(bpf_map__fd(config), &zero, &cfg, BPF_ANY) != 0) {
 		snprintf(msg, msglen, "cannot configure the BPF frame copier: %s", strerror(errno));
-		ember_py_sampletime_close(st);
+		ember_py_copier_close(st);
 		return EMBER_PY_ERROR;
 	}
 	st->prog_fd = prog ? bpf_program__fd(prog) : -1;
@@ -264,7 +264,7 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	st->rb = records ? ring_buffer__new(bpf_map__fd(records), on_record, st, NULL) : NULL;
 	if (st->prog_fd < 0 || st->threads_fd < 0 || st->codes_fd < 0 || !st->rb) {
 		snprintf(msg, msglen, "cannot set up the BPF frame copier: %s", strerror(errno));
-		ember_py_sampletime_close(st);
+		ember_py_copier_close(st);
 		return EMBER_PY_ERROR;
 	}
 	/* For the bench: the program's cost in the target, timed by the kernel
@@ -275,23 +275,23 @@ int ember_py_sampletime_open(struct ember_py_sampletime **out, char *msg, size_t
 	return EMBER_PY_OK;
 }
 
-int ember_py_sampletime_prog_fd(const struct ember_py_sampletime *st)
+int ember_py_copier_prog_fd(const struct ember_py_copier *st)
 {
 	return st ? st->prog_fd : -1;
 }
 
-int ember_py_sampletime_wake_fd(const struct ember_py_sampletime *st)
+int ember_py_copier_wake_fd(const struct ember_py_copier *st)
 {
 	return st ? ring_buffer__epoll_fd(st->rb) : -1;
 }
 
-void ember_py_sampletime_consume(struct ember_py_sampletime *st)
+void ember_py_copier_consume(struct ember_py_copier *st)
 {
 	if (st)
 		ring_buffer__consume(st->rb);
 }
 
-void ember_py_sampletime_close(struct ember_py_sampletime *st)
+void ember_py_copier_close(struct ember_py_copier *st)
 {
 	if (!st)
 		return;
@@ -299,16 +299,16 @@ void ember_py_sampletime_close(struct ember_py_sampletime *st)
 	bpf_object__close(st->obj);
 	if (st->stats_fd >= 0)
 		close(st->stats_fd);
-	for (int i = 0; i < SF_RECENT; i++)
+	for (int i = 0; i < COPIER_RECENT; i++)
 		free(st->recent[i].rec);
 	free(st->readers);
 	free(st);
 }
 
 /* <= 3.10: where in a frame's copy the copier puts a method's first
- * argument (sample_frames.h): three words after the code object pointer,
+ * argument (copier.h): three words after the code object pointer,
  * if no word ember reads is among them; 0: nowhere. */
-static uint32_t py_sf_mark_off(const struct ember_python *py)
+static uint32_t py_copier_mark_off(const struct ember_python *py)
 {
 	const struct py_offsets *o = &py->off;
 	if (o->fo_localsplus <= 0 || o->fo_code < 0 || o->fo_code % 8)
@@ -320,11 +320,11 @@ static uint32_t py_sf_mark_off(const struct ember_python *py)
 	return (uint32_t)at + 24 <= py->fr_len ? (uint32_t)at : 0;
 }
 
-void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sampletime *st)
+void ember_python_set_copier(struct ember_python *py, struct ember_py_copier *st)
 {
-	py_sf_detach(py);
+	py_copier_detach(py);
 	py->sf = st;
-	py->sf_mark_off = st ? py_sf_mark_off(py) : 0;
+	py->sf_mark_off = st ? py_copier_mark_off(py) : 0;
 	if (!st)
 		return;
 	if (st->nreaders == st->readers_cap) {
@@ -338,9 +338,9 @@ void ember_python_set_sampletime(struct ember_python *py, struct ember_py_sample
 	st->readers[st->nreaders++] = py;
 }
 
-void py_sf_detach(struct ember_python *py)
+void py_copier_detach(struct ember_python *py)
 {
-	struct ember_py_sampletime *st = py->sf;
+	struct ember_py_copier *st = py->sf;
 	if (!st)
 		return;
 	for (size_t i = 0; i < st->nreaders; i++)
@@ -351,7 +351,7 @@ void py_sf_detach(struct ember_python *py)
 	py->sf = NULL;
 }
 
-void py_sf_forget_code(struct ember_python *py, uint64_t addr)
+void py_copier_forget_code(struct ember_python *py, uint64_t addr)
 {
 	if (!py->sf)
 		return;
@@ -359,13 +359,13 @@ void py_sf_forget_code(struct ember_python *py, uint64_t addr)
 	bpf_map_delete_elem(py->sf->codes_fd, &key);
 }
 
-bool py_sf_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
+bool py_copier_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
 		     uint64_t *type)
 {
 	uint32_t at = py->sf_mark_off;
 	if (!py->sf || !at)
 		return false;
-	if (rd64(b, at) == (f ^ EMBER_SF_ARG_MARK)) {
+	if (rd64(b, at) == (f ^ EMBER_COPIER_ARG_MARK)) {
 		*arg = rd64(b, at + 8);
 		*type = rd64(b, at + 16);
 		return true;
@@ -374,18 +374,18 @@ bool py_sf_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint
 	 * its next sample on. */
 	struct ember_sf_code_key key = { .addr = py->codes[code_id - 1]->addr, .pid = (uint32_t)py->pid };
 	uint64_t v;
-	if (bpf_map_lookup_elem(py->sf->codes_fd, &key, &v) == 0 && !(v & EMBER_SF_CODE_METHOD)) {
-		v |= EMBER_SF_CODE_METHOD;
+	if (bpf_map_lookup_elem(py->sf->codes_fd, &key, &v) == 0 && !(v & EMBER_COPIER_CODE_METHOD)) {
+		v |= EMBER_COPIER_CODE_METHOD;
 		bpf_map_update_elem(py->sf->codes_fd, &key, &v, BPF_EXIST);
 	}
 	return false;
 }
 
-bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v)
+bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v)
 {
 	const struct py_offsets *o = &py->off;
-	if (!t->tstate || py->fr_len > EMBER_SF_FRAME_BYTES || py->co_len > EMBER_SF_CODE_BYTES ||
-	    py->ts_len > EMBER_SF_TS_BYTES)
+	if (!t->tstate || py->fr_len > EMBER_COPIER_FRAME_BYTES || py->co_len > EMBER_COPIER_CODE_BYTES ||
+	    py->ts_len > EMBER_COPIER_TS_BYTES)
 		return false;
 	*v = (struct ember_sf_thread){
 		.pid = (uint32_t)py->pid,
@@ -394,7 +394,7 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 		.cf_off = -1,
 		.code_len = py->co_len,
 		.ts_len = py->ts_len,
-		.name_hash_off = py->str_hash_off % 8 == 0 && py->str_hash_off < EMBER_SF_CODE_BYTES ? py->str_hash_off : 0,
+		.name_hash_off = py->str_hash_off % 8 == 0 && py->str_hash_off < EMBER_COPIER_CODE_BYTES ? py->str_hash_off : 0,
 		.table_sval = o->bytes_sval > 0 && o->bytes_sval < 64 ? (uint32_t)o->bytes_sval : 0,
 		.arg_off = o->fo_localsplus > 0 && o->fo_localsplus % 8 == 0 && o->fo_localsplus < 1024
 				   ? (uint32_t)o->fo_localsplus : 0,
@@ -440,19 +440,19 @@ bool py_sf_thread_entry(const struct ember_python *py, const struct py_thread *t
 	}
 	/* The objects a new code object is named from (code_cache.c), for the
 	 * copier to take along while they are still there. */
-	int32_t obj[EMBER_SF_OBJS] = { o->co_name, o->co_qualname >= 0 ? o->co_qualname : o->co_code, o->co_filename,
+	int32_t obj[EMBER_COPIER_OBJS] = { o->co_name, o->co_qualname >= 0 ? o->co_qualname : o->co_code, o->co_filename,
 					o->co_linetable };   /* (<= 3.10: the bytecode's length is read too) */
-	for (int i = 0; i < EMBER_SF_OBJS; i++)
+	for (int i = 0; i < EMBER_COPIER_OBJS; i++)
 		v->obj_off[i] = obj[i] > 0 && obj[i] % 8 == 0 && (uint32_t)obj[i] + 8 <= py->co_len ? (uint32_t)obj[i] : 0;
 	return v->back_off % 8 == 0 && v->back_off + 8 <= py->fr_len && v->code_off % 8 == 0 &&
 	       v->code_off + 8 <= py->fr_len;
 }
 
 /* Tell the copier where thread t's frames start (once per thread state). */
-void py_sf_register(struct ember_python *py, struct py_thread *t)
+void py_copier_register(struct ember_python *py, struct py_thread *t)
 {
 	struct ember_sf_thread v;
-	if (!py->sf || t->sf_tstate == t->tstate || !py_sf_thread_entry(py, t, &v))
+	if (!py->sf || t->sf_tstate == t->tstate || !py_copier_thread_entry(py, t, &v))
 		return;
 	uint32_t key = t->tid;
 	if (bpf_map_update_elem(py->sf->threads_fd, &key, &v, BPF_ANY) == 0) {
@@ -463,16 +463,16 @@ void py_sf_register(struct ember_python *py, struct py_thread *t)
 
 /* The kept record of rd's sample: the nearest of its thread's from before
  * before_ns to after_ns after the sample, NULL if none. */
-static struct sf_kept *find_kept(struct ember_py_sampletime *st, const struct ember_python *py,
-				 const struct py_sf_read *rd, uint64_t before_ns, uint64_t after_ns)
+static struct sf_kept *find_kept(struct ember_py_copier *st, const struct ember_python *py,
+				 const struct py_copier_read *rd, uint64_t before_ns, uint64_t after_ns)
 {
 	struct sf_kept *best = NULL;
 	uint64_t best_d = 0;
-	uint64_t n = st->kept < SF_RECENT ? st->kept : SF_RECENT;
+	uint64_t n = st->kept < COPIER_RECENT ? st->kept : COPIER_RECENT;
 	for (uint64_t i = 1; i <= n && st->fresh; i++) {
-		struct sf_kept *k = &st->recent[(st->kept - i) % SF_RECENT];
+		struct sf_kept *k = &st->recent[(st->kept - i) % COPIER_RECENT];
 		uint64_t t = k->rec->time_ns;
-		if (t + SF_SCAN_BACK_NS < rd->time_ns)
+		if (t + COPIER_SCAN_BACK_NS < rd->time_ns)
 			break;   /* older than any record of this sample */
 		if (!k->fresh || k->rec->tid != rd->tid || k->rec->pid != (uint32_t)py->pid ||
 		    t + before_ns < rd->time_ns || t > rd->time_ns + after_ns)
@@ -486,14 +486,14 @@ static struct sf_kept *find_kept(struct ember_py_sampletime *st, const struct em
 	return best;
 }
 
-bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)
+bool py_copier_read(struct ember_python *py, struct py_copier_read *rd)
 {
-	struct ember_py_sampletime *st = py->sf;
+	struct ember_py_copier *st = py->sf;
 	if (!st)
 		return false;
 	/* Copied aside already (its CPU's ring drained after another's)?
 	 * Else consume up to it: it is read where it lies. */
-	struct sf_kept *best = find_kept(st, py, rd, SF_MATCH_NOW_NS, SF_MATCH_NOW_NS);
+	struct sf_kept *best = find_kept(st, py, rd, COPIER_MATCH_NOW_NS, COPIER_MATCH_NOW_NS);
 	if (!best) {
 		st->want_py = py;
 		st->want = rd;
@@ -502,7 +502,7 @@ bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)
 		st->want = NULL;
 		if (st->want_done)
 			return true;
-		best = find_kept(st, py, rd, SF_MATCH_BEFORE_NS, SF_MATCH_AFTER_NS);
+		best = find_kept(st, py, rd, COPIER_MATCH_BEFORE_NS, COPIER_MATCH_AFTER_NS);
 	}
 	if (!best)
 		return false;
@@ -513,7 +513,7 @@ bool py_sf_read(struct ember_python *py, struct py_sf_read *rd)
 	return true;
 }
 
-void ember_py_sampletime_stats(const struct ember_py_sampletime *st, struct ember_py_sampletime_stats *out)
+void ember_py_copier_stats(const struct ember_py_copier *st, struct ember_py_copier_stats *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!st)

@@ -1,0 +1,167 @@
+/* Merging Python frames into a sample's native stack (session.h has the
+ * contract).
+ *
+ * The native stack, root first, is a list of groups: one per captured
+ * address (a function and what was inlined into it). Each eval-loop
+ * activation is replaced by the Python frames it was running: the reader
+ * marks the outermost frame of each activation, so the Python frames split
+ * into runs, one run per activation. The read happened just after the
+ * native sample, while the thread ran on; when the counts disagree the
+ * stack is aligned from the root (the part least likely to have changed),
+ * or from the leaf when the native stack was cut off at the root (the
+ * read's outer runs, which the native part lost, then come first: the
+ * Python stack stays whole); a torn read (a call or return ran while it
+ * was read) keeps all runs but the innermost; and an UNCERTAIN item marks
+ * where trust ends. */
+#include <string.h>
+
+#include "py_internal.h"
+#include "session.h"
+
+#define MAX_RUNS 1024
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+uint8_t ember_py_native_class(const char *function, const char *module)
+{
+	const char *name = function ? function : "", *mod = module ? module : "";
+	uint8_t cls = 0;
+	/* CPython's perf trampolines (-X perf, 3.12+): JIT code named
+	 * "py::qualname:file" that only calls the eval loop. */
+	if (strcmp(mod, "[jit]") == 0 && starts_with(name, "py::"))
+		cls |= EMBER_NATIVE_INTERP;
+	if (strcmp(name, "_PyEval_EvalFrameDefault") == 0 || starts_with(name, "_PyEval_EvalFrameDefault."))
+		cls |= EMBER_NATIVE_EVAL;
+	if (strcmp(name, "PyEval_EvalFrameEx") == 0)
+		cls |= EMBER_NATIVE_EVAL_EX;
+	/* The interpreter's own module: python3.11, python2.7, libpython3.12.so.1.0. */
+	if (starts_with(mod, "python") || starts_with(mod, "libpython"))
+		cls |= EMBER_NATIVE_INTERP;
+	if (starts_with(name, "take_gil"))
+		cls |= EMBER_NATIVE_TAKE_GIL;
+	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_call_main",
+					     "clone3", "clone", "start_thread" };
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+		if (strcmp(name, roots[i]) == 0)
+			cls |= EMBER_NATIVE_ROOT;
+	return cls;
+}
+
+uint8_t ember_py_eval_class(const struct ember_python *py)
+{
+	return py->major == 2 ? EMBER_NATIVE_EVAL_EX : EMBER_NATIVE_EVAL;
+}
+
+/* Whether a native group is shown (Python threads hide the interpreter). */
+static bool keep_native(const struct ember_merge_opts *o, uint8_t cls, bool has_python)
+{
+	if (o->python_only)
+		return false;
+	if (o->native_unfiltered || !has_python)
+		return true;
+	if (cls & EMBER_NATIVE_TAKE_GIL)
+		return true;   /* waiting for the GIL is what the user needs to see */
+	return !(cls & (EMBER_NATIVE_INTERP | EMBER_NATIVE_ROOT));
+}
+
+struct merge_out {
+	struct ember_merged *items;
+	uint32_t n, cap;
+};
+
+static void emit(struct merge_out *m, uint32_t kind, uint32_t value)
+{
+	if (m->n < m->cap)
+		m->items[m->n++] = (struct ember_merged){ .kind = kind, .value = value };
+}
+
+/* Run r's frames, root first (py is innermost first). */
+static void emit_run(struct merge_out *m, const uint32_t *lo, const uint32_t *hi, uint32_t r)
+{
+	for (uint32_t k = hi[r] + 1; k-- > lo[r];)
+		emit(m, EMBER_MERGED_PYTHON, k);
+}
+
+static void emit_group(struct merge_out *m, const struct ember_native_group *g)
+{
+	for (uint32_t k = 0; k < g->n; k++)
+		emit(m, EMBER_MERGED_NATIVE, g->ids[k]);
+}
+
+uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_merge_in *in, struct ember_merged *out,
+			uint32_t cap, bool *uncertain)
+{
+	struct merge_out m = { .items = out, .cap = cap };
+	const struct ember_native_group *g = in->groups;
+	*uncertain = false;
+	/* unreadable: the chain broke, the frames read are the innermost ones
+	 * and the root side is missing -- nothing pairs reliably */
+	bool unreadable = (in->pyflags & EMBER_PY_UNREADABLE) != 0;
+	bool torn = unreadable || (in->pyflags & EMBER_PY_TORN) != 0;
+	uint32_t nevals = 0;
+	for (uint32_t i = 0; i < in->ngroups; i++)
+		nevals += (g[i].cls & in->eval_class) != 0;
+	/* A thread of a Python process that was running Python code: by its
+	 * frames, or by eval-loop activations on its native stack (then a read
+	 * that found no frames disagrees with it). Other threads (BLAS, OpenMP
+	 * workers) keep their whole native stacks. */
+	bool has_python = in->eval_class && (in->npy > 0 || nevals > 0);
+
+	/* Python runs, root first: run r is py[lo[r] .. hi[r]]. */
+	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
+	uint32_t nruns = has_python ? ember_python_runs(in->py, in->npy, lo, hi, MAX_RUNS) : 0;
+	/* Pair activation e (root first) with run e + shift. */
+	uint32_t paired = nevals < nruns ? nevals : nruns;
+	uint32_t shift = in->native_truncated && nruns > nevals ? nruns - nevals : 0;
+	/* Cut off at the root (stack copy, frame cap: deep C -> Python -> C
+	 * chains, an import inside an extension's init): the read's outer runs
+	 * are the part the native stack lost. When the sample confirmed every
+	 * activation it has, the stack is whole and certain; else uncertain. */
+	bool root_runs = has_python && !torn && shift > 0;
+	bool explained = root_runs && (in->pyflags & EMBER_PY_CHECKED);
+	if (has_python && (torn || (nevals != nruns && !explained) || (in->pyflags & EMBER_PY_TRUNCATED)))
+		*uncertain = true;
+	if (!has_python || unreadable)
+		paired = 0;
+	else if (torn && paired)
+		paired--;   /* a call or return ran during the read: trust the outer runs only */
+
+	if (root_runs)
+		for (uint32_t r = 0; r < shift; r++)
+			emit_run(&m, lo, hi, r);
+	bool marked = false;
+	uint32_t e = 0;
+	for (uint32_t i = 0; i < in->ngroups; i++) {
+		if (has_python && (g[i].cls & in->eval_class)) {
+			uint32_t r = e + shift;
+			if (e < paired && r < nruns) {
+				emit_run(&m, lo, hi, r);
+			} else if (!marked) {
+				emit(&m, EMBER_MERGED_UNCERTAIN, 0);
+				marked = true;
+			}
+			e++;
+			/* The eval frame itself is interpreter machinery. */
+			if (o->native_unfiltered && !o->python_only)
+				emit_group(&m, &g[i]);
+			continue;
+		}
+		if (keep_native(o, g[i].cls, has_python))
+			emit_group(&m, &g[i]);
+	}
+	/* Python frames the native stack had no activation for (the thread went
+	 * deeper after the sample, or no eval frame was recognised, e.g. a
+	 * stripped interpreter): kept only as uncertain. (Torn: nothing to pair
+	 * them with; root_runs: already above.) */
+	if (has_python && !torn && !root_runs && nevals == 0 && nruns > 0) {
+		for (uint32_t r = 0; r < nruns; r++)
+			emit_run(&m, lo, hi, r);
+		emit(&m, EMBER_MERGED_UNCERTAIN, 0);
+	} else if (*uncertain && !marked) {
+		emit(&m, EMBER_MERGED_UNCERTAIN, 0);
+	}
+	return m.n;
+}

@@ -1,0 +1,152 @@
+/* ember python-stacks, the session: Python frames for every process of a
+ * record run, and their merge into native stacks.
+ *
+ * A session keeps one reader (struct ember_python) per target process. The
+ * reader is opened on the process's first sample and retried while the
+ * process is not Python yet (a launched shell may exec python later, an
+ * interpreter may still be loading), and each sample's Python frames are
+ * read right after its native sample: from the copier's record when the
+ * frames were copied at the sample, else from the live process. Python
+ * thread names (threading.Thread.name) are read while the target runs.
+ *
+ * The merge (ember_py_merge) is pure: it lays a sample's Python frames over
+ * the eval-loop activations of its native stack, given each native frame's
+ * class (ember_py_native_class).
+ *
+ * Not thread-safe: a session is used by the thread that drains the sampler,
+ * including its hooks (ember_py_session_is_eval runs inside the unwinder). */
+#ifndef EMBER_PY_SESSION_H
+#define EMBER_PY_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "python_stacks.h"
+#include "sampler.h"
+
+struct ember_py_session_opts {
+	bool gil;                 /* find out which thread holds the GIL (--gil) */
+	bool copier;              /* load the copier, which copies frames at the sample */
+	/* Test knobs (struct ember_record_knobs says where they come from). */
+	bool no_copy_use;         /* keep the copier loaded but read every sample after it */
+	bool no_debug_info;       /* learn the eval loop's instruction pointer from samples only */
+	int start_stall_ms;       /* sleep once when the first runtime is found */
+};
+
+struct ember_py_session;
+
+/* NULL on OOM. A copier that cannot be loaded is not an error: frames are
+ * then read after each sample, and ember_py_session_copier_note says why. */
+struct ember_py_session *ember_py_session_new(const struct ember_py_session_opts *o);
+void ember_py_session_free(struct ember_py_session *s);
+
+/* The copier's program for the sampler's events; 0 when there is none. */
+int ember_py_session_copier_fd(const struct ember_py_session *s);
+/* The copier's wake fd, -1 when frames are not copied at the sample (then
+ * every sample must wake ember for its read to come soon enough). */
+int ember_py_session_wake_fd(const struct ember_py_session *s);
+/* Why frames are not copied at the sample: "" when they are, or when the
+ * copier was not asked for. */
+const char *ember_py_session_copier_note(const struct ember_py_session *s);
+void ember_py_session_copier_stats(const struct ember_py_session *s, struct ember_py_copier_stats *out);
+/* After each drain of the sampler: keep the records no read took yet. */
+void ember_py_session_consume(struct ember_py_session *s);
+
+/* The Python frames of the sampled thread, innermost first (0 when its
+ * process is not Python or the thread has no Python state); *flags gets
+ * enum ember_py_read_flags. Call right after the sample, before unwinding. */
+int ember_py_session_read(struct ember_py_session *s, const struct ember_sample *smp, struct ember_py_frame *out,
+			  int max, uint32_t *flags);
+/* Nanoseconds spent finding runtimes in new processes (inside the reads
+ * that found them: the first read of a process takes 0.1-2 ms). */
+uint64_t ember_py_session_setup_ns(const struct ember_py_session *s);
+/* The sampler's probe hook: is pc an eval-loop activation of a process
+ * whose runtime is open? (One compare when pid is the last one asked.) */
+bool ember_py_session_is_eval(void *session, uint32_t pid, uint64_t pc);
+/* Check frames[0..n) just read against the eval activations the sample
+ * probed (ember_python_reconcile); returns the new count. */
+int ember_py_session_check(struct ember_py_session *s, const struct ember_sample *smp, uint64_t read_lag_ns,
+			   struct ember_py_frame *frames, int n, int max, uint32_t *flags);
+/* Read the sampled thread's Python name when it is due: its first sample
+ * with Python frames, then at most once a second (retried sooner while no
+ * name is known). Call after the sample is stored. */
+void ember_py_session_names(struct ember_py_session *s, const struct ember_sample *smp);
+
+/* After the run. */
+const struct ember_python *ember_py_session_reader(const struct ember_py_session *s, uint32_t pid);
+const char *ember_py_session_cmdline(const struct ember_py_session *s, uint32_t pid);   /* "" when unknown */
+/* The Python name last read for thread tid of pid, NULL when none. */
+const char *ember_py_session_thread_name(const struct ember_py_session *s, uint32_t pid, uint32_t tid);
+/* Reads checked against the sample, and those corrected, over all processes. */
+void ember_py_session_totals(const struct ember_py_session *s, uint64_t *checked, uint64_t *corrected);
+bool ember_py_session_any(const struct ember_py_session *s);   /* some process was Python */
+/* One line per process: the Python found, or why it is profiled natively. */
+void ember_py_session_report(const struct ember_py_session *s, FILE *out);
+
+/* Whether a target is, or starts as, a Python interpreter: pid > 0 by its
+ * executable and mappings, else argv[0] by its name or its #! line (found
+ * on PATH as execvp finds it). A guess for the wake-up policy only. */
+bool ember_py_target_likely(pid_t pid, char *const *argv);
+
+/* ---- The merge ---- */
+
+/* What a native frame is to the merge (bits). */
+enum ember_native_class {
+	EMBER_NATIVE_EVAL = 1,        /* an eval-loop activation (3.x _PyEval_EvalFrameDefault) */
+	EMBER_NATIVE_EVAL_EX = 2,     /* PyEval_EvalFrameEx: 2.7's eval loop, a wrapper on 3.x */
+	EMBER_NATIVE_INTERP = 4,      /* the interpreter's own machinery */
+	EMBER_NATIVE_TAKE_GIL = 8,    /* waiting for the GIL: always shown */
+	EMBER_NATIVE_ROOT = 16,       /* _start, __libc_start_main, clone3, start_thread... */
+};
+/* The class of a symbolized native function (module: its file's base
+ * name, "[jit]" for JIT code; NULL reads as ""). */
+uint8_t ember_py_native_class(const char *function, const char *module);
+/* The class bit that marks reader py's eval-loop activations: EMBER_NATIVE_EVAL_EX
+ * on 2.7, EMBER_NATIVE_EVAL on 3.x. */
+uint8_t ember_py_eval_class(const struct ember_python *py);
+
+struct ember_merge_opts {
+	bool python_only;          /* Python frames only (py-spy's default view) */
+	bool native_unfiltered;    /* keep interpreter-internal frames */
+};
+
+/* One native frame of the stack with what it expanded to. */
+struct ember_native_group {
+	const uint32_t *ids;       /* the caller's frame ids, outermost first */
+	uint32_t n;
+	uint8_t cls;               /* enum ember_native_class bits */
+};
+
+enum ember_merged_kind {
+	EMBER_MERGED_NATIVE,       /* value: one of a group's ids */
+	EMBER_MERGED_PYTHON,       /* value: the index of a frame in py[] */
+	EMBER_MERGED_UNCERTAIN,    /* "[python frames uncertain]": trust ends here */
+};
+struct ember_merged {
+	uint32_t kind;             /* enum ember_merged_kind */
+	uint32_t value;
+};
+
+struct ember_merge_in {
+	const struct ember_native_group *groups;   /* root first */
+	uint32_t ngroups;
+	const struct ember_py_frame *py;           /* innermost first */
+	uint32_t npy, pyflags;                     /* enum ember_py_read_flags */
+	uint8_t eval_class;                        /* ember_py_eval_class; 0: not a Python process */
+	bool native_truncated;                     /* the native stack lost its root side */
+};
+
+/* The merged stack, root first, into out (at most cap items; the rest are
+ * dropped). Each eval-loop activation is replaced by the run of Python
+ * frames it was running (ember_python_runs); when the counts disagree the
+ * runs pair from the root, or from the leaf when the native stack lost its
+ * root; a torn read keeps all runs but the innermost; an UNCERTAIN item
+ * marks where trust ends, and *uncertain says there is one. Native frames
+ * of the interpreter (and the roots) are left out of a Python thread's
+ * stack unless o->native_unfiltered. Never drops a sample. */
+uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_merge_in *in, struct ember_merged *out,
+			uint32_t cap, bool *uncertain);
+
+#endif

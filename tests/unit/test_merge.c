@@ -1,0 +1,249 @@
+/* Unit tests: the merge of Python frames into native stacks
+ * (python-stacks/merge.c) and the classes of native frames it works from.
+ * Each case builds a native stack of groups (frame ids 100 + k) and a read
+ * of Python frames, and checks the merged stack item by item. */
+#include <stdint.h>
+
+#include "check.h"
+#include "session.h"
+
+#define N EMBER_MERGED_NATIVE
+#define P EMBER_MERGED_PYTHON
+#define U EMBER_MERGED_UNCERTAIN
+
+enum { ROOT, MAIN, EVAL, CALL, EVAL2, KERNEL, GIL, WRAP, NGROUPS };
+
+static const uint32_t group_ids[NGROUPS] = { 100, 101, 102, 103, 104, 105, 106, 107 };
+
+static struct ember_native_group grp(int k, uint8_t cls)
+{
+	return (struct ember_native_group){ .ids = &group_ids[k], .n = 1, .cls = cls };
+}
+
+/* A typical 3.x thread: _start -> main -> eval -> call -> eval -> a C kernel. */
+static void typical(struct ember_native_group *g)
+{
+	g[0] = grp(ROOT, EMBER_NATIVE_ROOT);
+	g[1] = grp(MAIN, EMBER_NATIVE_INTERP);
+	g[2] = grp(EVAL, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP);
+	g[3] = grp(CALL, EMBER_NATIVE_INTERP);
+	g[4] = grp(EVAL2, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP);
+	g[5] = grp(KERNEL, 0);
+}
+
+/* Frames innermost first; start marks each run's outermost frame. */
+static void frames(struct ember_py_frame *py, const bool *start, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		py[i] = (struct ember_py_frame){ .code = 10 + i, .line = 1, .activation_start = start[i] };
+}
+
+static bool same(const struct ember_merged *got, uint32_t n, const uint32_t (*want)[2], uint32_t nwant)
+{
+	if (n != nwant)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (got[i].kind != want[i][0] || (got[i].kind != U && got[i].value != want[i][1]))
+			return false;
+	return true;
+}
+
+static uint32_t merge(const struct ember_merge_opts *o, struct ember_merge_in *in, struct ember_merged *out,
+		      bool *uncertain)
+{
+	return ember_py_merge(o, in, out, 64, uncertain);
+}
+
+static void test_paired(void)
+{
+	struct ember_native_group g[6];
+	struct ember_py_frame py[3];
+	struct ember_merged out[64];
+	bool unc;
+	typical(g);
+	/* Three frames: run 0 (outer activation) = py[2]; run 1 = py[1], py[0]. */
+	frames(py, (const bool[]){ false, true, true }, 3);
+	struct ember_merge_in in = { g, 6, py, 3, 0, EMBER_NATIVE_EVAL, false };
+	struct ember_merge_opts o = { 0 };
+	uint32_t n = merge(&o, &in, out, &unc);
+	/* Interpreter frames and roots hidden; each eval replaced by its run,
+	 * root first; the C kernel kept. */
+	static const uint32_t want[][2] = { { P, 2 }, { P, 1 }, { P, 0 }, { N, 105 } };
+	CHECK(same(out, n, want, 4));
+	CHECK(!unc);
+
+	o.native_unfiltered = true;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_all[][2] = { { N, 100 }, { N, 101 }, { P, 2 }, { N, 102 }, { N, 103 },
+						{ P, 1 }, { P, 0 }, { N, 104 }, { N, 105 } };
+	CHECK(same(out, n, want_all, 9));
+
+	o = (struct ember_merge_opts){ .python_only = true };
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_py[][2] = { { P, 2 }, { P, 1 }, { P, 0 } };
+	CHECK(same(out, n, want_py, 3));
+
+	/* The cap drops the leaf side, never writes past it. */
+	o = (struct ember_merge_opts){ 0 };
+	n = ember_py_merge(&o, &in, out, 2, &unc);
+	CHECK(n == 2 && out[0].value == 2 && out[1].value == 1);
+}
+
+static void test_disagree(void)
+{
+	struct ember_native_group g[6];
+	struct ember_py_frame py[3];
+	struct ember_merged out[64];
+	struct ember_merge_opts o = { 0 };
+	bool unc;
+	typical(g);
+	/* One run for two activations (the thread returned before the read):
+	 * paired from the root, trust ends at the second activation. */
+	frames(py, (const bool[]){ true }, 1);
+	struct ember_merge_in in = { g, 6, py, 1, 0, EMBER_NATIVE_EVAL, false };
+	uint32_t n = merge(&o, &in, out, &unc);
+	static const uint32_t want[][2] = { { P, 0 }, { U, 0 }, { N, 105 } };
+	CHECK(same(out, n, want, 3));
+	CHECK(unc);
+
+	/* Torn read: all runs but the innermost. */
+	frames(py, (const bool[]){ true, true }, 2);
+	in.npy = 2;
+	in.pyflags = EMBER_PY_TORN;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_torn[][2] = { { P, 1 }, { U, 0 }, { N, 105 } };
+	CHECK(same(out, n, want_torn, 3));
+	CHECK(unc);
+
+	/* Unreadable: no run pairs; the kernel frame stays. */
+	in.pyflags = EMBER_PY_UNREADABLE;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_unr[][2] = { { U, 0 }, { N, 105 } };
+	CHECK(same(out, n, want_unr, 2));
+
+	/* Truncated read (more frames than the reader walks): uncertain at the end. */
+	in.pyflags = EMBER_PY_TRUNCATED;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_trunc[][2] = { { P, 1 }, { P, 0 }, { N, 105 }, { U, 0 } };
+	CHECK(same(out, n, want_trunc, 4));
+	CHECK(unc);
+}
+
+static void test_native_truncated(void)
+{
+	/* The native stack lost its root: one activation left, three runs read.
+	 * The outer runs come first; checked by the sample, the stack is whole. */
+	struct ember_native_group g[2] = { grp(EVAL, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
+	struct ember_py_frame py[3];
+	struct ember_merged out[64];
+	struct ember_merge_opts o = { 0 };
+	bool unc;
+	frames(py, (const bool[]){ true, true, true }, 3);
+	struct ember_merge_in in = { g, 2, py, 3, EMBER_PY_CHECKED, EMBER_NATIVE_EVAL, true };
+	uint32_t n = merge(&o, &in, out, &unc);
+	static const uint32_t want[][2] = { { P, 2 }, { P, 1 }, { P, 0 }, { N, 105 } };
+	CHECK(same(out, n, want, 4));
+	CHECK(!unc);
+	/* Unchecked: the same frames, marked uncertain. */
+	in.pyflags = 0;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_unc[][2] = { { P, 2 }, { P, 1 }, { P, 0 }, { N, 105 }, { U, 0 } };
+	CHECK(same(out, n, want_unc, 5));
+	CHECK(unc);
+}
+
+static void test_other_threads(void)
+{
+	struct ember_native_group g[6];
+	struct ember_merged out[64];
+	struct ember_merge_opts o = { 0 };
+	bool unc;
+	typical(g);
+	/* Not a Python process: every native frame, nothing uncertain. */
+	struct ember_merge_in in = { g, 6, NULL, 0, 0, 0, false };
+	uint32_t n = merge(&o, &in, out, &unc);
+	CHECK(n == 6 && !unc);
+	for (uint32_t i = 0; i < n && i < 6; i++)
+		CHECK(out[i].kind == N && out[i].value == 100 + i);
+
+	/* A worker thread of a Python process (no eval frame, no Python
+	 * frames): its whole native stack. */
+	struct ember_native_group w[3] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(GIL, EMBER_NATIVE_INTERP | 0),
+					   grp(KERNEL, 0) };
+	struct ember_merge_in win = { w, 3, NULL, 0, 0, EMBER_NATIVE_EVAL, false };
+	n = merge(&o, &win, out, &unc);
+	CHECK(n == 3 && !unc);
+
+	/* Python frames but no eval frame recognised (a stripped interpreter):
+	 * kept after the native frames, marked uncertain. */
+	struct ember_py_frame py[1];
+	frames(py, (const bool[]){ true }, 1);
+	struct ember_native_group s[2] = { grp(MAIN, EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
+	struct ember_merge_in sin = { s, 2, py, 1, 0, EMBER_NATIVE_EVAL, false };
+	n = merge(&o, &sin, out, &unc);
+	static const uint32_t want[][2] = { { N, 105 }, { P, 0 }, { U, 0 } };
+	CHECK(same(out, n, want, 3));
+	CHECK(unc);
+
+	/* Waiting for the GIL is shown even on a Python thread. */
+	struct ember_native_group t[3] = { grp(EVAL, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP),
+					   grp(GIL, EMBER_NATIVE_TAKE_GIL | EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
+	struct ember_merge_in tin = { t, 3, py, 1, 0, EMBER_NATIVE_EVAL, false };
+	n = merge(&o, &tin, out, &unc);
+	static const uint32_t want_gil[][2] = { { P, 0 }, { N, 106 }, { N, 105 } };
+	CHECK(same(out, n, want_gil, 3));
+}
+
+static void test_python2(void)
+{
+	/* 2.7: PyEval_EvalFrameEx is the eval loop; one frame a call. */
+	struct ember_native_group g[4] = { grp(EVAL, EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP),
+					   grp(CALL, EMBER_NATIVE_INTERP),
+					   grp(EVAL2, EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
+	struct ember_py_frame py[2];
+	struct ember_merged out[64];
+	struct ember_merge_opts o = { 0 };
+	bool unc;
+	frames(py, (const bool[]){ true, true }, 2);
+	struct ember_merge_in in = { g, 4, py, 2, 0, EMBER_NATIVE_EVAL_EX, false };
+	uint32_t n = merge(&o, &in, out, &unc);
+	static const uint32_t want[][2] = { { P, 1 }, { P, 0 }, { N, 105 } };
+	CHECK(same(out, n, want, 3));
+	CHECK(!unc);
+	/* On 3.x, PyEval_EvalFrameEx is a wrapper: not an activation. */
+	g[0].cls = EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP;
+	g[2].cls = EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP;
+	in.eval_class = EMBER_NATIVE_EVAL;
+	in.npy = 1;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want3[][2] = { { P, 0 }, { N, 105 } };
+	CHECK(same(out, n, want3, 2));
+	CHECK(!unc);
+}
+
+static void test_classes(void)
+{
+	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault", "libpython3.12.so.1.0") ==
+	      (EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault.cold", "python3.11") ==
+	      (EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("PyEval_EvalFrameEx", "python2.7") == (EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("take_gil", "libpython3.9.so.1.0") == (EMBER_NATIVE_TAKE_GIL | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("start_thread", "libc.so.6") == EMBER_NATIVE_ROOT);
+	CHECK(ember_py_native_class("_start", "python3.11") == (EMBER_NATIVE_ROOT | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("py::main:/x.py", "[jit]") == EMBER_NATIVE_INTERP);
+	CHECK(ember_py_native_class("dgemm_kernel_HASWELL", "libopenblas.so.0") == 0);
+	CHECK(ember_py_native_class("jit_kernel", "[jit]") == 0);
+	CHECK(ember_py_native_class(NULL, NULL) == 0);
+}
+
+int main(void)
+{
+	test_paired();
+	test_disagree();
+	test_native_truncated();
+	test_other_threads();
+	test_python2();
+	test_classes();
+	return check_report();
+}

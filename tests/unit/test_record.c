@@ -1,0 +1,74 @@
+/* Unit tests: record/'s capture-side aggregation (raw_stacks.c): identical
+ * stacks of a thread are counted once, anything that changes what a stack
+ * means keeps it apart, and the timeline keeps every sample in order. */
+#include <stdint.h>
+
+#include "check.h"
+#include "record_internal.h"
+
+static struct ember_sample sample(uint32_t tid, uint64_t t, const struct ember_frame_addr *f, uint32_t n)
+{
+	return (struct ember_sample){ .pid = 7, .tid = tid, .time_ns = t, .frames = f, .nframes = n };
+}
+
+int main(void)
+{
+	struct raw_stacks *rs = raw_stacks_new();
+	CHECK(rs != NULL);
+	const struct ember_frame_addr a[2] = { { .module = 1, .addr = 0x1000 }, { .module = 1, .addr = 0x2000 } };
+	const struct ember_frame_addr b[2] = { { .module = 1, .addr = 0x1004 }, { .module = 1, .addr = 0x2000 } };
+	const struct ember_frame_addr scanned[2] = { { .module = 1, .addr = 0x1000, .flags = EMBER_FRAME_SCANNED },
+						     { .module = 1, .addr = 0x2000 } };
+	struct ember_py_frame py[2] = { { .code = 3, .line = 10, .activation_start = true },
+					{ .code = 4, .line = 20, .activation_start = true } };
+	struct ember_sample s = sample(8, 100, a, 2);
+	CHECK(raw_stacks_add(rs, &s, NULL, 0, 0) == 0);              /* entry 0 */
+	s.time_ns = 50;
+	CHECK(raw_stacks_add(rs, &s, NULL, 0, 0) == 0);              /* entry 0 again */
+	s = sample(9, 200, a, 2);
+	CHECK(raw_stacks_add(rs, &s, NULL, 0, 0) == 0);              /* another thread: 1 */
+	s = sample(8, 300, b, 2);
+	CHECK(raw_stacks_add(rs, &s, NULL, 0, 0) == 0);              /* another pc: 2 */
+	s = sample(8, 400, scanned, 2);
+	CHECK(raw_stacks_add(rs, &s, NULL, 0, 0) == 0);              /* found by a scan: 3 */
+	s = sample(8, 500, a, 2);
+	CHECK(raw_stacks_add(rs, &s, py, 2, EMBER_PY_AT_SAMPLE) == 0);   /* Python frames: 4 */
+	s.time_ns = 600;
+	CHECK(raw_stacks_add(rs, &s, py, 2, 0) == 0);                /* read after: still 4 */
+	py[0].line = 11;
+	CHECK(raw_stacks_add(rs, &s, py, 2, 0) == 0);                /* another line: 5 */
+	CHECK(raw_stacks_add(rs, &s, py, 2, EMBER_PY_TORN) == 0);    /* torn: 6 */
+	s.flags = EMBER_SAMPLE_TRUNCATED;
+	CHECK(raw_stacks_add(rs, &s, py, 2, EMBER_PY_CHECKED) == 0); /* cut off, checked: 7 */
+	CHECK(raw_stacks_add(rs, &s, py, 2, 0) == 0);                /* cut off, unchecked: 8 */
+	s.flags = EMBER_SAMPLE_UNWIND_ERROR;
+	CHECK(raw_stacks_add(rs, &s, py, 2, EMBER_PY_CHECKED) == 0); /* per-sample noise: 5 */
+	CHECK(raw_stacks_samples(rs) == 12);
+
+	static const uint64_t counts[] = { 2, 1, 1, 1, 2, 2, 1, 1, 1 };
+	size_t cursor = 0, n = 0;
+	struct raw_stack_view v;
+	while (raw_stacks_next(rs, &cursor, &v)) {
+		CHECK(n < 9 && v.count == counts[n]);
+		CHECK(v.pid == 7 && v.nframes == 2);
+		if (n == 4)
+			CHECK(v.npy == 2 && v.py[0].line == 10 && v.py[1].code == 4 && v.pyflags == 0);
+		if (n == 7)
+			CHECK(v.flags == EMBER_SAMPLE_TRUNCATED && v.pyflags == EMBER_PY_CHECKED);
+		if (n == 3)
+			CHECK(v.frames[0].flags == EMBER_FRAME_SCANNED);
+		n++;
+	}
+	CHECK(n == 9);
+
+	size_t nt;
+	bool complete;
+	const struct raw_timed *tl = raw_stacks_timeline(rs, &nt, &complete);
+	static const uint32_t entries[] = { 0, 0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 5 };
+	CHECK(nt == 12 && complete);
+	for (size_t i = 0; i < nt && i < 12; i++)
+		CHECK(tl[i].entry == entries[i]);
+	CHECK(tl[1].time_ns == 50);   /* arrival order, not time order */
+	raw_stacks_free(rs);
+	return check_report();
+}
