@@ -5,12 +5,12 @@ read, and target slowdown with merging on.  Standard library only.
 usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N] [--only PART,...]
 PART: accuracy, read, mismatch, reader, drain, stolen, slowdown (default: all)
 
-- accuracy (with and without --no-bpf): tests/e2e/py/native_calls.py (four Python functions, each calling
+- accuracy (with and without --no-copier): tests/e2e/py/native_calls.py (four Python functions, each calling
   its own native hot function: cv::GaussianBlur, cv::Canny, BLAS dgemm, zlib
   deflate) at -F 999; share of those native samples whose nearest Python frame
   is the right caller, and the mismatch rate ember reports;
 - mismatch with the frames copied by the kernel at the sample (BPF, the
-  default) and read after it (--no-bpf), and with and without the eval
+  default) and read after it (--no-copier), and with and without the eval
   loop's DWARF (after the sample): raise_gen.py and zlib_pair.py on every
   interpreter, 2 s each, interleaved;
 - read cost: a 20-deep Python recursion burning at the bottom, -F 999 and
@@ -97,16 +97,16 @@ def main():
         return only is None or part in only
 
     if want("accuracy"):
-        for flags, label in (([], "frames copied at the sample (BPF)"), (["--no-bpf"], "frames read after the sample")):
+        for flags, label in (([], "frames copied at the sample (BPF)"), (["--no-copier"], "frames read after the sample")):
             accuracy(ember, tmp, seconds, env, flags, label)
 
     if want("read"):
         read_cost(ember, tmp, seconds)
     if want("mismatch"):
         mismatch_ab(ember, tmp, "frames copied at the sample (BPF) / read after it",
-                    [("at sample", [], {"EMBER_BPF_STATS": "1"}), ("read after", ["--no-bpf"], {})])
-        mismatch_ab(ember, tmp, "read after the sample (--no-bpf), with / without the eval loop's DWARF",
-                    [("DWARF", ["--no-bpf"], {}), ("learnt only", ["--no-bpf"], {"EMBER_TEST_PY_NO_DWARF": "1"})])
+                    [("at sample", [], {"EMBER_BPF_STATS": "1"}), ("read after", ["--no-copier"], {})])
+        mismatch_ab(ember, tmp, "read after the sample (--no-copier), with / without the eval loop's DWARF",
+                    [("DWARF", ["--no-copier"], {}), ("learnt only", ["--no-copier"], {"EMBER_TEST_PY_NO_DWARF": "1"})])
     if want("reader"):
         reader_cost(build, tmp)
     if want("drain"):
@@ -125,8 +125,8 @@ def read_cost(ember, tmp, seconds, rounds=3):
     deep = os.path.join(tmp, "deep.py")
     with open(deep, "w") as f:
         f.write(DEEP)
-    # the last: woken at every sample, as before the timer drain (session 8)
-    configs = [(999, False, []), (999, False, ["--no-bpf"]), (999, True, []), (999, True, ["--no-bpf"]),
+    # the last: woken at every sample instead of draining on a timer
+    configs = [(999, False, []), (999, False, ["--no-copier"]), (999, True, []), (999, True, ["--no-copier"]),
                (99, False, []), (99, True, []), (99, False, ["per-sample"])]
     for freq, busy, flags in configs:
         wake = {"EMBER_TEST_PY_DRAIN_MS": "0"} if "per-sample" in flags else {}
@@ -232,7 +232,7 @@ def stolen_time(ember, tmp, seconds, rounds=3):
     runs = [("no profiler", None), ("ember -F 99", ["-F", "99"]),
             ("ember -F 99 --stack-size 32768", ["-F", "99", "--stack-size", "32768"]),
             ("ember -F 99 per sample", ["-F", "99"]),
-            ("ember -F 99 --no-bpf", ["-F", "99", "--no-bpf"]), ("ember -F 999", ["-F", "999"])]
+            ("ember -F 99 --no-copier", ["-F", "99", "--no-copier"]), ("ember -F 999", ["-F", "999"])]
     # The anchor: perf's own DWARF sampling (no Python frames), its sample
     # times in CLOCK_MONOTONIC too.
     have_perf = subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode == 0

@@ -87,9 +87,6 @@ void options_record_defaults(struct record_opts *o);
 /* Parse `record` arguments (argv[0] is "record").  Returns 0, or an exit
  * code after printing one error line (EMBER_EXIT_OK after --help). */
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown);
-void options_record_usage(FILE *out);
-/* Format from a file name's extension; -1 when unknown. */
-int options_format_from_path(const char *path);
 
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

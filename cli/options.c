@@ -13,7 +13,7 @@ void options_record_defaults(struct record_opts *o)
 	ember_record_opts_default(&o->rec);
 }
 
-void options_record_usage(FILE *out)
+static void record_usage(FILE *out)
 {
 	fputs("usage: ember record [options] -- COMMAND [ARGS...]\n"
 	      "       ember record [options] -p PID\n"
@@ -55,7 +55,7 @@ void options_record_usage(FILE *out)
 	      "      --no-copier        read Python frames right after each sample instead of having\n"
 	      "                         the copier (a BPF program the kernel runs at the sample) copy\n"
 	      "                         them; it needs root or CAP_BPF+CAP_PERFMON, else ember falls\n"
-	      "                         back by itself (--no-bpf: the same)\n"
+	      "                         back by itself\n"
 	      "\n"
 	      "      --threads          add a root frame per thread: 'name (tid)'\n"
 	      "      --icicle           SVG: root at the top\n"
@@ -122,7 +122,7 @@ const char *format_name(enum output_format f)
 	return f < FORMAT_COUNT ? format_names[f] : "?";
 }
 
-int options_format_from_path(const char *path)
+static int format_from_path(const char *path)
 {
 	size_t n = strlen(path);
 	for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++) {
@@ -180,7 +180,7 @@ int options_output(struct output_set *set, int c, const char *arg, const char *c
 int options_output_finish(struct output_set *set, const char *cmd)
 {
 	for (int i = 0; i < set->noutputs; i++) {
-		int f = set->format ? format_from_name(set->format) : options_format_from_path(set->outputs[i].path);
+		int f = set->format ? format_from_name(set->format) : format_from_path(set->outputs[i].path);
 		if (f < 0)
 			return options_bad(cmd, "cannot tell the format of '%s' from its extension (.folded .svg "
 					   ".prof .speedscope.json .pb.gz .trace.json .ember, or --format)",
@@ -236,7 +236,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "no-copier", no_argument, NULL, OPT_NO_COPIER },
-		{ "no-bpf", no_argument, NULL, OPT_NO_COPIER },   /* the option's earlier name */
+		{ "no-bpf", no_argument, NULL, OPT_NO_COPIER },   /* accepted too: scripts may use it */
 		{ "no-jit-env", no_argument, NULL, OPT_NO_JIT_ENV },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
@@ -315,7 +315,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			o->quiet = true;
 			break;
 		case 'h':
-			options_record_usage(stdout);
+			record_usage(stdout);
 			*help_shown = true;
 			return EMBER_EXIT_OK;
 		case ':':

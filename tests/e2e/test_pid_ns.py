@@ -10,7 +10,7 @@ thread up by the latter.  Two cases, with Debian's python3 on zlib_pair.py:
 - ember outside, attached (-p) to a script running in its own pid namespace.
 Each: exit 0, frames copied at >= 90% of the samples' reads, and
 deflate/inflate under compress_step/decompress_step.  The attached case also
-with --no-bpf (the thread ids alone, mapped through NSpid), and on the pyenv
+with --no-copier (the thread ids alone, mapped through NSpid), and on the pyenv
 3.9 build when present (ids from struct pthread, calibrated in the target's
 namespace).  Needs root.
 """
@@ -74,10 +74,10 @@ def attached(py, label):
         if not pid:
             return
         time.sleep(1.0)   # past its imports
-        for flags in ([], ["--no-bpf"]):
+        for flags in ([], ["--no-copier"]):
             out = os.path.join(E.tmpdir(), "attached.folded")
             res = E.record(["-p", str(pid), "-d", "2", "-o", out] + flags, timeout=60)
-            tag = "%s, attached from outside its pid namespace%s" % (label, " (--no-bpf)" if flags else "")
+            tag = "%s, attached from outside its pid namespace%s" % (label, " (--no-copier)" if flags else "")
             if flags:
                 chk.check(res.rc == 0, "%s: ember exits 0" % tag, res.describe())
                 chk.check("copied by the kernel" not in res.stderr, "%s: no frames copied" % tag, res.stderr)

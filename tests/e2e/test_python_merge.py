@@ -10,7 +10,7 @@ function under its Python name ("burner (TID)", the main thread
 "MainThread (TID)"), and the mismatch rate the summary reports; with late
 reads (zlib_pair.py) and with a stack that changes every microsecond
 (raise_gen.py), that frames copied by the kernel at the sample (default) or
-read after it (--no-bpf, checked against what the sample held) agree with
+read after it (--no-copier, checked against what the sample held) agree with
 the native stack; with two threads running at once (zlib_threads.py), that
 each sample still gets its own copy; with code objects that live 10 ms
 (fresh_code.py), that they are named, each by its own name, although ember
@@ -172,7 +172,7 @@ if m:
     # stable stacks is measured in bench/, not here.
     chk.check(bad <= 0.10 * n, "mismatched Python frames <= 10%% (%d of %d)" % (bad, n))
 
-# Reads checked against the sample (frames read after it: --no-bpf, the
+# Reads checked against the sample (frames read after it: --no-copier, the
 # fallback when BPF is not permitted).  zlib_pair.py calls deflate (from
 # compress_step) and inflate (from decompress_step) in turn, ~10 ms each; with
 # every other read started 3 ms late (test knob), a read alone would find the
@@ -180,7 +180,7 @@ if m:
 # the sample must put each zlib routine under its own caller anyway.
 out2 = os.path.join(E.tmpdir(), "late.folded")
 env = dict(os.environ, EMBER_TEST_PY_READ_DELAY_US="3000")
-res, late_stall = E.record_unstalled(["--no-bpf", "-o", out2], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"],
+res, late_stall = E.record_unstalled(["--no-copier", "-o", out2], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "2.5"],
                                     env=env, timeout=90)
 chk.check(res.rc == 0, "late reads: ember exits 0", res.describe())
 late = E.load_profile(chk, out2, res)
@@ -384,7 +384,7 @@ chk.check(total >= 500 and wrong <= 0.02 * total,
 # program on the perf event), so they are of the sample's instant: measured
 # 0.4-2.4% uncertain, what is left being activations caught entering or
 # leaving (the eval loop runs, its frame is not linked yet or any more).
-# Read after the sample (--no-bpf), reads trailing it by tens of microseconds
+# Read after the sample (--no-copier), reads trailing it by tens of microseconds
 # are nearly always stale; what saves them is the sample's own record of
 # each activation: the instruction pointer and frame at the places the
 # interpreter's DWARF names (every interpreter here has DWARF: pyenv builds
@@ -465,10 +465,9 @@ chk.check(created >= 50 and len(names_seen) >= 0.9 * created,
 # Modules imported one after another (fresh_modules.py), each one's code
 # burning 10 ms and freed when its import is done, ember 40 ms late at
 # every drain: a module's line table is longer than the first 256 bytes the
-# copier takes of every object, and ember used to read the rest live, when
-# the code object was long gone: 27-64% of the samples uncertain and 26-41
-# of ~165 modules named.  The copier now takes a line table whole (up to
-# 4 KB more).
+# copier takes of every object, so the copier takes a line table whole (up
+# to 4 KB more); read live, the rest would be gone with the code object
+# (27-64% of the samples uncertain, 26-41 of ~165 modules named).
 mod_dir = os.path.join(E.tmpdir(), "modules")
 os.makedirs(mod_dir, exist_ok=True)
 out8 = os.path.join(E.tmpdir(), "modules.folded")
@@ -508,12 +507,12 @@ chk.check(named >= 500 and at_loop >= 0.95 * named and uncertain <= 0.05 * mods.
 # interned, as the compiler does) tells them apart, and on 3.12+ the code
 # object's own number (co_version) also when the name was never hashed.
 # Before: 2-3 names shown for ~200 functions, on every interpreter.  (Read
-# after the sample, --no-bpf: functions of 30 ms, run again on a stalled
+# after the sample, --no-copier: functions of 30 ms, run again on a stalled
 # machine; a read that comes after the function is gone cannot name it.)
 modes = (["replace-interned"] if VER >= (3, 8) else []) + (["replace"] if VER >= (3, 12) else [])
 for mode in modes:
-    for extra in ([], ["--no-bpf"]):
-        label = "code.replace() copies, %s%s" % (mode, ", --no-bpf" if extra else "")
+    for extra in ([], ["--no-copier"]):
+        label = "code.replace() copies, %s%s" % (mode, ", --no-copier" if extra else "")
         out7 = os.path.join(E.tmpdir(), "replace.folded")
         secs, life = ("3", "30") if extra else ("2", "10")
         res, _ = E.record_unstalled(extra + ["-F", "999", "-o", out7],
@@ -555,10 +554,10 @@ if VER >= (3, 0):
 # Methods of fresh objects, 10 ms a call (short_calls.py), at the default
 # 99 Hz: ember reads the copies every 250 ms, when most calls are over.  Up
 # to 3.10 a method's class comes from its first argument, cleared when the
-# call returns (self freed with it), and the class's name was read live
-# (after the target's exit for the last drain): 40-45% of the samples showed
-# a bare `forward` / `build`.  The copier now takes the first argument with
-# the frame, and self's type, at the sample.
+# call returns (self freed with it), so the copier takes the first argument
+# with the frame, and self's type, at the sample; read live (after the
+# target's exit for the last drain), 40-45% of the samples would show a bare
+# `forward` / `build`.
 out10 = os.path.join(E.tmpdir(), "short_calls.folded")
 res, _ = E.record_unstalled(["-o", out10], [PY, os.path.join(PY_DIR, "short_calls.py"), "2", "10"])
 calls = E.load_profile(chk, out10, res)
@@ -573,8 +572,8 @@ res = raise_gen_run("exceptions/generators, frames copied at the sample", [], 4.
 ok, text = E.copies(res, 0.9, 1000)
 chk.check(ok, "the kernel copied the frames at >= 90%% of the samples (%s)" % text, res.stderr)
 # (8.5% once on python3.11d under ASan in CI, 0.9-2.1% in plain builds.)
-res = raise_gen_run("exceptions/generators, frames read after the sample (--no-bpf)", ["--no-bpf"],
+res = raise_gen_run("exceptions/generators, frames read after the sample (--no-copier)", ["--no-copier"],
                     10.0 if VER >= (3, 11) or VER in ((3, 8), (3, 9)) else 16.0)
-chk.check("eval loop from DWARF" in res.stderr, "--no-bpf: the eval loop's DWARF is used", res.stderr)
-chk.check("copied by the kernel" not in res.stderr, "--no-bpf: no frames copied by the kernel", res.stderr)
+chk.check("eval loop from DWARF" in res.stderr, "--no-copier: the eval loop's DWARF is used", res.stderr)
+chk.check("copied by the kernel" not in res.stderr, "--no-copier: no frames copied by the kernel", res.stderr)
 chk.finish()
