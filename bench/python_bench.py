@@ -5,7 +5,7 @@ read, and target slowdown with merging on.  Standard library only.
 usage: python_bench.py BUILD_DIR [--seconds S] [--rounds N] [--only PART,...]
 PART: accuracy, read, mismatch, reader, drain, stolen, slowdown (default: all)
 
-- accuracy (with and without --no-copier): tests/e2e/py/native_calls.py (four Python functions, each calling
+- accuracy (with and without --no-copier): tests/python/native_calls.py (four Python functions, each calling
   its own native hot function: cv::GaussianBlur, cv::Canny, BLAS dgemm, zlib
   deflate) at -F 999; share of those native samples whose nearest Python frame
   is the right caller, and the mismatch rate ember reports;
@@ -173,7 +173,7 @@ def drain_ab(ember, tmp, env, seconds=3, rounds=4):
         for _ in range(rounds):
             for name, extra in modes:
                 err = record(ember, ["-F", str(freq), "-o", os.path.join(tmp, "drain.folded")],
-                             [PY, os.path.join(ROOT, "tests/e2e/py/native_calls.py"), str(seconds)],
+                             [PY, os.path.join(ROOT, "tests/python/native_calls.py"), str(seconds)],
                              dict(env, EMBER_BPF_STATS="1", **extra))
                 unc = re.search(r"\(([\d.]+)%\) disagreed", err)
                 rd = re.search(r"read ([\d.]+) us/sample \(median ([\d.]+) us\)", err)
@@ -299,7 +299,7 @@ def accuracy(ember, tmp, seconds, env, flags, label):
     print("== attribution accuracy (native_calls.py, -F 999, %.0f s), %s" % (seconds, label))
     out = os.path.join(tmp, "acc.folded")
     err = record(ember, ["-F", "999", "-o", out] + flags,
-                 [PY, os.path.join(ROOT, "tests/e2e/py/native_calls.py"), str(seconds)], env)
+                 [PY, os.path.join(ROOT, "tests/python/native_calls.py"), str(seconds)], env)
     rules = [("cv::GaussianBlur", "blur_step"), ("cv::Canny", "edges_step"),
              ("gemm", "matmul_step"), ("deflate", "compress_step")]
     good = total = 0
@@ -351,7 +351,7 @@ def mismatch_ab(ember, tmp, title, modes, reps=2):
             for _ in range(reps):
                 for name, flags, extra in modes:
                     err = record(ember, ["-F", "999", "-o", os.path.join(tmp, "mm.folded")] + flags,
-                                 [exe, os.path.join(ROOT, "tests/e2e/py", script), "2"], dict(os.environ, **extra))
+                                 [exe, os.path.join(ROOT, "tests/python", script), "2"], dict(os.environ, **extra))
                     m = pat.search(err)
                     got[name].append(m.group(3) + "%" if m else "?")
                     c = cost.search(err)

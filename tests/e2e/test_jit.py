@@ -13,7 +13,7 @@ the time goes, called from main;outer_jit.
 
 And CPython's perf trampolines (pyenv's 3.12 and 3.13, `-X perf`): JIT code
 without CFI between every two eval-loop activations, named py::... in a perf
-map the interpreter writes itself.  tests/e2e/py/perf_trampolines.py:
+map the interpreter writes itself.  tests/python/perf_trampolines.py:
 top;mid;leaf and top;mid;comp;<zlib> in >= 95% of the samples, <= 3%
 uncertain, no py:: frame shown (interpreter internals) unless
 --native-unfiltered, and the map -- asked for by the user -- left in place.
@@ -105,7 +105,7 @@ for minor in ("3.12", "3.13"):
               flush=True)
         continue
     py = found[-1]
-    script = os.path.join(HERE, "py", "perf_trampolines.py")
+    script = os.path.join(HERE, "..", "python", "perf_trampolines.py")
     out = os.path.join(d, "tramp-%s.folded" % minor)
     res, _ = E.record_unstalled(["-o", out], [py, "-X", "perf", script, "1.5"], timeout=60)
     prof = E.load_profile(chk, out, res)

@@ -77,7 +77,7 @@ chk.check("permission" in res.stderr.lower(), "as nobody: -p 1 message mentions 
 PY = "/usr/bin/python3"
 if os.access(PY, os.X_OK):
     script = os.path.join(bindir, "zlib_pair.py")
-    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "py", "zlib_pair.py"), script)
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "zlib_pair.py"), script)
     os.chmod(script, 0o644)
     out = os.path.join(outdir, "py.folded")
     res = E.run(as_nobody + [ember, "record", "-o", out, "--", PY, script, "1"], env=env, cwd=outdir, timeout=60)

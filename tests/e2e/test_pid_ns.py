@@ -28,7 +28,7 @@ if not shutil.which("unshare"):
 PY = "/usr/bin/python3"
 if not os.access(PY, os.X_OK):
     E.skip("%s is not installed" % PY)
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py", "zlib_pair.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "zlib_pair.py")
 
 chk = E.Checker("e2e.pid_ns")
 

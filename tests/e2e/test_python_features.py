@@ -33,7 +33,7 @@ import emberlib as E
 
 PY = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYDIR = os.path.join(HERE, "py")
+PYDIR = os.path.join(HERE, "..", "python")
 PYFRAME = re.compile(r"^(.*) \((.+):(\d+)\)$")
 
 r = E.run([PY, "-c", "import numpy, cv2"], quiet=True)
@@ -163,7 +163,7 @@ chk.check(burn >= 20 and zl6 <= 0.05 * prof6.total,
 chk.check("GIL left out" in res.stderr, "--gil says how many samples it left out", res.stderr)
 
 # The eval loop's DWARF only when reads go without a copy
-raise_gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py", "raise_gen.py")
+raise_gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "raise_gen.py")
 has_dbg = E.run(["dpkg-query", "-W", "-f", "${Status}", "python3.11-dbg"], quiet=True).stdout.endswith("installed")
 out7 = os.path.join(d, "nodwarf.folded")
 res = E.record(["-F", "999", "-o", out7], [PY, raise_gen, "1.5"], timeout=60)

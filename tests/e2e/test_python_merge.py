@@ -1,7 +1,7 @@
 """python_merge: Python frames merged into native stacks, on one interpreter.
 
 usage: test_python_merge.py --ember E --targets T --python EXE
-Runs tests/e2e/py/workload.py (known phases, see its docstring) under
+Runs tests/python/workload.py (known phases, see its docstring) under
 `ember record --threads` and checks, with tolerances for a loaded machine:
 nested calls and method names (qualnames; from self before 3.11), exact leaf lines,
 recursion depth, C->Python callbacks (sorted(key=), map()), generators,
@@ -24,7 +24,7 @@ import sys
 import emberlib as E
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PY_DIR = os.path.join(HERE, "py")
+PY_DIR = os.path.join(HERE, "..", "python")
 PYFRAME = re.compile(r"^(.*) \((.+):(\d+)\)$")
 
 
@@ -56,7 +56,7 @@ def marker_lines(path):
 
 LINES = marker_lines(os.path.join(PY_DIR, "workload.py"))
 LINES.update(marker_lines(os.path.join(PY_DIR, "workload_py3.py")))
-LINES.update(marker_lines(os.path.join(PY_DIR, "ünïcode_😀.py")))
+LINES.update(marker_lines(os.path.join(PY_DIR, "ünïcode_loop_😀.py")))
 
 chk = E.Checker("e2e.python_merge[%s]" % PY)
 out = os.path.join(E.tmpdir(), "py.folded")
@@ -136,7 +136,7 @@ if VER >= (3, 6):
     chk.check(tot >= 8 and good >= 0.8 * tot, "coro_main;coro_leaf: %d of %d" % (good, tot), prof.top())
     rows = samples_with("naïve_函数")
     files = set(f for fr, _ in rows for n, f, _ in py_names(fr[1:]) if n == "naïve_函数")
-    chk.check(sum(c for _, c in rows) >= 8 and files == {"ünïcode_😀.py"},
+    chk.check(sum(c for _, c in rows) >= 8 and files == {"ünïcode_loop_😀.py"},
               "non-ASCII function and file names read correctly: %s" % files, prof.top())
 
 # the named thread: its own tid, burning thread_burn

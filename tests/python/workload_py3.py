@@ -29,7 +29,7 @@ def run(phase):
     finally:
         loop.close()
     here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, "ünïcode_😀.py")
+    path = os.path.join(here, "ünïcode_loop_😀.py")
     spec = importlib.util.spec_from_file_location("unicode_mod", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
