@@ -236,6 +236,18 @@ static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_r
 	return (uint32_t)K->n++;
 }
 
+struct run_keys {
+	struct keys *K;
+	enum ember_report_key by;
+};
+
+static uint32_t run_key_of(void *ctx, const struct ember_frame *f)
+{
+	const struct run_keys *c = ctx;
+
+	return key_of(c->K, f, c->by);
+}
+
 /* Self and inclusive samples of every key in run k, counted as `ember
  * report` counts (ember_report_count: a sample once per key even when the
  * key is on its stack several times -- recursion, or two frames that a
@@ -244,32 +256,22 @@ static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_r
 static int count_run(struct keys *K, const struct ember_profile *p, int k, enum ember_report_key by,
 		     double *python_share)
 {
-	uint32_t *fkey = malloc(((size_t)p->nframes + 1) * sizeof(*fkey));
+	struct run_keys c = { K, by };
 	uint8_t *has_py = calloc((size_t)p->nstacks + 1, 1);
 	uint64_t *self = NULL, *incl = NULL, py = 0, all = 0;
+	uint32_t n;
 	int ret = -1;
 
-	if (!fkey || !has_py)
+	if (!has_py || ember_report_count(p, run_key_of, &c, &n, &self, &incl) < 0)
 		goto out;
-	for (uint32_t i = 0; i < p->nframes; i++) {
-		fkey[i] = UINT32_MAX;
-		/* [truncated], [unknown] and thread roots are no function */
-		if (p->frames[i].kind != EMBER_FRAME_SPECIAL &&
-		    (fkey[i] = key_of(K, &p->frames[i], by)) == UINT32_MAX)
-			goto out;
-	}
-	self = calloc(K->n + 1, sizeof(*self));
-	incl = calloc(K->n + 1, sizeof(*incl));
-	if (!self || !incl || ember_report_count(p, fkey, (uint32_t)K->n, self, incl) < 0)
-		goto out;
-	for (size_t i = 0; i < K->n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		K->k[i].self[k] = self[i];
 		K->k[i].incl[k] = incl[i];
 	}
 	for (uint32_t s = 0; s < p->nstacks; s++) {
-		uint32_t n;
-		const uint32_t *ids = ember_profile_stack_frames(p, s, &n);
-		for (uint32_t i = 0; i < n && !has_py[s]; i++)
+		uint32_t nf;
+		const uint32_t *ids = ember_profile_stack_frames(p, s, &nf);
+		for (uint32_t i = 0; i < nf && !has_py[s]; i++)
 			has_py[s] = p->frames[ids[i]].kind == EMBER_FRAME_PYTHON;
 	}
 	for (uint32_t r = 0; r < p->nrows; r++) {
@@ -279,7 +281,6 @@ static int count_run(struct keys *K, const struct ember_profile *p, int k, enum 
 	*python_share = all ? (double)py / (double)all : 0;
 	ret = 0;
 out:
-	free(fkey);
 	free(has_py);
 	free(self);
 	free(incl);
