@@ -1,6 +1,6 @@
 /* ember diff: compare two profiles of the same program (BASE, NEW).
  *
- * docs/formats.md §7 has what existing diff tools do and where they
+ * docs/consumers.md §7 has what existing diff tools do and where they
  * mislead; this module answers the three questions they get wrong:
  *
  *   - what is compared: each run's samples as a share of its own total
