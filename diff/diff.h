@@ -121,8 +121,6 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 void ember_diff_sort(struct ember_diff *d, enum ember_diff_sort by);
 void ember_diff_free(struct ember_diff *d);
 
-/* The unit of the row values: "%" (share) or "s", "s/iteration". */
-const char *ember_diff_unit(const struct ember_diff *d);
 /* One line saying how the runs are compared, with both totals, for the
  * subtitle of a graph and the comments of a pprof file. */
 void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size);
