@@ -18,6 +18,7 @@ struct dkey {
 };
 
 struct keys {
+	enum ember_report_key by;
 	struct ember_strtab *strings;
 	struct ember_idtab index;
 	struct dkey *k;
@@ -107,8 +108,13 @@ static bool key_eq(const void *ctx, uint32_t id, const void *key)
 	return ((const struct keys *)ctx)->k[id].ident == key;
 }
 
-static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_report_key by)
+/* Key id of f (an ember_report_key_fn; ctx is the struct keys), adding
+ * the key if new; UINT32_MAX on OOM. */
+static uint32_t key_of(void *ctx, const struct ember_frame *f)
 {
+	struct keys *K = ctx;
+	enum ember_report_key by = K->by;
+
 	build_key(K, f, by, false);
 	const char *ident = kb_intern(K);
 	if (!ident)
@@ -128,33 +134,19 @@ static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_r
 	return (uint32_t)K->n++;
 }
 
-struct run_keys {
-	struct keys *K;
-	enum ember_report_key by;
-};
-
-static uint32_t run_key_of(void *ctx, const struct ember_frame *f)
-{
-	const struct run_keys *c = ctx;
-
-	return key_of(c->K, f, c->by);
-}
-
 /* Self and inclusive samples of every key in run k, counted as `ember
  * report` counts (ember_report_count: a sample once per key even when the
  * key is on its stack several times -- recursion, or two frames that a
  * rename made equal).  Also the share of samples with a Python frame.  0, or
  * -1 on OOM. */
-static int count_run(struct keys *K, const struct ember_profile *p, int k, enum ember_report_key by,
-		     double *python_share)
+static int count_run(struct keys *K, const struct ember_profile *p, int k, double *python_share)
 {
-	struct run_keys c = { K, by };
 	uint8_t *has_py = calloc((size_t)p->nstacks + 1, 1);
 	uint64_t *self = NULL, *incl = NULL, py = 0, all = 0;
 	uint32_t n;
 	int ret = -1;
 
-	if (!has_py || ember_report_count(p, run_key_of, &c, &n, &self, &incl) < 0)
+	if (!has_py || ember_report_count(p, key_of, K, &n, &self, &incl) < 0)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		K->k[i].self[k] = self[i];
@@ -247,7 +239,7 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 		     const struct ember_diff_opts *o)
 {
 	const struct ember_profile *src[2] = { base, new_ };
-	struct keys K = { 0 };
+	struct keys K = { .by = o->by };
 	int ret = -1;
 
 	memset(d, 0, sizeof(*d));
@@ -266,7 +258,7 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 		goto out;
 	for (int k = 0; k < 2; k++)
 		if (diff_canon_run(&d->run[k], src[k], o) < 0 ||
-		    count_run(&K, &d->run[k], k, o->by, &d->python_share[k]) < 0)
+		    count_run(&K, &d->run[k], k, &d->python_share[k]) < 0)
 			goto out;
 	set_scales(d, o);
 

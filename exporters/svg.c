@@ -2,14 +2,15 @@
  * of flamegraph.pl (docs/consumers.md §2), colours by frame kind, and our own
  * script (svg_script.h) for zoom, search and tooltips.
  *
- * Three stages, so that a differential graph can reuse the last two:
- *   1. labels: every distinct frame text (as folded output prints it), in
- *      bytewise order, with its escaped XML and colour;
- *   2. the visible tree (flame_tree.c), from entries with value vectors;
- *   3. rendering, with the fill colour and the tooltip numbers of a node
- *      supplied by a style (callbacks), the only mode-specific part.
- * svg_diff.c draws the differential graph of `ember diff` with stages 1 and
- * 3 from here (svg_internal.h) and its own style.
+ * Three stages, all shared with the differential graph:
+ *   1. labels (svg_labels.c): every distinct frame text (as folded output
+ *      prints it), in bytewise order, with its escaped XML and colour;
+ *   2. the visible tree (flame_tree.c), from one entry per row with a value
+ *      vector (svg_input_build, here);
+ *   3. rendering (here), with the fill colour and the tooltip numbers of a
+ *      node supplied by a style (callbacks), the only mode-specific part.
+ * svg_diff.c draws the differential graph of `ember diff` with all three
+ * (svg_internal.h) and its own style.
  *
  * Every frame is written as
  *   <g class="kK" s="START" n="WIDTH"><title>NAME (N samples, P%)</title>

@@ -18,6 +18,7 @@ struct report_key {
 };
 
 struct report_keys {
+	enum ember_report_key key;
 	struct ember_strtab *strings;
 	struct ember_idtab index;
 	struct report_key *keys;
@@ -100,9 +101,12 @@ static int build_label(struct report_keys *k, const struct ember_frame *f, enum 
 	return buf_put(k, ")", 1);
 }
 
-/* Key id of frame f, adding the key if new; UINT32_MAX on OOM. */
-static uint32_t key_of_frame(struct report_keys *k, const struct ember_frame *f, enum ember_report_key key)
+/* Key id of frame f (an ember_report_key_fn; ctx is the struct
+ * report_keys), adding the key if new; UINT32_MAX on OOM. */
+static uint32_t key_of_frame(void *ctx, const struct ember_frame *f)
 {
+	struct report_keys *k = ctx;
+	enum ember_report_key key = k->key;
 	const char *ident, *label;
 	uint32_t id;
 	uint64_t h;
@@ -213,26 +217,13 @@ out:
 	return ret;
 }
 
-struct key_ctx {
-	struct report_keys *k;
-	enum ember_report_key key;
-};
-
-static uint32_t report_key_of(void *ctx, const struct ember_frame *f)
-{
-	const struct key_ctx *c = ctx;
-
-	return key_of_frame(c->k, f, c->key);
-}
-
 /* Count self and total for every key. */
-static int count_keys(const struct ember_profile *p, struct report_keys *k, enum ember_report_key key)
+static int count_keys(const struct ember_profile *p, struct report_keys *k)
 {
-	struct key_ctx c = { k, key };
 	uint64_t *self, *total;
 	uint32_t n;
 
-	if (ember_report_count(p, report_key_of, &c, &n, &self, &total) < 0)
+	if (ember_report_count(p, key_of_frame, k, &n, &self, &total) < 0)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		k->keys[i].self = self[i];
@@ -255,7 +246,7 @@ void ember_report_rows_free(struct ember_report_row *rows, size_t nrows)
 int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 		      struct ember_report_row **rows, size_t *nrows)
 {
-	struct report_keys k = { 0 };
+	struct report_keys k = { .key = key };
 	struct ember_report_row *out = NULL;
 	size_t n = 0;
 	int ret = -1;
@@ -263,7 +254,7 @@ int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 	*rows = NULL;
 	*nrows = 0;
 	k.strings = ember_strtab_new();
-	if (!k.strings || ember_idtab_init(&k.index) < 0 || count_keys(p, &k, key) < 0)
+	if (!k.strings || ember_idtab_init(&k.index) < 0 || count_keys(p, &k) < 0)
 		goto out;
 	/* Keys of frames that never occur in a counted stack have total 0. */
 	for (size_t i = 0; i < k.nkeys; i++)

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from synthetic_expect import INTERVAL_NS, PROFILES, Checker, check_hostile_names, checker_args, thread_totals
+from synthetic_expect import INTERVAL_NS, PROFILES, Checker, check_hostile_names, checker_main, thread_totals
 
 US = INTERVAL_NS / 1000.0
 
@@ -98,10 +98,5 @@ def check_file(path, name):
     return c.done()
 
 
-def main():
-    a = checker_args()
-    return check_file(a.file, a.profile)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checker_main(check_file))

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from synthetic_expect import INTERVAL_NS, PROFILES, Checker, check_hostile_names, checker_args, profile_name, thread_totals
+from synthetic_expect import INTERVAL_NS, PROFILES, Checker, check_hostile_names, checker_main, profile_name, thread_totals
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
@@ -99,10 +99,5 @@ def check_file(path, name):
     return c.done()
 
 
-def main():
-    a = checker_args()
-    return check_file(a.file, a.profile)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checker_main(check_file))

@@ -133,3 +133,10 @@ def checker_args(*flags):
     for flag in flags:
         ap.add_argument(flag, action="store_true")
     return ap.parse_args()
+
+
+def checker_main(check_file):
+    """A validator's main: check_file(FILE, NAME) on the command line's
+    arguments; its result is the exit status."""
+    a = checker_args()
+    return check_file(a.file, a.profile)
