@@ -60,11 +60,6 @@ void ember_diff_renames_free(struct ember_diff_renames *r);
  * and "\\" is a backslash.  The first match in a name is replaced, as
  * sed 's/REGEX/REPLACEMENT/' does.  0, or -1 with one line in err. */
 int ember_diff_renames_add(struct ember_diff_renames *r, const char *spec, char *err, size_t errlen);
-size_t ember_diff_renames_count(const struct ember_diff_renames *r);
-/* name after every rule in order: name itself when no rule matched, else
- * a string in *buf (grown as needed; free it).  NULL on OOM. */
-const char *ember_diff_renames_apply(const struct ember_diff_renames *r, const char *name, char **buf,
-				     size_t *cap);
 
 /* ---- compare.c: the comparison ---- */
 

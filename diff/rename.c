@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "diff_internal.h"
 #include "grow.h"
 
 struct rename_rule {

@@ -178,11 +178,6 @@ struct ember_load_warnings {
 /* Write p to path as a gzip-compressed .ember file (docs/ember-format.md).
  * Returns 0, or -1 with a one-line message in err. */
 int ember_profile_save(const struct ember_profile *p, const char *path, char *err, size_t errlen);
-/* True when path holds an .ember profile (by content, not by name). */
-bool ember_profile_is_ember_file(const char *path);
-/* Read an .ember file into an empty profile.  Returns enum ember_load_status
- * with a one-line message naming the file (and the byte offset) in err. */
-int ember_profile_load_ember(struct ember_profile *p, const char *path, char *err, size_t errlen);
 /* Read an .ember file, or folded stacks ("a;b;c 12" lines from ember,
  * perf + stackcollapse, py-spy, FlameGraph scripts), told apart by content,
  * into an empty profile.  Two-column (differential) folded lines contribute

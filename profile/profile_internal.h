@@ -37,6 +37,11 @@ static inline bool id_pair_eq(uint32_t a, uint32_t b, const void *key)
 	return a == k->a && b == k->b;
 }
 
+/* True when path holds an .ember profile (by content, not by name). */
+bool ember_profile_is_ember_file(const char *path);
+/* Read an .ember file into an empty profile.  Returns enum ember_load_status
+ * with a one-line message naming the file (and the byte offset) in err. */
+int ember_profile_load_ember(struct ember_profile *p, const char *path, char *err, size_t errlen);
 /* Id of the frame of p equal to *f, whose strings are p's interned ones;
  * UINT32_MAX when there is none.  Never adds. */
 uint32_t profile_frame_find(const struct ember_profile *p, const struct ember_frame *f);
