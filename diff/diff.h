@@ -18,7 +18,8 @@
  * them here, and the exporters draw the graphs and write the two-column
  * folded and pprof files from the same copies, so every output agrees.
  *
- * Run index 0 is BASE, 1 is NEW, everywhere. */
+ * Run index 0 is BASE, 1 is NEW, everywhere.  A struct ember_diff belongs
+ * to one thread; the input profiles are only read. */
 #ifndef EMBER_DIFF_H
 #define EMBER_DIFF_H
 

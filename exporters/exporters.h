@@ -4,7 +4,10 @@
  * (binary mode matters for pprof); it returns 0, or -1 with errno set when
  * writing failed.  Every writer works on native-only profiles, Python-only
  * profiles (from folded input) and mixed ones.  Frame kinds (profile.h)
- * decide colours and naming; nothing here knows how the profile was made. */
+ * decide colours and naming; nothing here knows how the profile was made.
+ * Stacks are read root first, as the profile stores them; each writer puts
+ * them in its format's order (pprof: leaf first).  Writers keep no state
+ * between calls: two threads may write at once, each with its own FILE. */
 #ifndef EMBER_EXPORTERS_H
 #define EMBER_EXPORTERS_H
 
