@@ -277,16 +277,46 @@ static void folded_unmap(char *buf, size_t len, bool mapped)
 		free(buf);
 }
 
+/* The frames of one line: their ids and texts. */
+struct line_frames {
+	uint32_t *ids;
+	struct text_key *text;
+	size_t n, ids_cap, text_cap;
+};
+
 struct folded_reader {
 	struct ember_profile *p;
 	struct ember_load_warnings *w;
 	int column;
 	uint32_t thread;       /* the one pseudo-thread of folded input */
 	struct text_cache cache;
-	uint32_t *ids;         /* the frames of the current line */
-	size_t ids_cap;
+	/* The current line's frames and the previous line's: lines of a
+	 * folded file share their first frames with the line before more
+	 * often than not, and a frame equal to the one at the same depth
+	 * there needs no hashing. */
+	struct line_frames cur, prev;
 	uint64_t total;        /* samples added */
 };
+
+/* Frame id of the text s[0..n) at depth k of the current line. */
+static uint32_t line_frame(struct folded_reader *r, uint32_t k, const char *s, size_t n)
+{
+	const struct line_frames *prev = &r->prev;
+	struct line_frames *cur = &r->cur;
+	uint32_t id;
+
+	if (k < prev->n && prev->text[k].n == n && memcmp(prev->text[k].s, s, n) == 0)
+		id = prev->ids[k];
+	else
+		id = frame_id(&r->cache, r->p, s, n, r->w);
+	if (id == UINT32_MAX || EMBER_GROW(cur->ids, cur->ids_cap, (size_t)k + 1) < 0 ||
+	    EMBER_GROW(cur->text, cur->text_cap, (size_t)k + 1) < 0)
+		return UINT32_MAX;
+	cur->ids[k] = id;
+	cur->text[k] = (struct text_key){ s, n };
+	cur->n = (size_t)k + 1;
+	return id;
+}
 
 /* Add one line without its line end: 0 (also for a line skipped and
  * counted in the warnings), -1 on OOM. */
@@ -319,15 +349,17 @@ static int folded_line(struct folded_reader *r, const char *line, size_t n)
 	for (size_t start = lead; start <= sn;) {
 		const char *semi = memchr(line + start, ';', sn - start);
 		size_t i = semi ? (size_t)(semi - line) : sn;
-		if (EMBER_GROW(r->ids, r->ids_cap, (size_t)nf + 1) < 0 ||
-		    (r->ids[nf++] = frame_id(&r->cache, r->p, line + start, i - start, w)) == UINT32_MAX)
+		if (line_frame(r, nf++, line + start, i - start) == UINT32_MAX)
 			return -1;
 		start = i + 1;
 	}
-	uint32_t stack = ember_profile_stack(r->p, r->ids, nf);
+	uint32_t stack = ember_profile_stack(r->p, r->cur.ids, nf);
 	if (stack == UINT32_MAX || ember_profile_add(r->p, stack, r->thread, count) != 0)
 		return -1;
 	r->total += count;
+	struct line_frames t = r->prev;
+	r->prev = r->cur;
+	r->cur = t;
 	return 0;
 }
 
@@ -366,7 +398,10 @@ static int load_folded(struct ember_profile *p, const char *path, int column,
 		return rc;
 	r.thread = ember_profile_thread(p, 0, 0, "");
 	rc = r.thread == UINT32_MAX || ember_idtab_init(&r.cache.index) < 0 ? -1 : folded_lines(&r, buf, len);
-	free(r.ids);
+	free(r.cur.ids);
+	free(r.cur.text);
+	free(r.prev.ids);
+	free(r.prev.text);
 	free(r.cache.e);
 	ember_idtab_free(&r.cache.index);
 	folded_unmap(buf, len, mapped);
