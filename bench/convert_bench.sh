@@ -18,5 +18,5 @@ echo "output: $(du -k "$tmp/big.svg" | cut -f1) KB SVG"
 if command -v flamegraph.pl >/dev/null 2>&1; then
 	/usr/bin/time -f "flamegraph.pl: %e s wall, %M KB peak RSS" flamegraph.pl "$tmp/big.folded" > "$tmp/fg.svg"
 else
-	echo "flamegraph.pl not on PATH: skipped (it took ~56 s on such a file per formats.md; 242 s on a 361 MB one here)"
+	echo "flamegraph.pl not on PATH: skipped (it took ~56 s on such a file, 242 s on a 361 MB one)"
 fi

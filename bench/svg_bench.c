@@ -7,7 +7,8 @@
  * --skew is the exponent of the callee choice (3: a few hot paths, the
  * default; 1: uniform, many more frames wide enough to draw).
  * --folded also writes the profile as folded stacks, to compare with
- * flamegraph.pl on the same input.  Results: bench/RESULTS-svg.md. */
+ * flamegraph.pl on the same input.  Results: bench/RESULTS.md,
+ * "SVG flame graph rendering". */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <math.h>

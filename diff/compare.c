@@ -1,110 +1,13 @@
-/* The comparison behind `ember diff`: canonical copies of both runs, one
- * key table over both, self and inclusive samples per key and run, the
+/* The comparison behind `ember diff`: canonical copies of both runs
+ * (canon.c), one key table over both, self and inclusive samples per key and run, the
  * normalised values, the binomial noise estimate, and sorting. */
 #define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "diff_internal.h"
 #include "profile_internal.h"
-
-/* ---- canonical copies ---- */
-
-static const char *intern_or_empty(struct ember_profile *p, const char *s)
-{
-	return ember_profile_cstr(p, s ? s : "");
-}
-
-static int copy_meta(struct ember_profile *dst, const struct ember_profile *src)
-{
-	dst->meta = src->meta;
-	dst->meta.command = intern_or_empty(dst, src->meta.command);
-	dst->meta.source = intern_or_empty(dst, src->meta.source);
-	return dst->meta.command && dst->meta.source ? 0 : -1;
-}
-
-/* "[libtorch_cpu.so+0x2112a45]", an address with no symbol, as "[libtorch_cpu.so]":
- * one row per stripped library instead of one per address.  len of the
- * module part, or 0 when name is not such a frame. */
-static size_t unsymbolized_module(const char *name)
-{
-	size_t n = strlen(name);
-	const char *plus = strstr(name, "+0x");
-	if (n < 6 || name[0] != '[' || name[n - 1] != ']' || !plus)
-		return 0;
-	for (const char *c = plus + 3; c < name + n - 1; c++)
-		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
-			return 0;
-	return (size_t)(plus - name);
-}
-
-/* dst (empty) = src with renamed frame names, line numbers dropped unless
- * matching by line, and no build ids (a rebuilt library is still the same
- * library to a comparison).  Unless matching by line, addresses without
- * a symbol collapse into their module, and runs of them into one frame.
- * Frames that become equal merge, and so do their stacks.  0, or -1 on OOM. */
-static int canon_run(struct ember_profile *dst, const struct ember_profile *src, const struct ember_diff_opts *o)
-{
-	uint32_t *fmap = malloc(((size_t)src->nframes + 1) * sizeof(*fmap));
-	bool *blob = calloc((size_t)src->nframes + 1, sizeof(*blob));
-	uint32_t *tmap = malloc(((size_t)src->nthreads + 1) * sizeof(*tmap));
-	uint32_t *ids = NULL;
-	size_t ids_cap = 0;
-	char *buf = NULL;
-	size_t cap = 0;
-	int ret = -1;
-
-	if (!fmap || !tmap || !blob || copy_meta(dst, src) < 0)
-		goto out;
-	for (uint32_t i = 0; i < src->nframes; i++) {
-		struct ember_frame f = src->frames[i];
-		f.name = ember_diff_renames_apply(o->renames, f.name ? f.name : "", &buf, &cap);
-		if (!f.name)
-			goto out;
-		if (o->by != EMBER_REPORT_BY_LINE)
-			f.line = f.first_line = 0;
-		size_t mlen = o->by != EMBER_REPORT_BY_LINE ? unsymbolized_module(f.name) : 0;
-		char mod[300];
-		if (mlen && mlen < sizeof mod - 1) {
-			snprintf(mod, sizeof mod, "%.*s]", (int)mlen, f.name);
-			f.name = mod;
-			blob[i] = true;
-		}
-		f.build_id = "";
-		if ((fmap[i] = ember_profile_frame(dst, &f)) == UINT32_MAX)
-			goto out;
-	}
-	for (uint32_t t = 0; t < src->nthreads; t++) {
-		const struct ember_thread *th = &src->threads[t];
-		if ((tmap[t] = ember_profile_thread(dst, th->pid, th->tid, th->name)) == UINT32_MAX)
-			goto out;
-	}
-	for (uint32_t r = 0; r < src->nrows; r++) {
-		const struct ember_sample_row *row = &src->rows[r];
-		uint32_t n;
-		const uint32_t *sf = ember_profile_stack_frames(src, row->stack, &n);
-		if (!row->count)
-			continue;
-		if (ember_grow((void **)&ids, &ids_cap, sizeof(*ids), (size_t)n + 1) < 0)
-			goto out;
-		uint32_t m = 0;
-		for (uint32_t k = 0; k < n; k++)
-			if (!(m && blob[sf[k]] && ids[m - 1] == fmap[sf[k]]))
-				ids[m++] = fmap[sf[k]];
-		uint32_t st = ember_profile_stack(dst, ids, m);
-		if (st == UINT32_MAX || ember_profile_add(dst, st, tmap[row->thread], row->count) < 0)
-			goto out;
-	}
-	ret = 0;
-out:
-	free(blob);
-	free(fmap);
-	free(tmap);
-	free(ids);
-	free(buf);
-	return ret;
-}
 
 /* ---- keys ---- */
 
@@ -115,6 +18,7 @@ struct dkey {
 };
 
 struct keys {
+	enum ember_report_key by;
 	struct ember_strtab *strings;
 	struct ember_idtab index;
 	struct dkey *k;
@@ -153,13 +57,17 @@ static const char *kb_intern(struct keys *K)
 	return s;
 }
 
-/* Identity of f's key.  By function: a native name alone (demangled C++
- * names are qualified, and folded input has no file to compare), a Python
- * name with its file ("run" means little alone).  Fields are separated by
- * NUL so "a"+"bc" never equals "ab"+"c".  Kinds are left out: a frame read
- * from folded text and the same frame from an .ember file may disagree on
- * native vs interpreter. */
-static void build_ident(struct keys *K, const struct ember_frame *f, enum ember_report_key by)
+/* f's key into K->buf: its identity, or with label its text as the table
+ * shows it, like `ember report`: "name", "name (file.py)",
+ * "name (file:line)", or the module.
+ *
+ * Identity by function: a native name alone (demangled C++ names are
+ * qualified, and folded input has no file to compare), a Python name with
+ * its file ("run" means little alone).  Fields are separated by NUL so
+ * "a"+"bc" never equals "ab"+"c".  Kinds are left out: a frame read from
+ * folded text and the same frame from an .ember file may disagree on native
+ * vs interpreter. */
+static void build_key(struct keys *K, const struct ember_frame *f, enum ember_report_key by, bool label)
 {
 	const char *name = f->name && *f->name ? f->name : "[unknown]";
 	const char *file = f->file ? f->file : "";
@@ -171,31 +79,16 @@ static void build_ident(struct keys *K, const struct ember_frame *f, enum ember_
 		return;
 	}
 	kb_puts(K, name);
-	if (by == EMBER_REPORT_BY_LINE || f->kind == EMBER_FRAME_PYTHON) {
-		kb_put(K, "", 1);
-		kb_puts(K, file);
-	}
-	if (by == EMBER_REPORT_BY_LINE) {
-		kb_put(K, "", 1);
-		kb_putu(K, f->line);
-	}
-}
-
-/* The label as the table shows it, like `ember report`: "name",
- * "name (file.py)", "name (file:line)", or the module. */
-static void build_label(struct keys *K, const struct ember_frame *f, enum ember_report_key by)
-{
-	const char *name = f->name && *f->name ? f->name : "[unknown]";
-	const char *file = f->file ? f->file : "";
-
-	K->len = 0;
-	if (by == EMBER_REPORT_BY_MODULE) {
-		const char *m = f->kind == EMBER_FRAME_PYTHON ? file : f->module ? f->module : "";
-		kb_puts(K, *m ? m : "[unknown]");
-		return;
-	}
-	kb_puts(K, name);
-	if (by == EMBER_REPORT_BY_LINE && (*file || f->line)) {
+	if (!label) {
+		if (by == EMBER_REPORT_BY_LINE || f->kind == EMBER_FRAME_PYTHON) {
+			kb_put(K, "", 1);
+			kb_puts(K, file);
+		}
+		if (by == EMBER_REPORT_BY_LINE) {
+			kb_put(K, "", 1);
+			kb_putu(K, f->line);
+		}
+	} else if (by == EMBER_REPORT_BY_LINE && (*file || f->line)) {
 		kb_puts(K, " (");
 		kb_puts(K, file);
 		if (f->line) {
@@ -215,9 +108,14 @@ static bool key_eq(const void *ctx, uint32_t id, const void *key)
 	return ((const struct keys *)ctx)->k[id].ident == key;
 }
 
-static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_report_key by)
+/* Key id of f (an ember_report_key_fn; ctx is the struct keys), adding
+ * the key if new; UINT32_MAX on OOM. */
+static uint32_t key_of(void *ctx, const struct ember_frame *f)
 {
-	build_ident(K, f, by);
+	struct keys *K = ctx;
+	enum ember_report_key by = K->by;
+
+	build_key(K, f, by, false);
 	const char *ident = kb_intern(K);
 	if (!ident)
 		return UINT32_MAX;
@@ -225,7 +123,7 @@ static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_r
 	uint32_t id = ember_idtab_find(&K->index, h, key_eq, K, ident);
 	if (id != UINT32_MAX)
 		return id;
-	build_label(K, f, by);
+	build_key(K, f, by, true);
 	const char *label = kb_intern(K);
 	if (!label || K->n >= UINT32_MAX - 1 || ember_grow((void **)&K->k, &K->cap, sizeof(*K->k), K->n + 1) < 0 ||
 	    ember_idtab_insert(&K->index, h, (uint32_t)K->n) < 0) {
@@ -241,35 +139,23 @@ static uint32_t key_of(struct keys *K, const struct ember_frame *f, enum ember_r
  * key is on its stack several times -- recursion, or two frames that a
  * rename made equal).  Also the share of samples with a Python frame.  0, or
  * -1 on OOM. */
-static int count_run(struct keys *K, const struct ember_profile *p, int k, enum ember_report_key by,
-		     double *python_share)
+static int count_run(struct keys *K, const struct ember_profile *p, int k, double *python_share)
 {
-	uint32_t *fkey = malloc(((size_t)p->nframes + 1) * sizeof(*fkey));
 	uint8_t *has_py = calloc((size_t)p->nstacks + 1, 1);
 	uint64_t *self = NULL, *incl = NULL, py = 0, all = 0;
+	uint32_t n;
 	int ret = -1;
 
-	if (!fkey || !has_py)
+	if (!has_py || ember_report_count(p, key_of, K, &n, &self, &incl) < 0)
 		goto out;
-	for (uint32_t i = 0; i < p->nframes; i++) {
-		fkey[i] = UINT32_MAX;
-		/* [truncated], [unknown] and thread roots are no function */
-		if (p->frames[i].kind != EMBER_FRAME_SPECIAL &&
-		    (fkey[i] = key_of(K, &p->frames[i], by)) == UINT32_MAX)
-			goto out;
-	}
-	self = calloc(K->n + 1, sizeof(*self));
-	incl = calloc(K->n + 1, sizeof(*incl));
-	if (!self || !incl || ember_report_count(p, fkey, (uint32_t)K->n, self, incl) < 0)
-		goto out;
-	for (size_t i = 0; i < K->n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		K->k[i].self[k] = self[i];
 		K->k[i].incl[k] = incl[i];
 	}
 	for (uint32_t s = 0; s < p->nstacks; s++) {
-		uint32_t n;
-		const uint32_t *ids = ember_profile_stack_frames(p, s, &n);
-		for (uint32_t i = 0; i < n && !has_py[s]; i++)
+		uint32_t nf;
+		const uint32_t *ids = ember_profile_stack_frames(p, s, &nf);
+		for (uint32_t i = 0; i < nf && !has_py[s]; i++)
 			has_py[s] = p->frames[ids[i]].kind == EMBER_FRAME_PYTHON;
 	}
 	for (uint32_t r = 0; r < p->nrows; r++) {
@@ -279,7 +165,6 @@ static int count_run(struct keys *K, const struct ember_profile *p, int k, enum 
 	*python_share = all ? (double)py / (double)all : 0;
 	ret = 0;
 out:
-	free(fkey);
 	free(has_py);
 	free(self);
 	free(incl);
@@ -354,7 +239,7 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 		     const struct ember_diff_opts *o)
 {
 	const struct ember_profile *src[2] = { base, new_ };
-	struct keys K = { 0 };
+	struct keys K = { .by = o->by };
 	int ret = -1;
 
 	memset(d, 0, sizeof(*d));
@@ -372,8 +257,8 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 	if (!K.strings || ember_idtab_init(&K.index) < 0)
 		goto out;
 	for (int k = 0; k < 2; k++)
-		if (canon_run(&d->run[k], src[k], o) < 0 ||
-		    count_run(&K, &d->run[k], k, o->by, &d->python_share[k]) < 0)
+		if (diff_canon_run(&d->run[k], src[k], o) < 0 ||
+		    count_run(&K, &d->run[k], k, &d->python_share[k]) < 0)
 			goto out;
 	set_scales(d, o);
 
@@ -475,27 +360,13 @@ const char *ember_diff_unit(const struct ember_diff *d)
 	return d->per_iteration ? "s/iteration" : "s";
 }
 
-/* 1234567 -> "1,234,567" */
-static void commas(char *buf, size_t size, uint64_t v)
-{
-	char t[32];
-	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v), o = 0;
-
-	for (int i = 0; i < n && (size_t)o + 2 < size; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = t[i];
-	}
-	buf[o] = '\0';
-}
-
 void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size)
 {
 	char b[32], n[32];
 	int len;
 
-	commas(b, sizeof(b), d->total[0]);
-	commas(n, sizeof(n), d->total[1]);
+	diff_commas(b, sizeof(b), d->total[0]);
+	diff_commas(n, sizeof(n), d->total[1]);
 	if (d->norm == EMBER_DIFF_SHARE)
 		len = snprintf(buf, size, "share of each run's samples (BASE %s, NEW %s = 100%%)", b, n);
 	else if (d->per_iteration)

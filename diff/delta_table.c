@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "diff_internal.h"
 #include "profile_internal.h"
 
 #define TERMINAL_KEY_CHARS 70   /* longer keys keep their start and end around an ellipsis */
@@ -65,7 +65,7 @@ static void pad(FILE *out, size_t n)
 		putc(' ', out);
 }
 
-static void commas(char *buf, size_t size, uint64_t v)
+void diff_commas(char *buf, size_t size, uint64_t v)
 {
 	char t[32];
 	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v), o = 0;
@@ -91,7 +91,7 @@ static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, 
 	/* a file name is the user's text: no control character may break a line */
 	char *name = clean_key(d->name[k] ? d->name[k] : "-", 0);
 
-	commas(n, sizeof(n), d->total[k]);
+	diff_commas(n, sizeof(n), d->total[k]);
 	fprintf(out, "%s%s %s: %s samples", prefix, k ? "NEW: " : "BASE:", name ? name : "-", n);
 	free(name);
 	if (m->freq_hz)

@@ -1,6 +1,6 @@
 /* ember diff: compare two profiles of the same program (BASE, NEW).
  *
- * docs/formats.md §7 has what existing diff tools do and where they
+ * docs/consumers.md §7 has what existing diff tools do and where they
  * mislead; this module answers the three questions they get wrong:
  *
  *   - what is compared: each run's samples as a share of its own total
@@ -18,7 +18,8 @@
  * them here, and the exporters draw the graphs and write the two-column
  * folded and pprof files from the same copies, so every output agrees.
  *
- * Run index 0 is BASE, 1 is NEW, everywhere. */
+ * Run index 0 is BASE, 1 is NEW, everywhere.  A struct ember_diff belongs
+ * to one thread; the input profiles are only read. */
 #ifndef EMBER_DIFF_H
 #define EMBER_DIFF_H
 
@@ -60,11 +61,6 @@ void ember_diff_renames_free(struct ember_diff_renames *r);
  * and "\\" is a backslash.  The first match in a name is replaced, as
  * sed 's/REGEX/REPLACEMENT/' does.  0, or -1 with one line in err. */
 int ember_diff_renames_add(struct ember_diff_renames *r, const char *spec, char *err, size_t errlen);
-size_t ember_diff_renames_count(const struct ember_diff_renames *r);
-/* name after every rule in order: name itself when no rule matched, else
- * a string in *buf (grown as needed; free it).  NULL on OOM. */
-const char *ember_diff_renames_apply(const struct ember_diff_renames *r, const char *name, char **buf,
-				     size_t *cap);
 
 /* ---- compare.c: the comparison ---- */
 
@@ -121,8 +117,6 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 void ember_diff_sort(struct ember_diff *d, enum ember_diff_sort by);
 void ember_diff_free(struct ember_diff *d);
 
-/* The unit of the row values: "%" (share) or "s", "s/iteration". */
-const char *ember_diff_unit(const struct ember_diff *d);
 /* One line saying how the runs are compared, with both totals, for the
  * subtitle of a graph and the comments of a pprof file. */
 void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size);

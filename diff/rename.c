@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "diff_internal.h"
+#include "grow.h"
 
 struct rename_rule {
 	regex_t re;
@@ -72,16 +73,10 @@ int ember_diff_renames_add(struct ember_diff_renames *r, const char *spec, char 
 		free(pattern);
 		return -1;
 	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4;
-		struct rename_rule *rules = realloc(r->rules, cap * sizeof(*rules));
-		if (!rules) {
-			free(pattern);
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		r->rules = rules;
-		r->cap = cap;
+	if (EMBER_GROW(r->rules, r->cap, r->n + 1) < 0) {
+		free(pattern);
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
 	struct rename_rule *rule = &r->rules[r->n];
 	int rc = regcomp(&rule->re, pattern, REG_EXTENDED);
@@ -124,20 +119,8 @@ struct sbuf {
 
 static void sb_put(struct sbuf *b, const char *s, size_t n)
 {
-	if (b->oom)
+	if (b->oom || (b->oom = ember_grow((void **)&b->s, &b->cap, 1, b->len + n + 1) < 0))
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *bigger = realloc(b->s, cap);
-		if (!bigger) {
-			b->oom = true;
-			return;
-		}
-		b->s = bigger;
-		b->cap = cap;
-	}
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';

@@ -1,4 +1,4 @@
-/* Chrome Trace Event JSON (docs/formats.md §6), object form, for Perfetto UI,
+/* Chrome Trace Event JSON (docs/consumers.md §6), object form, for Perfetto UI,
  * chrome://tracing and speedscope.
  *
  * Per process an M process_name event (the command for the target process,

@@ -1,4 +1,5 @@
 /* diff_union: see diff_union.h. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "diff_union.h"
@@ -37,7 +38,7 @@ out:
 	return ret;
 }
 
-int diff_union(struct ember_profile *u, const struct ember_profile *base, const struct ember_profile *new_)
+static int fill(struct ember_profile *u, const struct ember_profile *base, const struct ember_profile *new_)
 {
 	const struct ember_run_meta *m = &new_->meta;
 
@@ -47,9 +48,23 @@ int diff_union(struct ember_profile *u, const struct ember_profile *base, const 
 	    ember_profile_thread(u, 0, DIFF_THREAD_NEW, "NEW") != DIFF_THREAD_NEW)
 		return -1;
 	u->meta = *m;
-	u->meta.command = ember_profile_cstr(u, m->command ? m->command : "");
-	u->meta.source = ember_profile_cstr(u, m->source ? m->source : "");
+	u->meta.command = ember_profile_cstr(u, m->command);
+	u->meta.source = ember_profile_cstr(u, m->source);
 	if (!u->meta.command || !u->meta.source)
 		return -1;
 	return add_run(u, base, DIFF_THREAD_BASE) < 0 || add_run(u, new_, DIFF_THREAD_NEW) < 0 ? -1 : 0;
+}
+
+int diff_union(struct ember_profile *u, const struct ember_profile *base, const struct ember_profile *new_)
+{
+	if (ember_profile_init(u) != 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (fill(u, base, new_) < 0) {
+		ember_profile_free(u);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
 }

@@ -9,10 +9,11 @@
 
 enum { DIFF_THREAD_BASE = 0, DIFF_THREAD_NEW = 1 };
 
-/* u (initialised, empty) gets every frame and stack of base and new_,
- * interned anew so that a frame of both runs is one frame of u, and every
- * row on thread DIFF_THREAD_BASE or DIFF_THREAD_NEW.  u's meta is NEW's
- * (its command, rate, start and duration).  0, or -1 on OOM. */
+/* Initialise u with every frame and stack of base and new_, interned anew
+ * so that a frame of both runs is one frame of u, and every row on thread
+ * DIFF_THREAD_BASE or DIFF_THREAD_NEW.  u's meta is NEW's (its command,
+ * rate, start and duration).  0 (free u with ember_profile_free), or -1
+ * with errno ENOMEM (u is then freed). */
 int diff_union(struct ember_profile *u, const struct ember_profile *base, const struct ember_profile *new_);
 
 #endif

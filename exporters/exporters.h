@@ -4,7 +4,10 @@
  * (binary mode matters for pprof); it returns 0, or -1 with errno set when
  * writing failed.  Every writer works on native-only profiles, Python-only
  * profiles (from folded input) and mixed ones.  Frame kinds (profile.h)
- * decide colours and naming; nothing here knows how the profile was made. */
+ * decide colours and naming; nothing here knows how the profile was made.
+ * Stacks are read root first, as the profile stores them; each writer puts
+ * them in its format's order (pprof: leaf first).  Writers keep no state
+ * between calls: two threads may write at once, each with its own FILE. */
 #ifndef EMBER_EXPORTERS_H
 #define EMBER_EXPORTERS_H
 
@@ -28,12 +31,8 @@ struct ember_export_opts {
  * consumer (flamegraph.pl, inferno, speedscope, gprof2dot) reads them alike. */
 int ember_write_folded(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
 
-/* The text of one frame as folded output prints it, sanitized, into buf
- * (always NUL-terminated).  Returns the length. */
-size_t ember_folded_frame_text(const struct ember_frame *f, char *buf, size_t size);
-
 /* pstats: the marshal dict `pstats.Stats` loads on Python 2.7 and 3.6-3.13
- * (formats.md §3).  Python frames keyed (file, first line, function); native
+ * (docs/consumers.md §3).  Python frames keyed (file, first line, function); native
  * frames ("~", 0, "<name>") -- see docs/formats-ember.md. */
 int ember_write_pstats(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
 
@@ -52,7 +51,7 @@ int ember_write_pprof(FILE *out, const struct ember_profile *p, const struct emb
  * (or, without one, a synthetic timeline laid out from the counts). */
 int ember_write_chrome_trace(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o);
 
-/* ---- Differential outputs (`ember diff`, docs/formats.md §7) ----
+/* ---- Differential outputs (`ember diff`, docs/consumers.md §7) ----
  *
  * Two runs, BASE and NEW, compared as given: frames are the same frame when
  * their folded text is equal (the caller renames frames and drops line

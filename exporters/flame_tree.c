@@ -30,7 +30,7 @@ struct builder {
 	struct item *a;
 	struct item *tmp;      /* radix scratch, nentries long */
 	size_t *count;         /* radix buckets: 2^16 */
-	size_t cap;            /* capacity of t->nodes / values / self */
+	size_t nodes_cap, values_cap, self_cap;   /* of t->nodes / values / self, in nodes */
 	uint32_t end_key;      /* key of entries whose path ends: after every label */
 };
 
@@ -99,21 +99,11 @@ static size_t new_node(struct builder *b, uint32_t label, uint32_t depth, uint64
 	struct fg_tree *t = b->t;
 	uint32_t nv = t->nvalues;
 
-	if (t->nnodes == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		struct fg_node *nodes = realloc(t->nodes, cap * sizeof(*nodes));
-		if (nodes)
-			t->nodes = nodes;
-		uint64_t *values = realloc(t->values, cap * nv * sizeof(*values));
-		if (values)
-			t->values = values;
-		uint64_t *self = realloc(t->self, cap * nv * sizeof(*self));
-		if (self)
-			t->self = self;
-		if (!nodes || !values || !self)
-			return SIZE_MAX;
-		b->cap = cap;
-	}
+	/* values and self hold nv numbers a node */
+	if (EMBER_GROW(t->nodes, b->nodes_cap, t->nnodes + 1) < 0 ||
+	    ember_grow((void **)&t->values, &b->values_cap, nv * sizeof(*v), t->nnodes + 1) < 0 ||
+	    ember_grow((void **)&t->self, &b->self_cap, nv * sizeof(*v), t->nnodes + 1) < 0)
+		return SIZE_MAX;
 	size_t id = t->nnodes++;
 	t->nodes[id] = (struct fg_node){ .label = label, .depth = depth, .start = start,
 					 .width = v[b->in->width_value] };

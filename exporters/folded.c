@@ -1,6 +1,6 @@
 /* Folded ("collapsed") stacks, the input of flamegraph.pl, inferno,
- * speedscope and gprof2dot.  docs/formats.md §1 has what each of them
- * accepts; the sanitising here is its §1.5. */
+ * speedscope and gprof2dot: the plain writer and the two-column writer of
+ * `ember diff`.  Frame texts are folded_text.c's. */
 #define _GNU_SOURCE /* qsort_r, fwrite_unlocked, putc_unlocked */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,203 +9,8 @@
 
 #include "diff_union.h"
 #include "exporters.h"
+#include "folded_text.h"
 #include "profile_internal.h"
-
-struct text_buf {
-	char *s;
-	size_t len, cap;
-};
-
-static int tb_put(struct text_buf *b, const void *s, size_t n)
-{
-	if (ember_grow((void **)&b->s, &b->cap, 1, b->len + n + 1) < 0)
-		return -1;
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-	return 0;
-}
-
-#define tb_puts(b, s) tb_put((b), (s), strlen(s))
-
-/* Whitespace as Perl's Unicode \s knows it (flamegraph.pl decodes its input
- * as UTF-8), less the ASCII controls, which never survive sanitising. */
-static bool is_space_cp(uint32_t cp)
-{
-	return cp == ' ' || cp == 0x85 || cp == 0xa0 || cp == 0x1680 ||
-	       (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 ||
-	       cp == 0x202f || cp == 0x205f || cp == 0x3000;
-}
-
-/* Start of the character before s[end] (the text is valid UTF-8). */
-static size_t prev_char(const char *s, size_t start, size_t end)
-{
-	while (--end > start && ((unsigned char)s[end] & 0xc0) == 0x80)
-		;
-	return end;
-}
-
-static uint32_t char_at(const char *s, size_t i, size_t end)
-{
-	uint32_t cp;
-
-	ember_utf8_next((const unsigned char *)s + i, end - i, &cp);
-	return cp;
-}
-
-/* End of s[start..end) without its trailing whitespace. */
-static size_t trim_end(const char *s, size_t start, size_t end)
-{
-	while (end > start && is_space_cp(char_at(s, prev_char(s, start, end), end)))
-		end = prev_char(s, start, end);
-	return end;
-}
-
-/* Append s to b sanitised, trimmed of whitespace at both ends.  Returns the
- * number of bytes appended, or -1 on OOM. */
-static long put_sanitized(struct text_buf *b, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = strlen(s), start = b->len, i = 0;
-
-	while (i < n) {
-		uint32_t cp;
-		size_t len = ember_utf8_next(u + i, n - i, &cp);
-		int rc;
-
-		if (cp == ';')
-			rc = tb_put(b, ":", 1);   /* the frame separator */
-		else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029)
-			/* Controls break lines (LF, CR; NEL for Python's
-			 * splitlines, LS/PS for JavaScript regexes) or XML, and
-			 * TAB is a count separator to flamegraph.pl. */
-			rc = tb_put(b, " ", 1);
-		else if (cp == 0xfffd)
-			rc = tb_put(b, "\xef\xbf\xbd", 3); /* also for invalid bytes */
-		else
-			rc = tb_put(b, u + i, len);
-		if (rc < 0)
-			return -1;
-		i += len;
-	}
-
-	if (b->len == start)
-		return 0;      /* b->s may still be NULL */
-	/* Consumers disagree on leading and trailing blanks (inferno trims the
-	 * line, flamegraph.pl keeps them), so no frame has any.  (The blanks
-	 * are ' ', or 2-byte U+0085/U+00A0, or 3-byte U+1680 and above.) */
-	size_t end = trim_end(b->s, start, b->len), lead = start;
-	while (lead < end && is_space_cp(char_at(b->s, lead, end)))
-		lead += b->s[lead] == ' ' ? 1 : ((unsigned char)b->s[lead] < 0xe0 ? 2 : 3);
-	memmove(b->s + start, b->s + lead, end - lead);
-	b->len = start + (end - lead);
-	b->s[b->len] = '\0';
-	return (long)(b->len - start);
-}
-
-#define is_digit(c) ((c) >= '0' && (c) <= '9')
-
-/* Does s[start..end) end in whitespace + a number as flamegraph.pl reads
- * counts (\s+?\d+(\.\d*)?$)?  Then the last frame of a line would be read
- * as the first count of a differential line. */
-static bool ends_in_count(const char *s, size_t start, size_t end)
-{
-	size_t i = end;
-
-	while (i > start && is_digit(s[i - 1]))
-		i--;
-	if (i > start && s[i - 1] == '.') {
-		size_t j = i - 1;
-		while (j > start && is_digit(s[j - 1]))
-			j--;
-		if (j == i - 1)
-			return false;  /* ".5": the number is preceded by '.' */
-		i = j;
-	} else if (i == end) {
-		return false;
-	}
-	return i > start && is_space_cp(char_at(s, prev_char(s, start, i), i));
-}
-
-/* The sanitised text of frame f, appended to b. */
-static int frame_text(struct text_buf *b, const struct ember_frame *f)
-{
-	size_t start = b->len;
-
-	long name_len = put_sanitized(b, f->name ? f->name : "");
-
-	if (name_len < 0 || (name_len == 0 && tb_puts(b, "[unknown]") < 0))
-		return -1;
-	if (f->kind == EMBER_FRAME_KERNEL)
-		return tb_puts(b, "_[k]");   /* the perf/FlameGraph kernel annotation */
-	if (f->kind == EMBER_FRAME_PYTHON && f->file) {
-		/* py-spy's "name (file:line)": gprof2dot and inferno's python
-		 * palette recognise it. */
-		size_t open = b->len;
-		long n;
-		char num[16];
-
-		if (tb_puts(b, " (") < 0 || (n = put_sanitized(b, f->file)) < 0)
-			return -1;
-		if (n > 0) {
-			snprintf(num, sizeof(num), ":%" PRIu32 ")", f->line);
-			return tb_puts(b, f->line ? num : ")");
-		}
-		b->len = open;  /* no file: the bare name */
-		b->s[open] = '\0';
-	}
-	if (ends_in_count(b->s, start, b->len))
-		return tb_puts(b, "_");
-	return 0;
-}
-
-/* "name (tid)", py-spy's "thread (tid)" when the thread was never named. */
-static int thread_text(struct text_buf *b, const struct ember_thread *t)
-{
-	char num[24];
-	long n = put_sanitized(b, t->name ? t->name : "");
-
-	if (n < 0)
-		return -1;
-	snprintf(num, sizeof(num), "%s (%" PRIu32 ")", n ? "" : "thread", t->tid);
-	return tb_puts(b, num);
-}
-
-size_t ember_folded_frame_text(const struct ember_frame *f, char *buf, size_t size)
-{
-	struct text_buf b = { 0 };
-	size_t n;
-
-	if (!size)
-		return 0;
-	if (frame_text(&b, f) < 0) {
-		free(b.s);
-		*buf = '\0';
-		return 0;
-	}
-	n = b.len;
-	if (n >= size) {
-		/* Cut at a character boundary and keep the rules: no trailing
-		 * blank, and room for the '_' after a cut ending in " 123". */
-		n = size - 1;
-		while (n > 0 && ((unsigned char)b.s[n] & 0xc0) == 0x80)
-			n--;
-		for (;;) {
-			n = trim_end(b.s, 0, n);
-			if (n == 0 || !ends_in_count(b.s, 0, n))
-				break;
-			if (n + 1 < size) {
-				b.s[n++] = '_';
-				break;
-			}
-			n--;   /* drop a digit to make room */
-		}
-	}
-	memcpy(buf, b.s, n);
-	buf[n] = '\0';
-	free(b.s);
-	return n;
-}
 
 /* ---- ember_write_folded ----
  *
@@ -367,12 +172,12 @@ static int build_texts(struct folded_ctx *c, struct ember_strtab *strings, uint3
 		goto out;
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		b.len = 0;
-		if (frame_text(&b, &p->frames[i]) < 0 || intern_text(&c->frames[i], strings, &b) < 0)
+		if (folded_frame_text(&b, &p->frames[i]) < 0 || intern_text(&c->frames[i], strings, &b) < 0)
 			goto out;
 	}
 	for (uint32_t i = 0; i < nthreads; i++) {
 		b.len = 0;
-		if (thread_text(&b, &p->threads[i]) < 0 || intern_text(&c->threads[i], strings, &b) < 0)
+		if (folded_thread_text(&b, &p->threads[i]) < 0 || intern_text(&c->threads[i], strings, &b) < 0)
 			goto out;
 	}
 	ret = rank_texts(c, nthreads);
@@ -419,103 +224,30 @@ static uint32_t *rank_stacks(const struct folded_ctx *c)
 	return rank;
 }
 
-/* One line per row, sorted by (thread root, stack) ranks; lines of equal
- * ranks merge.  Without threads every thread rank is 0, so this is also
- * where rows of one stack on several threads add up. */
-static int print_lines(FILE *out, const struct folded_ctx *c, const uint32_t *stack_rank, bool threads)
+/* Lines of rows with samples, sorted by (thread root, stack) ranks (the
+ * thread rank 0 for all without threads); *n gets their number.  NULL on
+ * OOM. */
+static struct folded_line *sorted_lines(const struct folded_ctx *c, const uint32_t *stack_rank, bool threads,
+					size_t *n)
 {
 	const struct ember_profile *p = c->p;
 	struct folded_line *lines = malloc(((size_t)p->nrows + 1) * sizeof(*lines));
-	char num[32];
-	size_t n = 0;
 
+	*n = 0;
 	if (!lines)
-		return -1;
+		return NULL;
 	for (uint32_t r = 0; r < p->nrows; r++) {
 		const struct ember_sample_row *row = &p->rows[r];
 		if (row->count)
-			lines[n++] = (struct folded_line){
+			lines[(*n)++] = (struct folded_line){
 				.thread_rank = threads ? c->threads[row->thread].rank : 0,
 				.stack_rank = stack_rank[row->stack],
 				.thread = row->thread, .stack = row->stack, .count = row->count };
 	}
-	qsort(lines, n, sizeof(*lines), cmp_lines);
-	for (size_t i = 0; i < n && !ferror(out);) {
-		uint64_t count = lines[i].count;
-		size_t j = i + 1;
-
-		while (j < n && cmp_lines(&lines[i], &lines[j]) == 0)
-			count += lines[j++].count;
-		if (threads) {
-			const struct folded_text *root = &c->threads[lines[i].thread];
-			fwrite_unlocked(root->s, 1, root->len, out);
-			putc_unlocked(';', out);
-		}
-		uint32_t nf = stack_frames(c, lines[i].stack);
-		for (uint32_t k = 0; k < nf; k++) {
-			const struct folded_text *t = stack_frame(c, lines[i].stack, k);
-			if (k)
-				putc_unlocked(';', out);
-			fwrite_unlocked(t->s, 1, t->len, out);
-		}
-		int len = snprintf(num, sizeof(num), " %" PRIu64 "\n", count);
-		fwrite_unlocked(num, 1, (size_t)len, out);
-		i = j;
-	}
-	free(lines);
-	return 0;
+	qsort(lines, *n, sizeof(*lines), cmp_lines);
+	return lines;
 }
 
-/* The result of a locked print: 0 when it (rc) and the stream went well,
- * else -1 with errno (ENOMEM from the printer, the stream's error, or EIO;
- * the caller cleared errno before printing). */
-static int finish_output(FILE *out, int rc)
-{
-	if (rc < 0) {
-		errno = ENOMEM;
-		return -1;
-	}
-	if (fflush(out) == 0 && !ferror(out))
-		return 0;
-	if (!errno)
-		errno = EIO;
-	return -1;
-}
-
-int ember_write_folded(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
-{
-	bool threads = o && o->threads;
-	struct folded_ctx c = { .p = p };
-	struct ember_strtab *strings = ember_strtab_new();
-	uint32_t *stack_rank = NULL;
-	int ret = -1, rc;
-
-	if (!strings || build_texts(&c, strings, threads ? p->nthreads : 0) < 0 ||
-	    !(stack_rank = rank_stacks(&c))) {
-		errno = ENOMEM;
-		goto out;
-	}
-	/* One lock for the whole output instead of one per call. */
-	flockfile(out);
-	errno = 0;
-	rc = print_lines(out, &c, stack_rank, threads);
-	funlockfile(out);
-	ret = finish_output(out, rc);
-out:
-	free(stack_rank);
-	free(c.frames);
-	free(c.threads);
-	ember_strtab_free(strings);
-	return ret;
-}
-
-/* ---- ember_write_folded_diff: "stack BASE NEW" ----
- *
- * Both runs in one profile (diff_union.c), a row's thread being its run;
- * stacks are ranked as above, so a stack of both runs is one line and the
- * lines come out in bytewise order.  BASE counts are put on NEW's scale and
- * rounded (not truncated, as difffolded.pl -n does: a stack of 1 sample
- * scaled by 0.6 is still there).  A line that rounds to "0 0" is left out. */
 static void print_stack(FILE *out, const struct folded_ctx *c, uint32_t stack)
 {
 	uint32_t nf = stack_frames(c, stack);
@@ -528,22 +260,51 @@ static void print_stack(FILE *out, const struct folded_ctx *c, uint32_t stack)
 	}
 }
 
-static int print_diff_lines(FILE *out, const struct folded_ctx *c, const uint32_t *stack_rank, double base_factor)
+/* One line per row; lines of equal ranks merge.  Without threads every
+ * thread rank is 0, so this is also where rows of one stack on several
+ * threads add up. */
+static int print_lines(FILE *out, const struct folded_ctx *c, const uint32_t *stack_rank, bool threads)
 {
-	const struct ember_profile *p = c->p;
-	struct folded_line *lines = malloc(((size_t)p->nrows + 1) * sizeof(*lines));
-	char num[64];
-	size_t n = 0;
+	char num[32];
+	size_t n;
+	struct folded_line *lines = sorted_lines(c, stack_rank, threads, &n);
 
 	if (!lines)
 		return -1;
-	for (uint32_t r = 0; r < p->nrows; r++) {
-		const struct ember_sample_row *row = &p->rows[r];
-		if (row->count)
-			lines[n++] = (struct folded_line){ .stack_rank = stack_rank[row->stack], .thread = row->thread,
-							   .stack = row->stack, .count = row->count };
+	for (size_t i = 0; i < n && !ferror(out);) {
+		uint64_t count = lines[i].count;
+		size_t j = i + 1;
+
+		while (j < n && cmp_lines(&lines[i], &lines[j]) == 0)
+			count += lines[j++].count;
+		if (threads) {
+			const struct folded_text *root = &c->threads[lines[i].thread];
+			fwrite_unlocked(root->s, 1, root->len, out);
+			putc_unlocked(';', out);
+		}
+		print_stack(out, c, lines[i].stack);
+		int len = snprintf(num, sizeof(num), " %" PRIu64 "\n", count);
+		fwrite_unlocked(num, 1, (size_t)len, out);
+		i = j;
 	}
-	qsort(lines, n, sizeof(*lines), cmp_lines);
+	free(lines);
+	return 0;
+}
+
+/* The two-column lines of ember_write_folded_diff: the profile is the union
+ * of both runs (diff_union.c), a row's thread being its run; a stack of
+ * both runs is one line, and the lines come out in bytewise order.  BASE
+ * counts are put on NEW's scale and rounded (not truncated, as
+ * difffolded.pl -n does: a stack of 1 sample scaled by 0.6 is still there).
+ * A line that rounds to "0 0" is left out. */
+static int print_diff_lines(FILE *out, const struct folded_ctx *c, const uint32_t *stack_rank, double base_factor)
+{
+	char num[64];
+	size_t n;
+	struct folded_line *lines = sorted_lines(c, stack_rank, false, &n);
+
+	if (!lines)
+		return -1;
 	for (size_t i = 0; i < n && !ferror(out);) {
 		uint64_t count[2] = { 0, 0 };
 		size_t j = i;
@@ -563,35 +324,53 @@ static int print_diff_lines(FILE *out, const struct folded_ctx *c, const uint32_
 	return 0;
 }
 
-int ember_write_folded_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
-			    const struct ember_diff_export_opts *o)
+/* Rank p's texts and stacks, then print its lines under one stdio lock:
+ * plain lines (thread roots with threads), or with diff the two-column
+ * lines, BASE counts x base_factor.  0, or -1 with errno (ENOMEM, the
+ * stream's error, or EIO). */
+static int write_folded(FILE *out, const struct ember_profile *p, bool threads, bool diff, double base_factor)
 {
-	struct ember_profile u;
-	struct folded_ctx c = { .p = &u };
-	struct ember_strtab *strings = NULL;
+	struct folded_ctx c = { .p = p };
+	struct ember_strtab *strings = ember_strtab_new();
 	uint32_t *stack_rank = NULL;
-	double factor = o->scale[1] > 0 ? o->scale[0] / o->scale[1] : 1;
 	int ret = -1, rc;
 
-	if (ember_profile_init(&u) != 0) {
-		errno = ENOMEM;
-		return -1;
-	}
-	if (diff_union(&u, base, new_) < 0 || !(strings = ember_strtab_new()) || build_texts(&c, strings, 0) < 0 ||
+	if (!strings || build_texts(&c, strings, threads ? p->nthreads : 0) < 0 ||
 	    !(stack_rank = rank_stacks(&c))) {
 		errno = ENOMEM;
 		goto out;
 	}
 	flockfile(out);
 	errno = 0;
-	rc = print_diff_lines(out, &c, stack_rank, factor);
+	rc = diff ? print_diff_lines(out, &c, stack_rank, base_factor) : print_lines(out, &c, stack_rank, threads);
 	funlockfile(out);
-	ret = finish_output(out, rc);
+	if (rc < 0)
+		errno = ENOMEM;
+	else if (fflush(out) == 0 && !ferror(out))
+		ret = 0;
+	else if (!errno)
+		errno = EIO;
 out:
 	free(stack_rank);
 	free(c.frames);
 	free(c.threads);
 	ember_strtab_free(strings);
+	return ret;
+}
+
+int ember_write_folded(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
+{
+	return write_folded(out, p, o && o->threads, false, 0);
+}
+
+int ember_write_folded_diff(FILE *out, const struct ember_profile *base, const struct ember_profile *new_,
+			    const struct ember_diff_export_opts *o)
+{
+	struct ember_profile u;
+
+	if (diff_union(&u, base, new_) < 0)
+		return -1;
+	int ret = write_folded(out, &u, false, true, o->scale[1] > 0 ? o->scale[0] / o->scale[1] : 1);
 	ember_profile_free(&u);
 	return ret;
 }

@@ -1,7 +1,7 @@
 /* pstats: the marshal file cProfile's `dump_stats` writes, built from samples,
- * for `python -m pstats`, snakeviz and gprof2dot.  docs/formats.md §3 has the
- * data model (§3.1), the marshal subset (§3.2), what consumers need (§3.3)
- * and the mapping from samples (§3.4) implemented here.
+ * for `python -m pstats`, snakeviz and gprof2dot.  docs/consumers.md §3 has
+ * the data model (§3.1), the marshal subset (§3.2), what consumers need
+ * (§3.3) and the mapping from samples (§3.4) implemented here.
  *
  * Keys (file, line, name), one per function:
  *   Python    (file, first_line, name); `line` when first_line is 0, so the
@@ -12,7 +12,7 @@
  *   special   skipped ([truncated], [unknown], roots)
  *   threads   ("~", 0, "<thread NAME (TID)>") above each thread's stacks,
  *             and ("~", 0, "<all threads>") above those, when o->threads
- *             (formats.md §3.4 item 6: snakeviz then shows one whole tree)
+ *             (§3.4: snakeviz then shows one whole tree)
  *   no frame  ("~", 0, "<unknown>") when a sample has no frame left
  *   no sample ("~", 0, "<no samples>") as the only entry: an empty dict
  *             does not load
@@ -30,8 +30,9 @@
  * Every caller key is a top-level key.  Output is sorted by (file, line,
  * name), so equal profiles give equal bytes.
  *
- * Marshal subset (§3.2): only '{' ... '0', '(' + int32 count, 'i' ('l' past
- * int32), 'g' and 'u', never FLAG_REF: Python 2.7 to 3.13 all read it. */
+ * Marshal subset (§3.2, pstats_marshal.h): only '{' ... '0', '(' + int32
+ * count, 'i' ('l' past int32), 'g' and 'u', never FLAG_REF: Python 2.7 to
+ * 3.13 all read it. */
 #define _GNU_SOURCE /* qsort_r, putc_unlocked, fwrite_unlocked */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +41,8 @@
 
 #include "exporters.h"
 #include "profile_internal.h"
+#include "pstats_marshal.h"
+#include "text.h"
 
 #define NO_KEY UINT32_MAX
 
@@ -73,113 +76,35 @@ struct ps_ctx {
 	uint32_t *frame_key;             /* by frame id: key, NO_KEY (special), or unset */
 	uint32_t *thread_key;            /* by thread index, NO_KEY until needed */
 	uint32_t all_key, unknown_key;
-	char *buf;                       /* scratch for building strings */
-	size_t buf_len, buf_cap;
+	struct text_buf buf;             /* scratch for building a key's bytes */
 };
 
 #define KEY_UNSET (UINT32_MAX - 1)
 
-/* ---- byte buffer ---- */
-
-static int put(struct ps_ctx *c, const void *s, size_t n)
-{
-	if (ember_grow((void **)&c->buf, &c->buf_cap, 1, c->buf_len + n + 1) < 0)
-		return -1;
-	memcpy(c->buf + c->buf_len, s, n);
-	c->buf_len += n;
-	c->buf[c->buf_len] = '\0';
-	return 0;
-}
-
-#define puts_(c, s) put((c), (s), strlen(s))
-
-/* Append s as valid UTF-8: ill-formed sequences become U+FFFD, controls
- * (C0, DEL, C1) ' '. */
-static int put_sanitized(struct ps_ctx *c, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0;
-
-	while (i < n) {
-		uint32_t cp;
-		size_t len = ember_utf8_next(u + i, n - i, &cp);
-		int rc;
-
-		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
-			rc = put(c, " ", 1);
-		else if (cp == 0xfffd)
-			rc = put(c, "\xef\xbf\xbd", 3);  /* also for invalid bytes */
-		else
-			rc = put(c, u + i, len);
-		if (rc < 0)
-			return -1;
-		i += len;
-	}
-	return 0;
-}
-
-/* ---- marshal encoding (little-endian whatever the host) ---- */
-
-static void le32(unsigned char *b, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		b[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* 'i' int32, or 'l' (base 2^15 digits) above INT32_MAX. */
-static size_t enc_int(unsigned char *b, uint64_t v)
-{
-	if (v <= INT32_MAX) {
-		b[0] = 'i';
-		le32(b + 1, (uint32_t)v);
-		return 5;
-	}
-	uint32_t nd = 0;
-	size_t at = 5;
-	b[0] = 'l';
-	for (; v; v >>= 15, nd++) {
-		b[at++] = (unsigned char)(v & 0xff);
-		b[at++] = (unsigned char)((v >> 8) & 0x7f);
-	}
-	le32(b + 1, nd);
-	return at;
-}
-
-static size_t enc_float(unsigned char *b, double d)
-{
-	uint64_t bits;
-
-	memcpy(&bits, &d, sizeof(bits));
-	b[0] = 'g';
-	for (int i = 0; i < 8; i++)
-		b[1 + i] = (unsigned char)(bits >> (8 * i));
-	return 9;
-}
-
-static int put_int(struct ps_ctx *c, uint64_t v)
-{
-	unsigned char b[16];
-
-	return put(c, b, enc_int(b, v));
-}
-
 /* 'u' + int32 byte length + the UTF-8 of prefix, s sanitised (dflt when
  * empty), suffix. */
-static int put_str(struct ps_ctx *c, const char *prefix, const char *s, const char *dflt,
+static int put_str(struct text_buf *b, const char *prefix, const char *s, const char *dflt,
 		   const char *suffix)
 {
-	unsigned char b[5] = { 'u' };
-	size_t at = c->buf_len;
+	unsigned char u[5] = { 'u' };
+	size_t at = b->len;
 
-	if (put(c, b, 5) < 0 || puts_(c, prefix) < 0 || put_sanitized(c, s) < 0 ||
-	    (!*s && puts_(c, dflt) < 0) || puts_(c, suffix) < 0)
+	if (tb_put(b, u, 5) < 0 || tb_puts(b, prefix) < 0 || tb_put_clean(b, s, strlen(s)) < 0 ||
+	    (!*s && tb_puts(b, dflt) < 0) || tb_puts(b, suffix) < 0)
 		return -1;
-	if (c->buf_len - at - 5 > INT32_MAX) {
+	if (b->len - at - 5 > INT32_MAX) {
 		errno = EOVERFLOW;
 		return -1;
 	}
-	le32((unsigned char *)c->buf + at + 1, (uint32_t)(c->buf_len - at - 5));
+	marshal_le32((unsigned char *)b->s + at + 1, (uint32_t)(b->len - at - 5));
 	return 0;
+}
+
+static int put_int(struct text_buf *b, uint64_t v)
+{
+	unsigned char m[16];
+
+	return tb_put(b, m, marshal_int(m, v));
 }
 
 /* ---- keys ---- */
@@ -213,15 +138,15 @@ static uint32_t make_key(struct ps_ctx *c, const char *file, uint32_t line, cons
 	static const unsigned char tuple3[5] = { '(', 3, 0, 0, 0 };
 	size_t name_at;
 
-	c->buf_len = 0;
-	if (put(c, tuple3, 5) < 0 || put_str(c, "", file, "", "") < 0 || put_int(c, line) < 0)
+	c->buf.len = 0;
+	if (tb_put(&c->buf, tuple3, 5) < 0 || put_str(&c->buf, "", file, "", "") < 0 || put_int(&c->buf, line) < 0)
 		goto oom;
-	name_at = c->buf_len;
-	if (put_str(c, prefix, name, dflt, suffix) < 0)
+	name_at = c->buf.len;
+	if (put_str(&c->buf, prefix, name, dflt, suffix) < 0)
 		goto oom;
 
-	const char *enc = ember_strtab_intern(c->strings, c->buf, c->buf_len);
-	if (!enc || c->buf_len > UINT32_MAX)
+	const char *enc = ember_strtab_intern(c->strings, c->buf.s, c->buf.len);
+	if (!enc || c->buf.len > UINT32_MAX)
 		goto oom;
 	struct key_probe probe = { enc };
 	uint64_t h = ember_hash_ptr(enc);
@@ -233,7 +158,7 @@ static uint32_t make_key(struct ps_ctx *c, const char *file, uint32_t line, cons
 		goto oom;
 	id = (uint32_t)c->nkeys;
 	struct ps_key *k = &c->keys[id];
-	*k = (struct ps_key){ .enc = enc, .enc_len = (uint32_t)c->buf_len, .line = line };
+	*k = (struct ps_key){ .enc = enc, .enc_len = (uint32_t)c->buf.len, .line = line };
 	k->file = str_at(c, enc, 5);
 	k->name = str_at(c, enc, name_at);
 	if (!k->file || !k->name || ember_idtab_insert(&c->key_index, h, id) < 0)
@@ -290,22 +215,17 @@ static uint32_t thread_key(struct ps_ctx *c, uint32_t t)
 
 /* ---- edges ---- */
 
-struct edge_probe {
-	uint32_t callee, caller;
-};
-
 static bool edge_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct ps_edge *e = &((const struct ps_ctx *)ctx)->edges[id];
-	const struct edge_probe *q = key;
 
-	return e->callee == q->callee && e->caller == q->caller;
+	return id_pair_eq(e->callee, e->caller, key);
 }
 
 static struct ps_edge *edge(struct ps_ctx *c, uint32_t callee, uint32_t caller)
 {
-	struct edge_probe q = { callee, caller };
-	uint64_t h = ember_hash_mix((uint64_t)callee << 32 | caller);
+	struct id_pair q = { callee, caller };
+	uint64_t h = id_pair_hash(&q);
 	uint32_t id = ember_idtab_find(&c->edge_index, h, edge_eq, c, &q);
 
 	if (id != UINT32_MAX)
@@ -397,22 +317,6 @@ static int cmp_edges(const void *x, const void *y, void *arg)
 	return 0;
 }
 
-/* Write (cc, nc, tt, ct) -- or for callers (nc, cc, tt, ct), the same numbers
- * since cc = nc -- as a tuple of n items whose first four these are. */
-static void write_counts(FILE *out, uint32_t n, uint64_t calls, double tt, double ct)
-{
-	unsigned char b[64];
-	size_t at = 5;
-
-	b[0] = '(';
-	le32(b + 1, n);
-	at += enc_int(b + at, calls);
-	at += enc_int(b + at, calls);
-	at += enc_float(b + at, tt);
-	at += enc_float(b + at, ct);
-	fwrite_unlocked(b, 1, at, out);
-}
-
 static void write_dict(FILE *out, const struct ps_ctx *c, struct ps_key *const *order, size_t nout,
 		       double dt)
 {
@@ -424,7 +328,7 @@ static void write_dict(FILE *out, const struct ps_ctx *c, struct ps_key *const *
 		uint32_t id = (uint32_t)(k - c->keys);
 
 		fwrite_unlocked(k->enc, 1, k->enc_len, out);
-		write_counts(out, 5, k->hits, (double)k->self * dt, (double)k->hits * dt);
+		marshal_counts(out, 5, k->hits, (double)k->self * dt, (double)k->hits * dt);
 		putc_unlocked('{', out);
 		while (e < c->nedges && c->keys[c->edges[e].callee].rank < k->rank)
 			e++;
@@ -433,7 +337,7 @@ static void write_dict(FILE *out, const struct ps_ctx *c, struct ps_key *const *
 			const struct ps_key *caller = &c->keys[ed->caller];
 
 			fwrite_unlocked(caller->enc, 1, caller->enc_len, out);
-			write_counts(out, 4, ed->hits, (double)ed->leaf * dt, (double)ed->hits * dt);
+			marshal_counts(out, 4, ed->hits, (double)ed->leaf * dt, (double)ed->hits * dt);
 		}
 		putc_unlocked('0', out);
 	}
@@ -519,7 +423,7 @@ out:
 	free(c.edges);
 	free(c.frame_key);
 	free(c.thread_key);
-	free(c.buf);
+	free(c.buf.s);
 	ember_idtab_free(&c.key_index);
 	ember_idtab_free(&c.edge_index);
 	ember_strtab_free(c.strings);

@@ -1,4 +1,4 @@
-/* speedscope's own file format (docs/formats.md §4): one "sampled" profile
+/* speedscope's own file format (docs/consumers.md §4): one "sampled" profile
  * per thread over shared frames, weights in nanoseconds.
  *
  * Frames: name (an empty one prints "[unknown]"); file and line for Python

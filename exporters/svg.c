@@ -1,15 +1,16 @@
 /* Interactive SVG flame graphs: one standalone file (no network), the layout
- * of flamegraph.pl (docs/formats.md §2.3), colours by frame kind, and our own
+ * of flamegraph.pl (docs/consumers.md §2), colours by frame kind, and our own
  * script (svg_script.h) for zoom, search and tooltips.
  *
- * Three stages, so that a differential graph can reuse the last two:
- *   1. labels: every distinct frame text (as folded output prints it), in
- *      bytewise order, with its escaped XML and colour;
- *   2. the visible tree (flame_tree.c), from entries with value vectors;
- *   3. rendering, with the fill colour and the tooltip numbers of a node
- *      supplied by a style (callbacks), the only mode-specific part.
- * svg_diff.c draws the differential graph of `ember diff` with stages 1 and
- * 3 from here (svg_internal.h) and its own style.
+ * Three stages, all shared with the differential graph:
+ *   1. labels (svg_labels.c): every distinct frame text (as folded output
+ *      prints it), in bytewise order, with its escaped XML and colour;
+ *   2. the visible tree (flame_tree.c), from one entry per row with a value
+ *      vector (svg_input_build, here);
+ *   3. rendering (here), with the fill colour and the tooltip numbers of a
+ *      node supplied by a style (callbacks), the only mode-specific part.
+ * svg_diff.c draws the differential graph of `ember diff` with all three
+ * (svg_internal.h) and its own style.
  *
  * Every frame is written as
  *   <g class="kK" s="START" n="WIDTH"><title>NAME (N samples, P%)</title>
@@ -28,219 +29,6 @@
 #include "profile_internal.h"
 #include "svg_internal.h"
 #include "svg_script.h"
-
-/* Display width of a character, in average glyphs: CJK and emoji are wide. */
-static inline unsigned cp_units(uint32_t cp)
-{
-	return cp >= 0x2e80 ? 2 : 1;
-}
-
-/* s[0..n) as XML character data: markup characters escaped, invalid UTF-8
- * and U+FFFE/U+FFFF as U+FFFD, controls (which XML 1.0 forbids or which
- * break lines) as spaces.  Writes whole characters while their display width
- * stays within max_units; returns the width written. */
-static size_t w_xml(struct w *w, const char *s, size_t n, size_t max_units)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, units = 0;
-
-	while (i < n) {
-		uint32_t cp;
-		size_t len = ember_utf8_next(u + i, n - i, &cp);
-		if (units + cp_units(cp) > max_units)
-			break;
-		units += cp_units(cp);
-		switch (cp) {
-		case '&': W_LIT(w, "&amp;"); break;
-		case '<': W_LIT(w, "&lt;"); break;
-		case '>': W_LIT(w, "&gt;"); break;
-		case '"': W_LIT(w, "&quot;"); break;
-		case '\'': W_LIT(w, "&#39;"); break;
-		case 0xfffd: case 0xfffe: case 0xffff: W_LIT(w, "\xef\xbf\xbd"); break;
-		default:
-			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029)
-				W_LIT(w, " ");
-			else
-				w_put(w, u + i, len);
-		}
-		i += len;
-	}
-	return units;
-}
-
-static size_t text_units(const char *s, size_t n)
-{
-	size_t i = 0, units = 0;
-
-	while (i < n) {
-		uint32_t cp;
-		i += ember_utf8_next((const unsigned char *)s + i, n - i, &cp);
-		units += cp_units(cp);
-	}
-	return units;
-}
-
-/* ---- labels ---- */
-
-struct label_src {
-	const char *text;
-	uint32_t len, src;
-	enum ember_frame_kind kind;
-	bool scanned;
-};
-
-static int cmp_label_src(const void *x, const void *y)
-{
-	const struct label_src *a = x, *b = y;
-
-	if (a->text != b->text) {
-		int c = memcmp(a->text, b->text, a->len < b->len ? a->len : b->len);
-		if (c || a->len != b->len)
-			return c ? c : a->len < b->len ? -1 : 1;
-	}
-	if (a->scanned != b->scanned)
-		return a->scanned ? 1 : -1;
-	return a->src < b->src ? -1 : a->src > b->src;
-}
-
-/* The folded text of f, interned; buf grows for long (C++) names. */
-static const char *frame_text(struct ember_strtab *st, const struct ember_frame *f, char **buf,
-			      size_t *cap, uint32_t *len)
-{
-	size_t n;
-
-	for (;;) {
-		n = ember_folded_frame_text(f, *buf, *cap);
-		if (n + 1 < *cap || *cap >= (1u << 20))
-			break;
-		char *bigger = realloc(*buf, *cap * 4);
-		if (!bigger)
-			return NULL;
-		*buf = bigger;
-		*cap *= 4;
-	}
-	*len = (uint32_t)n;
-	return ember_strtab_intern(st, *buf, n);
-}
-
-/* Colours by kind; v1..v3 in [0,1) vary the shade per name, stably. */
-static void kind_colour(enum ember_frame_kind kind, double v1, double v2, double v3, char out[8])
-{
-	int r, g, b;
-
-	switch (kind) {
-	case EMBER_FRAME_PYTHON: r = 70 + 70 * v1, g = 180 + 60 * v2, b = 70 + 50 * v3; break;
-	case EMBER_FRAME_KERNEL: r = 70 + 60 * v1, g = 140 + 60 * v1, b = 210 + 45 * v2; break;
-	case EMBER_FRAME_INTERP: r = 190 + 50 * v1, g = 180 + 45 * v1, b = 70 + 40 * v2; break;
-	case EMBER_FRAME_SPECIAL: r = g = 180 + 40 * v1, b = 190 + 40 * v1; break;
-	default: r = 205 + 50 * v3, g = 70 + 90 * v1, b = 30 + 40 * v2; break;
-	}
-	snprintf(out, 8, "#%02x%02x%02x", r & 0xff, g & 0xff, b & 0xff);
-}
-
-static void label_colour(struct svg_label *l)
-{
-	uint64_t h = ember_hash_bytes(l->text, l->len, 0x5eed);
-
-	kind_colour(l->kind, (h & 0xff) / 256.0, (h >> 8 & 0xff) / 256.0, (h >> 16 & 0xff) / 256.0, l->colour);
-}
-
-/* Escaped text of every label, one buffer. */
-static int escape_labels(struct svg_labels *L)
-{
-	size_t size = 0;
-	FILE *mem = open_memstream(&L->esc, &size);
-	struct w *w = malloc(sizeof(*w));
-	bool err = !mem || !w;
-
-	if (!err) {
-		*w = (struct w){ .f = mem };
-		for (uint32_t i = 0; i < L->n; i++) {
-			struct svg_label *l = &L->l[i];
-			l->esc_off = w->written;
-			w_xml(w, l->text, l->len, SIZE_MAX);
-			l->esc_len = (uint32_t)(w->written - l->esc_off);
-		}
-		w_flush(w);
-		err = w->err;
-	}
-	free(w);
-	if (mem && fclose(mem) != 0)
-		err = true;
-	return err ? -1 : 0;
-}
-
-void svg_labels_free(struct svg_labels *L)
-{
-	free(L->l);
-	free(L->esc);
-	free(L->map);
-	free(L->thread);
-	ember_strtab_free(L->strings);
-	memset(L, 0, sizeof(*L));
-}
-
-int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads)
-{
-	uint32_t nf = p->nframes, nt = threads ? p->nthreads : 0;
-	size_t nsrc = (size_t)nf + 1 + nt, cap = 4096;
-	struct label_src *src = malloc(nsrc * sizeof(*src));
-	char *buf = malloc(cap);
-	int ret = -1;
-
-	memset(L, 0, sizeof(*L));
-	L->strings = ember_strtab_new();
-	L->map = malloc(((size_t)nf + 1) * sizeof(*L->map));
-	L->thread = malloc(((size_t)nt + 1) * sizeof(*L->thread));
-	L->l = malloc(nsrc * sizeof(*L->l));
-	if (!src || !buf || !L->strings || !L->map || !L->thread || !L->l)
-		goto out;
-	for (uint32_t i = 0; i < nf; i++) {
-		src[i] = (struct label_src){ .src = i, .kind = p->frames[i].kind,
-					     .scanned = p->frames[i].flags & EMBER_FRAME_CALLER_SCANNED };
-		if (!(src[i].text = frame_text(L->strings, &p->frames[i], &buf, &cap, &src[i].len)))
-			goto out;
-	}
-	src[nf] = (struct label_src){ .text = ember_strtab_intern(L->strings, "[unknown]", 9), .len = 9,
-				      .src = nf, .kind = EMBER_FRAME_SPECIAL };
-	for (uint32_t t = 0; t < nt; t++) {
-		const struct ember_thread *th = &p->threads[t];
-		const char *name = th->name && *th->name ? th->name : "thread";
-		char *raw = NULL;
-		struct ember_frame f = { .kind = EMBER_FRAME_SPECIAL, .file = "", .module = "" };
-		if (asprintf(&raw, "%s (%" PRIu32 ")", name, th->tid) < 0)
-			goto out;
-		f.name = raw;
-		src[nf + 1 + t] = (struct label_src){ .src = nf + 1 + t, .kind = EMBER_FRAME_SPECIAL };
-		src[nf + 1 + t].text = frame_text(L->strings, &f, &buf, &cap, &src[nf + 1 + t].len);
-		free(raw);
-		if (!src[nf + 1 + t].text)
-			goto out;
-	}
-	if (!src[nf].text)
-		goto out;
-	qsort(src, nsrc, sizeof(*src), cmp_label_src);
-	for (size_t i = 0; i < nsrc; i++) {
-		if (!i || src[i].text != src[i - 1].text || src[i].scanned != src[i - 1].scanned) {
-			struct svg_label *l = &L->l[L->n++];
-			*l = (struct svg_label){ .text = src[i].text, .len = src[i].len, .kind = src[i].kind,
-						 .caller_scanned = src[i].scanned };
-			l->units = (uint32_t)text_units(l->text, l->len);
-			label_colour(l);
-		}
-		if (src[i].src <= nf)
-			L->map[src[i].src] = L->n - 1;
-		else
-			L->thread[src[i].src - nf - 1] = L->n - 1;
-	}
-	ret = escape_labels(L);
-out:
-	free(src);
-	free(buf);
-	if (ret < 0)
-		svg_labels_free(L);
-	return ret;
-}
 
 /* ---- rendering ---- */
 
@@ -317,7 +105,7 @@ static void write_frame(struct w *w, const struct svg_graph *g, size_t i, double
 	if (units <= fit) {
 		w_put(w, name, name_len);
 	} else {
-		w_xml(w, l->text, l->len, fit - 2);
+		svg_xml(w, l->text, l->len, fit - 2);
 		W_LIT(w, "..");
 	}
 	W_LIT(w, "</text></g>\n");
@@ -332,7 +120,7 @@ static void write_legend(struct w *w)
 	W_LIT(w, "<g id=\"legend\">");
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		char fill[8];
-		kind_colour(order[i], 0.5, 0.5, 0.5, fill);
+		svg_kind_colour(order[i], 0.5, 0.5, 0.5, fill);
 		W_LIT(w, "<g class=\"legend btn\" k=\"");
 		w_u64(w, order[i]);
 		W_LIT(w, "\"><title>Highlight ");
@@ -364,7 +152,7 @@ static void write_text(struct w *w, const char *id, const char *cls, double x, d
 	w_attr_num(w, "\" x=\"", x);
 	w_attr_num(w, " y=\"", y);
 	W_LIT(w, ">");
-	w_xml(w, s, strlen(s), SIZE_MAX);
+	svg_xml(w, s, strlen(s), SIZE_MAX);
 	W_LIT(w, "</text>\n");
 }
 
@@ -382,12 +170,12 @@ static void write_subtitle(struct w *w, const char *s, unsigned width)
 	w_attr_num(w, " x=\"", width / 2.0);
 	w_attr_num(w, " y=\"", FONT_SIZE * 4 - 7);
 	W_LIT(w, ">");
-	w_xml(w, s, (size_t)(nl - s), SIZE_MAX);
+	svg_xml(w, s, (size_t)(nl - s), SIZE_MAX);
 	W_LIT(w, "</text>\n<text id=\"subtitle2\" style=\"text-anchor:middle;fill:#444\"");
 	w_attr_num(w, " x=\"", width / 2.0);
 	w_attr_num(w, " y=\"", FONT_SIZE * 4 + 7);
 	W_LIT(w, ">");
-	w_xml(w, nl + 1, strlen(nl + 1), SIZE_MAX);
+	svg_xml(w, nl + 1, strlen(nl + 1), SIZE_MAX);
 	W_LIT(w, "</text>\n");
 }
 
@@ -420,13 +208,13 @@ static void render(struct w *w, const struct svg_graph *g)
 	w_attr_num(w, " x=\"", width / 2.0);
 	w_attr_num(w, " y=\"", FONT_SIZE * 2);
 	W_LIT(w, "><title>");
-	w_xml(w, g->title, strlen(g->title), SIZE_MAX);
+	svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
 	W_LIT(w, "</title>");
-	if (text_units(g->title, strlen(g->title)) > title_units && title_units > 2) {
-		w_xml(w, g->title, strlen(g->title), title_units - 2);
+	if (svg_text_units(g->title, strlen(g->title)) > title_units && title_units > 2) {
+		svg_xml(w, g->title, strlen(g->title), title_units - 2);
 		W_LIT(w, "..");
 	} else {
-		w_xml(w, g->title, strlen(g->title), SIZE_MAX);
+		svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
 	}
 	W_LIT(w, "</text>\n");
 	write_subtitle(w, g->subtitle, width);
@@ -519,74 +307,85 @@ int svg_write_graph(FILE *out, const struct svg_graph *g)
 	return ret;
 }
 
+unsigned svg_width(unsigned width_px)
+{
+	unsigned width = width_px ? width_px : 1200;
+
+	return width < 2 * XPAD + 100 ? 2 * XPAD + 100 : width;
+}
+
+void svg_input_free(struct svg_input *in)
+{
+	free(in->title);
+	free(in->subtitle);
+	free(in->entries);
+	free(in->values);
+	fg_tree_free(&in->tree);
+	svg_labels_free(&in->labels);
+	memset(in, 0, sizeof(*in));
+}
+
+int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool threads, uint32_t nvalues,
+		    uint32_t width_value, unsigned width, double min_width_px)
+{
+	const struct svg_labels *L = &in->labels;
+
+	memset(in, 0, sizeof(*in));
+	if (svg_labels_build(&in->labels, p, threads) < 0)
+		return -1;
+	in->entries = malloc(((size_t)p->nrows + 1) * sizeof(*in->entries));
+	in->values = calloc(((size_t)p->nrows + 1) * nvalues, sizeof(*in->values));
+	if (!in->entries || !in->values)
+		return -1;
+	for (uint32_t r = 0; r < p->nrows; r++) {
+		const struct ember_sample_row *row = &p->rows[r];
+		struct fg_entry *e = &in->entries[in->n];
+		uint32_t col = nvalues > 1 ? row->thread : 0;
+		if (!row->count)
+			continue;
+		e->ids = ember_profile_stack_frames(p, row->stack, &e->n);
+		if (!e->n)
+			e->ids = &L->unknown, e->n = 1;   /* maps to the [unknown] label */
+		e->head = threads ? L->thread[row->thread] : FG_NONE;
+		in->values[in->n * nvalues + col] = row->count;
+		in->total[col] += row->count;
+		in->n++;
+	}
+	double min_px = min_width_px > 0 ? min_width_px : 0.1;
+	struct fg_input fi = { .entries = in->entries, .nentries = in->n, .values = in->values, .nvalues = nvalues,
+			       .width_value = width_value, .map = L->map, .nlabels = L->n,
+			       .min_width = min_px * (double)in->total[width_value] / (width - 2.0 * XPAD) };
+	return fg_tree_build(&in->tree, &fi);
+}
+
 int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
 {
 	struct ember_export_opts defaults = { 0 };
-	struct svg_labels L;
-	struct fg_tree tree = { 0 };
-	struct fg_entry *entries = NULL;
-	uint64_t *values = NULL;
-	char *title = NULL, *subtitle = NULL;
-	size_t n = 0;
+	struct svg_input in;
 	int ret = -1;
 
 	if (!o)
 		o = &defaults;
-	if (svg_labels_build(&L, p, o->threads) < 0) {
-		errno = ENOMEM;
-		return -1;
-	}
-	entries = malloc(((size_t)p->nrows + 1) * sizeof(*entries));
-	values = malloc(((size_t)p->nrows + 1) * sizeof(*values));
-	if (!entries || !values)
+	unsigned width = svg_width(o->width_px);
+	if (svg_input_build(&in, p, o->threads, 1, 0, width, o->min_width_px) < 0)
 		goto oom;
-
-	uint32_t unknown = p->nframes;  /* maps to the [unknown] label */
-	uint64_t total = 0;
-	for (uint32_t r = 0; r < p->nrows; r++) {
-		const struct ember_sample_row *row = &p->rows[r];
-		if (!row->count)
-			continue;
-		entries[n].ids = ember_profile_stack_frames(p, row->stack, &entries[n].n);
-		if (!entries[n].n)
-			entries[n].ids = &unknown, entries[n].n = 1;
-		entries[n].head = o->threads ? L.thread[row->thread] : FG_NONE;
-		values[n++] = row->count;
-		total += row->count;
-	}
-
-	unsigned width = o->width_px ? o->width_px : 1200;
-	if (width < 2 * XPAD + 100)
-		width = 2 * XPAD + 100;
-	double min_px = o->min_width_px > 0 ? o->min_width_px : 0.1;
-	struct fg_input in = { .entries = entries, .nentries = n, .values = values, .nvalues = 1,
-			       .map = L.map, .nlabels = L.n,
-			       .min_width = min_px * (double)total / (width - 2.0 * XPAD) };
-	if (fg_tree_build(&tree, &in) < 0)
-		goto oom;
-
 	if (o->title)
-		title = strdup(o->title);
-	else if (asprintf(&title, "ember: %s", p->meta.command && *p->meta.command ? p->meta.command
-										    : "flame graph") < 0)
-		title = NULL;
-	subtitle = subtitle_text(p, total);
-	if (!title || !subtitle)
+		in.title = strdup(o->title);
+	else if (asprintf(&in.title, "ember: %s", p->meta.command && *p->meta.command ? p->meta.command
+										 : "flame graph") < 0)
+		in.title = NULL;
+	in.subtitle = subtitle_text(p, in.total[0]);
+	if (!in.title || !in.subtitle)
 		goto oom;
 
 	struct svg_style style = { .colour = plain_colour, .tooltip = plain_tooltip };
-	struct svg_graph g = { .labels = &L, .tree = &tree, .style = &style, .title = title,
-			       .subtitle = subtitle, .unit = "samples", .width = width, .icicle = o->icicle };
+	struct svg_graph g = { .labels = &in.labels, .tree = &in.tree, .style = &style, .title = in.title,
+			       .subtitle = in.subtitle, .unit = "samples", .width = width, .icicle = o->icicle };
 	ret = svg_write_graph(out, &g);
-	goto out;
-oom:
-	errno = ENOMEM;
-out:
-	free(title);
-	free(subtitle);
-	free(entries);
-	free(values);
-	fg_tree_free(&tree);
-	svg_labels_free(&L);
+	svg_input_free(&in);
 	return ret;
+oom:
+	svg_input_free(&in);
+	errno = ENOMEM;
+	return -1;
 }

@@ -1,5 +1,5 @@
-/* The differential flame graph of `ember diff` (docs/formats.md §2.7, §7):
- * flamegraph.pl's difffolded view, with the fixes §7 asks for.
+/* The differential flame graph of `ember diff` (docs/consumers.md §2.5, §7):
+ * flamegraph.pl's difffolded view, without the pitfalls §7 lists.
  *
  * Both runs go into one profile (diff_union.c), so the label table covers
  * both and one flame tree carries two values per node: BASE and NEW
@@ -13,7 +13,7 @@
  * every 1-sample wobble pink or blue, the commonest false regression.
  * Tooltips give self and inclusive values in both runs with their deltas,
  * and say when a self change is noise.  Zoom, search and the kind legend
- * are svg.c's. */
+ * are svg.c's, and so is the graph's input (svg_input_build). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -207,74 +207,35 @@ int ember_write_svg_diff(FILE *out, const struct ember_profile *base, const stru
 			 const struct ember_diff_export_opts *o)
 {
 	struct ember_profile u;
-	struct svg_labels L = { 0 };
-	struct fg_tree tree = { 0 };
-	struct fg_entry *entries = NULL;
-	uint64_t *values = NULL;
-	char *title = NULL, *subtitle = NULL;
-	size_t n = 0;
+	struct svg_input in;
+	uint32_t wv = o->reverse ? 0 : 1;
+	unsigned width = svg_width(o->width_px);
 	int ret = -1;
 
-	if (ember_profile_init(&u) != 0) {
-		errno = ENOMEM;
+	if (diff_union(&u, base, new_) < 0)
 		return -1;
-	}
-	if (diff_union(&u, base, new_) < 0 || svg_labels_build(&L, &u, false) < 0)
-		goto oom;
-	entries = malloc(((size_t)u.nrows + 1) * sizeof(*entries));
-	values = calloc(((size_t)u.nrows + 1) * 2, sizeof(*values));
-	if (!entries || !values)
+	if (svg_input_build(&in, &u, false, 2, wv, width, o->min_width_px) < 0)
 		goto oom;
 
-	struct diff_style ds = { .o = o, .sigmas = o->noise_sigmas > 0 ? o->noise_sigmas : 2 };
-	uint32_t unknown = u.nframes;   /* maps to the [unknown] label */
-	for (uint32_t r = 0; r < u.nrows; r++) {
-		const struct ember_sample_row *row = &u.rows[r];
-		if (!row->count)
-			continue;
-		entries[n].ids = ember_profile_stack_frames(&u, row->stack, &entries[n].n);
-		if (!entries[n].n)
-			entries[n].ids = &unknown, entries[n].n = 1;
-		entries[n].head = FG_NONE;
-		int run = row->thread == DIFF_THREAD_BASE ? 0 : 1;
-		values[n * 2 + (size_t)run] = row->count;
-		ds.total[run] += row->count;
-		n++;
-	}
-
-	int wv = o->reverse ? 0 : 1;
-	unsigned width = o->width_px ? o->width_px : 1200;
-	if (width < 2 * XPAD + 100)
-		width = 2 * XPAD + 100;
-	double min_px = o->min_width_px > 0 ? o->min_width_px : 0.1;
-	struct fg_input in = { .entries = entries, .nentries = n, .values = values, .nvalues = 2,
-			       .width_value = (uint32_t)wv, .map = L.map, .nlabels = L.n,
-			       .min_width = min_px * (double)ds.total[wv] / (width - 2.0 * XPAD) };
-	if (fg_tree_build(&tree, &in) < 0)
-		goto oom;
-
+	struct diff_style ds = { .o = o, .sigmas = o->noise_sigmas > 0 ? o->noise_sigmas : 2,
+				 .total = { in.total[0], in.total[1] } };
 	struct svg_style style = { .colour = diff_colour, .tooltip = diff_tooltip, .legend = diff_legend, .ctx = &ds };
-	struct svg_graph g = { .labels = &L, .tree = &tree, .style = &style, .unit = "samples", .width = width,
-			       .icicle = o->icicle };
+	struct svg_graph g = { .labels = &in.labels, .tree = &in.tree, .style = &style, .unit = "samples",
+			       .width = width, .icicle = o->icicle };
 	/* the scale: the largest change that is not noise */
-	for (size_t i = 0; i < tree.nnodes; i++)
-		if (!within_noise(&ds, tree.self[i * 2], tree.self[i * 2 + 1]))
+	for (size_t i = 0; i < in.tree.nnodes; i++)
+		if (!within_noise(&ds, in.tree.self[i * 2], in.tree.self[i * 2 + 1]))
 			ds.max = fmax(ds.max, fabs(self_delta(&g, &ds, i)));
-	if (make_texts(o, &ds, ds.total[wv], &title, &subtitle) < 0)
+	if (make_texts(o, &ds, ds.total[wv], &in.title, &in.subtitle) < 0)
 		goto oom;
-	g.title = title;
-	g.subtitle = subtitle;
+	g.title = in.title;
+	g.subtitle = in.subtitle;
 	ret = svg_write_graph(out, &g);
 	goto out;
 oom:
 	errno = ENOMEM;
 out:
-	free(title);
-	free(subtitle);
-	free(entries);
-	free(values);
-	fg_tree_free(&tree);
-	svg_labels_free(&L);
+	svg_input_free(&in);
 	ember_profile_free(&u);
 	return ret;
 }

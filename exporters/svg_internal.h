@@ -1,7 +1,8 @@
-/* What the SVG flame-graph writers share (svg.c: the plain graph and the
- * renderer; svg_diff.c: the differential graph): layout constants, the
- * buffered writer, the label table and the render entry point with its
- * per-mode style callbacks.  Private to exporters/. */
+/* What the SVG flame-graph writers share (svg_labels.c: the labels; svg.c:
+ * the renderer and the plain graph; svg_diff.c: the differential graph):
+ * layout constants, the buffered writer, the label table, the input of a
+ * graph and the render entry point with its per-mode style callbacks.
+ * Private to exporters/. */
 #ifndef EMBER_SVG_INTERNAL_H
 #define EMBER_SVG_INTERNAL_H
 
@@ -110,6 +111,16 @@ static inline void w_attr_num(struct w *w, const char *name, double v)
 	W_LIT(w, "\"");
 }
 
+/* s[0..n) as XML character data: markup characters escaped, invalid UTF-8
+ * and U+FFFE/U+FFFF as U+FFFD, controls (which XML 1.0 forbids or which
+ * break lines) as spaces.  Writes whole characters while their display width
+ * (CJK and emoji count 2) stays within max_units; returns the width written. */
+size_t svg_xml(struct w *w, const char *s, size_t n, size_t max_units);
+/* The display width of s[0..n), in average glyphs. */
+size_t svg_text_units(const char *s, size_t n);
+/* The colour of a frame kind as "#rrggbb"; v1..v3 in [0,1) vary the shade. */
+void svg_kind_colour(enum ember_frame_kind kind, double v1, double v2, double v3, char out[8]);
+
 /* ---- labels: every distinct frame text, in bytewise order ---- */
 
 struct svg_label {
@@ -127,6 +138,7 @@ struct svg_labels {
 	uint32_t n;
 	char *esc;
 	uint32_t *map;         /* frame id -> label; [nframes]: the [unknown] label */
+	uint32_t unknown;      /* nframes: the frame id an empty stack is drawn as */
 	uint32_t *thread;      /* thread index -> root label (threads only) */
 	struct ember_strtab *strings;
 };
@@ -135,6 +147,32 @@ struct svg_labels {
  * one "name (tid)" root per thread.  0, or -1 on OOM (L is then empty). */
 int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads);
 void svg_labels_free(struct svg_labels *L);
+
+/* ---- a graph's input ---- */
+
+/* What a graph is drawn from: labels, one flame-tree entry per row with
+ * samples, and the visible tree. */
+struct svg_input {
+	struct svg_labels labels;
+	struct fg_entry *entries;
+	uint64_t *values;      /* nvalues per entry */
+	size_t n;
+	uint64_t total[2];     /* samples by value column */
+	struct fg_tree tree;
+	char *title, *subtitle;    /* the caller's, freed with the rest */
+};
+
+/* Width of the image in pixels: width_px, 1200 when 0, never too narrow
+ * for the buttons. */
+unsigned svg_width(unsigned width_px);
+/* Labels, entries and the visible tree of p's rows (threads: a root per
+ * thread).  With nvalues 2 a row's thread index is its value column (a
+ * union of two runs, diff_union.h); widths come from column width_value,
+ * and frames narrower than min_width_px (0: 0.1) on an image width px wide
+ * are pruned.  0, or -1 on OOM; free in is either case. */
+int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool threads, uint32_t nvalues,
+		    uint32_t width_value, unsigned width, double min_width_px);
+void svg_input_free(struct svg_input *in);
 
 /* ---- rendering ---- */
 

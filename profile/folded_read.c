@@ -15,38 +15,29 @@
 
 /* Frame text -> frame id, keyed by the bytes of the text (which stay in the
  * file buffer for the whole load), so each distinct text is parsed once. */
-struct text_slot {
-	uint64_t hash;
+struct text_entry {
 	const char *text;
 	uint32_t len;
-	uint32_t id;           /* UINT32_MAX = empty */
+	uint32_t frame;
 };
 
 struct text_cache {
-	struct text_slot *slots;
-	size_t cap, count;
+	struct ember_idtab index;
+	struct text_entry *e;
+	size_t n, cap;
 };
 
-static int cache_grow(struct text_cache *c)
+struct text_key {
+	const char *s;
+	size_t n;
+};
+
+static bool text_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t ncap = c->cap ? c->cap * 2 : 4096;
-	struct text_slot *ns = malloc(ncap * sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (size_t i = 0; i < ncap; i++)
-		ns[i].id = UINT32_MAX;
-	for (size_t i = 0; i < c->cap; i++) {
-		if (c->slots[i].id == UINT32_MAX)
-			continue;
-		size_t j = c->slots[i].hash & (ncap - 1);
-		while (ns[j].id != UINT32_MAX)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = c->slots[i];
-	}
-	free(c->slots);
-	c->slots = ns;
-	c->cap = ncap;
-	return 0;
+	const struct text_entry *e = &((const struct text_cache *)ctx)->e[id];
+	const struct text_key *k = key;
+
+	return e->len == k->n && memcmp(e->text, k->s, k->n) == 0;
 }
 
 static bool ends_with(const char *s, size_t n, const char *suffix)
@@ -139,7 +130,7 @@ static bool valid_utf8(const char *s, size_t n)
  * millions in a big file), so one multiply per word and a single final mix. */
 static uint64_t text_hash(const char *s, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+	uint64_t h = EMBER_HASH_GOLDEN ^ n, w;
 	for (; n >= 8; s += 8, n -= 8) {
 		memcpy(&w, s, 8);
 		h = (h ^ w) * 0xff51afd7ed558ccdULL;
@@ -156,23 +147,19 @@ static uint64_t text_hash(const char *s, size_t n)
 static uint32_t frame_id(struct text_cache *c, struct ember_profile *p, const char *s, size_t n,
 			 struct ember_load_warnings *w)
 {
-	if ((c->count + 1) * 2 > c->cap && cache_grow(c) < 0)
-		return UINT32_MAX;
+	struct text_key k = { s, n };
 	uint64_t h = text_hash(s, n);
-	size_t j = h & (c->cap - 1);
-	for (; c->slots[j].id != UINT32_MAX; j = (j + 1) & (c->cap - 1)) {
-		struct text_slot *t = &c->slots[j];
-		if (t->hash == h && t->len == n && memcmp(t->text, s, n) == 0)
-			return t->id;
-	}
+	uint32_t i = ember_idtab_find(&c->index, h, text_eq, c, &k);
+	if (i != UINT32_MAX)
+		return c->e[i].frame;
 	uint32_t id = text_frame(p, s, n);
-	if (id == UINT32_MAX || n > UINT32_MAX)
+	if (id == UINT32_MAX || n > UINT32_MAX || c->n >= UINT32_MAX - 1 ||
+	    EMBER_GROW(c->e, c->cap, c->n + 1) < 0 || ember_idtab_insert(&c->index, h, (uint32_t)c->n) < 0)
 		return UINT32_MAX;
 	/* Checked once per distinct frame, not per line. */
 	if (!valid_utf8(s, n))
 		w->invalid_utf8++;
-	c->slots[j] = (struct text_slot){ h, s, (uint32_t)n, id };
-	c->count++;
+	c->e[c->n++] = (struct text_entry){ s, (uint32_t)n, id };
 	return id;
 }
 
@@ -239,121 +226,190 @@ static bool split_line(const char *s, size_t *n, uint64_t counts[2], int *ncount
 	return true;
 }
 
-int ember_profile_load_folded(struct ember_profile *p, const char *path, int column,
-			      struct ember_load_warnings *w, char *err, size_t errlen)
+/* The file's bytes: mapped when it is a regular file (a 100 MB file is
+ * parsed in place, never copied), else read until EOF (a pipe, a device).
+ * *mapped says which, for folded_unmap.  EMBER_LOAD_OK, or
+ * EMBER_LOAD_NOINPUT with a message in err. */
+static int folded_map(const char *path, char **buf, size_t *len, bool *mapped, char *err, size_t errlen)
 {
-	struct ember_load_warnings local;
-	if (!w)
-		w = &local;
-	memset(w, 0, sizeof(*w));
 	FILE *f = fopen(path, "rb");
+	struct stat st;
+
+	*buf = NULL;
+	*len = 0;
+	*mapped = false;
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return EMBER_LOAD_NOINPUT;
 	}
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
-	bool mapped = false;
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		/* Map it: a 100 MB file is parsed in place, never copied. */
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
 		if (m != MAP_FAILED) {
 			madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-			buf = m;
-			len = (size_t)st.st_size;
-			mapped = true;
+			*buf = m;
+			*len = (size_t)st.st_size;
+			*mapped = true;
 		}
 	}
-	if (!mapped) {
-		/* A pipe or a device: read until EOF. */
-		size_t cap = 0;
-		for (;;) {
-			if (ember_grow((void **)&buf, &cap, 1, len + 65536 + 1) < 0)
-				break;
-			size_t got = fread(buf + len, 1, 65536, f);
-			len += got;
-			if (got == 0)
-				break;
-		}
+	for (size_t cap = 0; !*mapped;) {
+		if (ember_grow((void **)buf, &cap, 1, *len + 65536 + 1) < 0)
+			break;
+		size_t got = fread(*buf + *len, 1, 65536, f);
+		*len += got;
+		if (got == 0)
+			break;
 	}
 	bool read_err = ferror(f);
 	fclose(f);
-	if (!buf || read_err) {
-		free(buf);
+	if (!*buf || read_err) {
+		free(*buf);
 		snprintf(err, errlen, "%s: %s", path, read_err ? "read error" : "out of memory");
 		return EMBER_LOAD_NOINPUT;
 	}
+	return EMBER_LOAD_OK;
+}
 
-	struct text_cache cache = { 0 };
-	uint32_t *ids = NULL;
-	size_t ids_cap = 0;
-	uint32_t thread = ember_profile_thread(p, 0, 0, "");
-	int rc = thread == UINT32_MAX ? -1 : 0;
-	uint64_t total = 0;
-	for (size_t pos = 0; pos < len && rc == 0;) {
-		const char *line = buf + pos;
-		const char *nl = memchr(line, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - line) : len - pos;
-		pos += n + 1;
-		w->lines++;
-		if (n && line[n - 1] == '\r') {
-			w->crlf++;
-			n--;
-		}
-		while (n && is_space(line[n - 1]))
-			n--;
-		size_t lead = 0;
-		while (lead < n && is_space(line[lead]))
-			lead++;
-		if (lead == n || line[lead] == '#')
-			continue;   /* blank, or a comment (austin's metadata lines) */
-		uint64_t counts[2];
-		int ncounts;
-		bool frac;
-		size_t sn = n;
-		if (!split_line(line, &sn, counts, &ncounts, &frac)) {
-			if (!w->skipped++)
-				w->first_skipped_line = w->lines;
-			continue;
-		}
-		w->fractional += frac;
-		w->two_column += ncounts == 2;
-		uint64_t count = counts[column ? 1 : 0];
-		if (count == 0)
-			continue;
-		uint32_t nf = 0;
-		for (size_t start = lead; start <= sn;) {
-			const char *semi = memchr(line + start, ';', sn - start);
-			size_t i = semi ? (size_t)(semi - line) : sn;
-			if (ember_grow((void **)&ids, &ids_cap, sizeof(*ids), nf + 1) < 0) {
-				rc = -1;
-				break;
-			}
-			if ((ids[nf++] = frame_id(&cache, p, line + start, i - start, w)) == UINT32_MAX) {
-				rc = -1;
-				break;
-			}
-			start = i + 1;
-		}
-		if (rc != 0)
-			break;
-		uint32_t stack = ember_profile_stack(p, ids, nf);
-		if (stack == UINT32_MAX || ember_profile_add(p, stack, thread, count) != 0)
-			rc = -1;
-		total += count;
-	}
-	free(ids);
-	free(cache.slots);
+static void folded_unmap(char *buf, size_t len, bool mapped)
+{
 	if (mapped)
 		munmap(buf, len);
 	else
 		free(buf);
+}
+
+/* The frames of one line: their ids and texts. */
+struct line_frames {
+	uint32_t *ids;
+	struct text_key *text;
+	size_t n, ids_cap, text_cap;
+};
+
+struct folded_reader {
+	struct ember_profile *p;
+	struct ember_load_warnings *w;
+	int column;
+	uint32_t thread;       /* the one pseudo-thread of folded input */
+	struct text_cache cache;
+	/* The current line's frames and the previous line's: lines of a
+	 * folded file share their first frames with the line before more
+	 * often than not, and a frame equal to the one at the same depth
+	 * there needs no hashing. */
+	struct line_frames cur, prev;
+	uint64_t total;        /* samples added */
+};
+
+/* Frame id of the text s[0..n) at depth k of the current line. */
+static uint32_t line_frame(struct folded_reader *r, uint32_t k, const char *s, size_t n)
+{
+	const struct line_frames *prev = &r->prev;
+	struct line_frames *cur = &r->cur;
+	uint32_t id;
+
+	if (k < prev->n && prev->text[k].n == n && memcmp(prev->text[k].s, s, n) == 0)
+		id = prev->ids[k];
+	else
+		id = frame_id(&r->cache, r->p, s, n, r->w);
+	if (id == UINT32_MAX || EMBER_GROW(cur->ids, cur->ids_cap, (size_t)k + 1) < 0 ||
+	    EMBER_GROW(cur->text, cur->text_cap, (size_t)k + 1) < 0)
+		return UINT32_MAX;
+	cur->ids[k] = id;
+	cur->text[k] = (struct text_key){ s, n };
+	cur->n = (size_t)k + 1;
+	return id;
+}
+
+/* Add one line without its line end: 0 (also for a line skipped and
+ * counted in the warnings), -1 on OOM. */
+static int folded_line(struct folded_reader *r, const char *line, size_t n)
+{
+	struct ember_load_warnings *w = r->w;
+	uint64_t counts[2];
+	int ncounts;
+	bool frac;
+
+	while (n && is_space(line[n - 1]))
+		n--;
+	size_t lead = 0;
+	while (lead < n && is_space(line[lead]))
+		lead++;
+	if (lead == n || line[lead] == '#')
+		return 0;   /* blank, or a comment (austin's metadata lines) */
+	size_t sn = n;
+	if (!split_line(line, &sn, counts, &ncounts, &frac)) {
+		if (!w->skipped++)
+			w->first_skipped_line = w->lines;
+		return 0;
+	}
+	w->fractional += frac;
+	w->two_column += ncounts == 2;
+	uint64_t count = counts[r->column ? 1 : 0];
+	if (count == 0)
+		return 0;
+	uint32_t nf = 0;
+	for (size_t start = lead; start <= sn;) {
+		const char *semi = memchr(line + start, ';', sn - start);
+		size_t i = semi ? (size_t)(semi - line) : sn;
+		if (line_frame(r, nf++, line + start, i - start) == UINT32_MAX)
+			return -1;
+		start = i + 1;
+	}
+	uint32_t stack = ember_profile_stack(r->p, r->cur.ids, nf);
+	if (stack == UINT32_MAX || ember_profile_add(r->p, stack, r->thread, count) != 0)
+		return -1;
+	r->total += count;
+	struct line_frames t = r->prev;
+	r->prev = r->cur;
+	r->cur = t;
+	return 0;
+}
+
+/* Every line of buf[0..len) into r->p: 0, or -1 on OOM. */
+static int folded_lines(struct folded_reader *r, const char *buf, size_t len)
+{
+	for (size_t pos = 0; pos < len;) {
+		const char *line = buf + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+		pos += n + 1;
+		r->w->lines++;
+		if (n && line[n - 1] == '\r') {
+			r->w->crlf++;
+			n--;
+		}
+		if (folded_line(r, line, n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_folded(struct ember_profile *p, const char *path, int column,
+		       struct ember_load_warnings *w, char *err, size_t errlen)
+{
+	struct ember_load_warnings local;
+	struct folded_reader r = { .p = p, .w = w ? w : &local, .column = column };
+	char *buf;
+	size_t len;
+	bool mapped;
+	int rc;
+
+	w = r.w;
+	memset(w, 0, sizeof(*w));
+	if ((rc = folded_map(path, &buf, &len, &mapped, err, errlen)) != EMBER_LOAD_OK)
+		return rc;
+	r.thread = ember_profile_thread(p, 0, 0, "");
+	rc = r.thread == UINT32_MAX || ember_idtab_init(&r.cache.index) < 0 ? -1 : folded_lines(&r, buf, len);
+	free(r.cur.ids);
+	free(r.cur.text);
+	free(r.prev.ids);
+	free(r.prev.text);
+	free(r.cache.e);
+	ember_idtab_free(&r.cache.index);
+	folded_unmap(buf, len, mapped);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		return EMBER_LOAD_BADDATA;
 	}
-	if (total == 0) {
+	if (r.total == 0) {
 		if (w->lines == 0 || (w->lines == 1 && len == 0))
 			snprintf(err, errlen, "%s: empty file, no samples", path);
 		else if (w->skipped)
@@ -363,7 +419,7 @@ int ember_profile_load_folded(struct ember_profile *p, const char *path, int col
 			snprintf(err, errlen, "%s: no samples (every count is 0)", path);
 		return EMBER_LOAD_BADDATA;
 	}
-	p->meta.samples = total;
+	p->meta.samples = r.total;
 	p->meta.source = ember_profile_cstr(p, "folded");
 	return EMBER_LOAD_OK;
 }
@@ -373,5 +429,5 @@ int ember_profile_load(struct ember_profile *p, const char *path, int column,
 {
 	if (ember_profile_is_ember_file(path))
 		return ember_profile_load_ember(p, path, err, errlen);
-	return ember_profile_load_folded(p, path, column, w, err, errlen);
+	return load_folded(p, path, column, w, err, errlen);
 }

@@ -197,25 +197,20 @@ uint32_t ember_profile_stack(struct ember_profile *p, const uint32_t *ids, uint3
 
 /* ---- threads ---- */
 
-struct thread_key {
-	uint32_t pid, tid;
-};
-
 static bool thread_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct ember_thread *t = &((const struct ember_profile *)ctx)->threads[id];
-	const struct thread_key *k = key;
 
-	return t->pid == k->pid && t->tid == k->tid;
+	return id_pair_eq(t->pid, t->tid, key);
 }
 
 uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t tid,
 			      const char *name)
 {
 	struct ember_idtab *index = p->thread_index;
-	struct thread_key key = { pid, tid };
+	struct id_pair key = { pid, tid };
 	const char *iname = NULL;
-	uint64_t h = ember_hash_mix((uint64_t)pid << 32 | tid);
+	uint64_t h = id_pair_hash(&key);
 	uint32_t id;
 
 	if (name && *name) {
@@ -251,23 +246,18 @@ uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t ti
 
 /* ---- rows ---- */
 
-struct row_key {
-	uint32_t stack, thread;
-};
-
 static bool row_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct ember_sample_row *r = &((const struct ember_profile *)ctx)->rows[id];
-	const struct row_key *k = key;
 
-	return r->stack == k->stack && r->thread == k->thread;
+	return id_pair_eq(r->stack, r->thread, key);
 }
 
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count)
 {
 	struct ember_idtab *index = p->row_index;
-	struct row_key key = { stack, thread };
-	uint64_t h = ember_hash_mix((uint64_t)stack << 32 | thread);
+	struct id_pair key = { stack, thread };
+	uint64_t h = id_pair_hash(&key);
 	uint32_t id;
 
 	if (stack >= p->nstacks || thread >= p->nthreads)

@@ -117,8 +117,7 @@ struct ember_profile {
 int ember_profile_init(struct ember_profile *p);
 void ember_profile_free(struct ember_profile *p);
 
-/* Interned copy of s (len bytes, need not be NUL-terminated); NULL on OOM. */
-const char *ember_profile_str(struct ember_profile *p, const char *s, size_t len);
+/* Interned copy of C string s (NULL reads as ""); NULL on OOM. */
 const char *ember_profile_cstr(struct ember_profile *p, const char *s);
 
 /* Id of the frame equal to *f, adding it if new.  The strings in *f may be
@@ -179,19 +178,13 @@ struct ember_load_warnings {
 /* Write p to path as a gzip-compressed .ember file (docs/ember-format.md).
  * Returns 0, or -1 with a one-line message in err. */
 int ember_profile_save(const struct ember_profile *p, const char *path, char *err, size_t errlen);
-/* True when path holds an .ember profile (by content, not by name). */
-bool ember_profile_is_ember_file(const char *path);
-/* Read an .ember file into an empty profile.  Returns enum ember_load_status
- * with a one-line message naming the file (and the byte offset) in err. */
-int ember_profile_load_ember(struct ember_profile *p, const char *path, char *err, size_t errlen);
-/* Read folded stacks ("a;b;c 12" lines from ember, perf + stackcollapse,
- * py-spy, FlameGraph scripts) into an empty profile.  Two-column
- * (differential) lines contribute column `column` (0 = the first, BASE;
- * 1 = the last, NEW).  Frame kinds are inferred: "name (file:line)" is
- * Python, a "_[k]" suffix kernel, "[...]" synthetic, the rest native. */
-int ember_profile_load_folded(struct ember_profile *p, const char *path, int column,
-			      struct ember_load_warnings *w, char *err, size_t errlen);
-/* Either format, told apart by content. */
+/* Read an .ember file, or folded stacks ("a;b;c 12" lines from ember,
+ * perf + stackcollapse, py-spy, FlameGraph scripts), told apart by content,
+ * into an empty profile.  Two-column (differential) folded lines contribute
+ * column `column` (0 = the first, BASE; 1 = the last, NEW).  Folded frame
+ * kinds are inferred: "name (file:line)" is Python, a "_[k]" suffix kernel,
+ * "[...]" synthetic, the rest native; w (may be NULL) gets what tolerant
+ * reading had to accept. */
 int ember_profile_load(struct ember_profile *p, const char *path, int column,
 		       struct ember_load_warnings *w, char *err, size_t errlen);
 
@@ -205,27 +198,17 @@ enum ember_report_key {
 	EMBER_REPORT_BY_MODULE,       /* ELF module, or Python file */
 };
 
-struct ember_report_row {
-	char *label;           /* owned by the row array */
-	uint64_t self;         /* samples where this is the leaf */
-	uint64_t total;        /* samples where this is on the stack (once per sample) */
-};
-
-/* Every distinct key of the profile with its self and total samples, sorted
- * by self descending (ties by label).  Synthetic frames are left out.  Caller
- * frees with ember_report_rows_free.  Returns 0, or -1 on OOM. */
-int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
-		      struct ember_report_row **rows, size_t *nrows);
-void ember_report_rows_free(struct ember_report_row *rows, size_t nrows);
-
-/* Self and total samples per key of a frame-to-key mapping: frame_key[i] is
- * frame i's key (< nkeys), or UINT32_MAX for a frame counted under no key.
- * A key's total counts a sample once however often the key is on its stack
- * (recursion, several lines of one function); its self counts the samples
- * whose leaf frame has it.  Adds into self[] and total[] (nkeys each).
+/* Self and total samples per key, a key being what key_of(ctx, frame)
+ * returns for a frame: keys are small integers (an id table's ids), or
+ * UINT32_MAX on OOM; synthetic frames ([truncated], [unknown], thread roots)
+ * are counted under no key.  A key's total counts a sample once however
+ * often the key is on its stack (recursion, several lines of one function);
+ * its self counts the samples whose leaf frame has it.  *self and *total
+ * get nkeys counts each (1 + the largest key; the caller frees both).
  * `report` and `diff` both count with it.  0, or -1 on OOM. */
-int ember_report_count(const struct ember_profile *p, const uint32_t *frame_key, uint32_t nkeys,
-		       uint64_t *self, uint64_t *total);
+typedef uint32_t (*ember_report_key_fn)(void *ctx, const struct ember_frame *f);
+int ember_report_count(const struct ember_profile *p, ember_report_key_fn key_of, void *ctx, uint32_t *nkeys,
+		       uint64_t **self, uint64_t **total);
 
 /* Print "top N by self" and "top N by total" tables with percentages of
  * ember_profile_total; top 0 prints every row.  Labels are shortened to 80

@@ -14,10 +14,49 @@
 #include "strtab.h"
 #include "utf8.h"
 
-struct ember_profile;
-struct ember_frame;
+#include "profile.h"
+
+/* Interned copy of s (len bytes, need not be NUL-terminated); NULL on OOM. */
+const char *ember_profile_str(struct ember_profile *p, const char *s, size_t len);
+
+/* Two 32-bit ids as one key of an id table: (pid, tid), (stack, thread),
+ * (callee, caller).  Its hash, and whether an item's two ids equal it. */
+struct id_pair {
+	uint32_t a, b;
+};
+
+static inline uint64_t id_pair_hash(const struct id_pair *k)
+{
+	return ember_hash_mix((uint64_t)k->a << 32 | k->b);
+}
+
+static inline bool id_pair_eq(uint32_t a, uint32_t b, const void *key)
+{
+	const struct id_pair *k = key;
+
+	return a == k->a && b == k->b;
+}
+
+/* True when path holds an .ember profile (by content, not by name). */
+bool ember_profile_is_ember_file(const char *path);
+/* Read an .ember file into an empty profile.  Returns enum ember_load_status
+ * with a one-line message naming the file (and the byte offset) in err. */
+int ember_profile_load_ember(struct ember_profile *p, const char *path, char *err, size_t errlen);
 /* Id of the frame of p equal to *f, whose strings are p's interned ones;
  * UINT32_MAX when there is none.  Never adds. */
 uint32_t profile_frame_find(const struct ember_profile *p, const struct ember_frame *f);
+
+struct ember_report_row {
+	char *label;           /* owned by the row array */
+	uint64_t self;         /* samples where this is the leaf */
+	uint64_t total;        /* samples where this is on the stack (once per sample) */
+};
+
+/* Every distinct key of the profile with its self and total samples, sorted
+ * by self descending (ties by label).  Synthetic frames are left out.  Caller
+ * frees with ember_report_rows_free.  Returns 0, or -1 on OOM. */
+int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
+		      struct ember_report_row **rows, size_t *nrows);
+void ember_report_rows_free(struct ember_report_row *rows, size_t nrows);
 
 #endif

@@ -18,6 +18,7 @@ struct report_key {
 };
 
 struct report_keys {
+	enum ember_report_key key;
 	struct ember_strtab *strings;
 	struct ember_idtab index;
 	struct report_key *keys;
@@ -100,32 +101,32 @@ static int build_label(struct report_keys *k, const struct ember_frame *f, enum 
 	return buf_put(k, ")", 1);
 }
 
-/* Key id of frame f, adding the key if new: 0, or -1 on OOM. */
-static int key_of_frame(struct report_keys *k, const struct ember_frame *f,
-			enum ember_report_key key, uint32_t *out)
+/* Key id of frame f (an ember_report_key_fn; ctx is the struct
+ * report_keys), adding the key if new; UINT32_MAX on OOM. */
+static uint32_t key_of_frame(void *ctx, const struct ember_frame *f)
 {
-	const char *ident;
+	struct report_keys *k = ctx;
+	enum ember_report_key key = k->key;
+	const char *ident, *label;
 	uint32_t id;
 	uint64_t h;
 
 	if (build_ident(k, f, key) < 0 || !(ident = buf_intern(k)))
-		return -1;
+		return UINT32_MAX;
 	h = ember_hash_ptr(ident);
 	id = ember_idtab_find(&k->index, h, key_eq, k, ident);
-	if (id == UINT32_MAX) {
-		const char *label;
-		if (k->nkeys >= UINT32_MAX - 1 ||
-		    build_label(k, f, key) < 0 || !(label = buf_intern(k)) ||
-		    ember_grow((void **)&k->keys, &k->cap, sizeof(*k->keys), k->nkeys + 1) < 0)
-			return -1;
-		id = (uint32_t)k->nkeys;
-		if (ember_idtab_insert(&k->index, h, id) < 0)
-			return -1;
-		k->keys[id] = (struct report_key){ .ident = ident, .label = label, .order = id };
-		k->nkeys++;
-	}
-	*out = id;
-	return 0;
+	if (id != UINT32_MAX)
+		return id;
+	if (k->nkeys >= UINT32_MAX - 1 ||
+	    build_label(k, f, key) < 0 || !(label = buf_intern(k)) ||
+	    ember_grow((void **)&k->keys, &k->cap, sizeof(*k->keys), k->nkeys + 1) < 0)
+		return UINT32_MAX;
+	id = (uint32_t)k->nkeys;
+	if (ember_idtab_insert(&k->index, h, id) < 0)
+		return UINT32_MAX;
+	k->keys[id] = (struct report_key){ .ident = ident, .label = label, .order = id };
+	k->nkeys++;
+	return id;
 }
 
 static int cmp_by_self(const void *a, const void *b)
@@ -142,8 +143,10 @@ static int cmp_by_self(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-int ember_report_count(const struct ember_profile *p, const uint32_t *frame_key, uint32_t nkeys,
-		       uint64_t *self, uint64_t *total)
+/* Adds into self[] and total[] (nkeys each) per key of frame_key (frame
+ * id -> key, UINT32_MAX: none).  0, or -1 on OOM. */
+static int count_stacks(const struct ember_profile *p, const uint32_t *frame_key, uint32_t nkeys,
+			uint64_t *self, uint64_t *total)
 {
 	uint64_t *stack_count = calloc((size_t)p->nstacks + 1, sizeof(*stack_count));
 	uint32_t *stamp = calloc((size_t)nkeys + 1, sizeof(*stamp));   /* 1 + the last stack counted */
@@ -178,35 +181,57 @@ out:
 	return ret;
 }
 
-/* Count self and total for every key (synthetic frames under none). */
-static int count_keys(const struct ember_profile *p, struct report_keys *k, enum ember_report_key key)
+int ember_report_count(const struct ember_profile *p, ember_report_key_fn key_of, void *ctx, uint32_t *nkeys,
+		       uint64_t **self, uint64_t **total)
 {
 	uint32_t *frame_key = malloc(((size_t)p->nframes + 1) * sizeof(*frame_key));
-	uint64_t *self = NULL, *total = NULL;
+	uint32_t n = 0;
 	int ret = -1;
 
+	*self = *total = NULL;
+	*nkeys = 0;
 	if (!frame_key)
-		goto out;
+		return -1;
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		frame_key[i] = UINT32_MAX;
-		if (p->frames[i].kind != EMBER_FRAME_SPECIAL &&
-		    key_of_frame(k, &p->frames[i], key, &frame_key[i]) < 0)
+		/* [truncated], [unknown] and thread roots are no function */
+		if (p->frames[i].kind == EMBER_FRAME_SPECIAL)
+			continue;
+		if ((frame_key[i] = key_of(ctx, &p->frames[i])) == UINT32_MAX)
 			goto out;
+		if (frame_key[i] >= n)
+			n = frame_key[i] + 1;
 	}
-	self = calloc(k->nkeys + 1, sizeof(*self));
-	total = calloc(k->nkeys + 1, sizeof(*total));
-	if (!self || !total || ember_report_count(p, frame_key, (uint32_t)k->nkeys, self, total) < 0)
+	*self = calloc((size_t)n + 1, sizeof(**self));
+	*total = calloc((size_t)n + 1, sizeof(**total));
+	if (!*self || !*total || count_stacks(p, frame_key, n, *self, *total) < 0) {
+		free(*self);
+		free(*total);
+		*self = *total = NULL;
 		goto out;
-	for (size_t i = 0; i < k->nkeys; i++) {
-		k->keys[i].self = self[i];
-		k->keys[i].total = total[i];
 	}
+	*nkeys = n;
 	ret = 0;
 out:
 	free(frame_key);
+	return ret;
+}
+
+/* Count self and total for every key. */
+static int count_keys(const struct ember_profile *p, struct report_keys *k)
+{
+	uint64_t *self, *total;
+	uint32_t n;
+
+	if (ember_report_count(p, key_of_frame, k, &n, &self, &total) < 0)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		k->keys[i].self = self[i];
+		k->keys[i].total = total[i];
+	}
 	free(self);
 	free(total);
-	return ret;
+	return 0;
 }
 
 void ember_report_rows_free(struct ember_report_row *rows, size_t nrows)
@@ -221,7 +246,7 @@ void ember_report_rows_free(struct ember_report_row *rows, size_t nrows)
 int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 		      struct ember_report_row **rows, size_t *nrows)
 {
-	struct report_keys k = { 0 };
+	struct report_keys k = { .key = key };
 	struct ember_report_row *out = NULL;
 	size_t n = 0;
 	int ret = -1;
@@ -229,7 +254,7 @@ int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 	*rows = NULL;
 	*nrows = 0;
 	k.strings = ember_strtab_new();
-	if (!k.strings || ember_idtab_init(&k.index) < 0 || count_keys(p, &k, key) < 0)
+	if (!k.strings || ember_idtab_init(&k.index) < 0 || count_keys(p, &k) < 0)
 		goto out;
 	/* Keys of frames that never occur in a counted stack have total 0. */
 	for (size_t i = 0; i < k.nkeys; i++)

@@ -1,10 +1,11 @@
-/* String interning and demangling for the symbolizer.
+/* Demangling, and the symbolizer's names (symbolizer_internal.h).
  *
- * All strings in returned frames live in this arena until the symbolizer is
- * freed: the public contract promises that, and it lets a module's Dwfl (whose
- * memory raw names point into) be dropped when the module is re-declared.
- * Demangling costs ~5 us per C++ name, so each interned string caches its
- * readable form and a symbol is demangled once however often it is hit. */
+ * All strings in returned frames live in the name table's interner until
+ * the symbolizer is freed: the public contract promises that, and it lets a
+ * module's Dwfl (whose memory raw names point into) be dropped when the
+ * module is re-declared.  Demangling costs ~5 us per C++ name, so each raw
+ * name remembers its readable form and a symbol is demangled once however
+ * often it is hit. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,132 +16,25 @@
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>); the library links stdc++. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-#define CHUNK_SIZE (64 * 1024)
 #define MAX_DEMANGLE_INPUT 8192 /* longer names are kept raw: not worth it */
 
-struct intern_chunk {
-	struct intern_chunk *next;
-	char data[];
-};
-
-static uint32_t hash_bytes(const char *s, size_t len)
+int sym_names_init(struct sym_names *n)
 {
-	uint32_t h = 2166136261u; /* FNV-1a: strings are short, this is plenty */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
-void intern_init(struct intern *in)
-{
-	memset(in, 0, sizeof(*in));
-}
-
-void intern_free(struct intern *in)
-{
-	struct intern_chunk *c = in->chunks;
-	while (c) {
-		struct intern_chunk *next = c->next;
-		free(c);
-		c = next;
-	}
-	free(in->slots);
-	memset(in, 0, sizeof(*in));
-}
-
-/* Copy s[0..len) plus a NUL into the arena. */
-static char *arena_copy(struct intern *in, const char *s, size_t len)
-{
-	size_t need = len + 1;
-	char *dst;
-
-	if (need > CHUNK_SIZE / 4) {
-		/* Big strings get a chunk of their own, linked behind the current
-		 * one so the current chunk's free space is not wasted. */
-		struct intern_chunk *c = malloc(sizeof(*c) + need);
-		if (!c)
-			return NULL;
-		if (in->chunks) {
-			c->next = in->chunks->next;
-			in->chunks->next = c;
-		} else {
-			c->next = NULL;
-			in->chunks = c;
-			in->chunk_used = in->chunk_cap = need;
-		}
-		dst = c->data;
-	} else {
-		if (!in->chunks || in->chunk_cap - in->chunk_used < need) {
-			struct intern_chunk *c = malloc(sizeof(*c) + CHUNK_SIZE);
-			if (!c)
-				return NULL;
-			c->next = in->chunks;
-			in->chunks = c;
-			in->chunk_used = 0;
-			in->chunk_cap = CHUNK_SIZE;
-		}
-		dst = in->chunks->data + in->chunk_used;
-		in->chunk_used += need;
-	}
-	memcpy(dst, s, len);
-	dst[len] = '\0';
-	return dst;
-}
-
-static int intern_grow(struct intern *in)
-{
-	size_t ncap = in->cap ? in->cap * 2 : 1024;
-	struct intern_entry *ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
+	memset(n, 0, sizeof(*n));
+	n->strs = ember_strtab_new();
+	if (!n->strs || ember_idtab_init(&n->index) < 0) {
+		sym_names_free(n);
 		return -1;
-	for (size_t i = 0; i < in->cap; i++) {
-		struct intern_entry *e = &in->slots[i];
-		if (!e->str)
-			continue;
-		size_t j = e->hash & (ncap - 1);
-		while (ns[j].str)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = *e;
 	}
-	free(in->slots);
-	in->slots = ns;
-	in->cap = ncap;
 	return 0;
 }
 
-static struct intern_entry *intern_entry(struct intern *in, const char *s, size_t len)
+void sym_names_free(struct sym_names *n)
 {
-	if (len > UINT32_MAX)
-		return NULL;
-	if ((in->used + 1) * 10 > in->cap * 7 && intern_grow(in) < 0)
-		return NULL;
-	uint32_t h = hash_bytes(s, len);
-	size_t i = h & (in->cap - 1);
-	for (;;) {
-		struct intern_entry *e = &in->slots[i];
-		if (!e->str)
-			break;
-		if (e->hash == h && e->len == len && memcmp(e->str, s, len) == 0)
-			return e;
-		i = (i + 1) & (in->cap - 1);
-	}
-	char *copy = arena_copy(in, s, len);
-	if (!copy)
-		return NULL;
-	in->slots[i] = (struct intern_entry){ .str = copy, .hash = h, .len = (uint32_t)len };
-	in->used++;
-	return &in->slots[i];
-}
-
-const char *intern_strn(struct intern *in, const char *s, size_t len)
-{
-	struct intern_entry *e = intern_entry(in, s, len);
-	return e ? e->str : NULL;
-}
-
-const char *intern_str(struct intern *in, const char *s)
-{
-	return intern_strn(in, s, strlen(s));
+	ember_strtab_free(n->strs);
+	ember_idtab_free(&n->index);
+	free(n->readable);
+	memset(n, 0, sizeof(*n));
 }
 
 /* Rust legacy mangling demangles to "path::h0123456789abcdef"; the hash only
@@ -199,33 +93,36 @@ char *ember_demangle(const char *raw)
 	return d;
 }
 
-const char *ember_readable_name(struct intern *in, const char *raw)
+static bool raw_eq(const void *ctx, uint32_t id, const void *key)
 {
-	struct intern_entry *e = intern_entry(in, raw, strlen(raw));
-	if (!e)
+	return ((const struct sym_names *)ctx)->readable[id].raw == key;
+}
+
+const char *ember_readable_name(struct sym_names *n, const char *raw)
+{
+	const char *key = ember_strtab_cstr(n->strs, raw);
+	if (!key)
 		return NULL;
-	if (e->readable)
-		return e->readable;
-	const char *key = e->str; /* arena copy: stable, unlike `e` */
+	uint64_t h = ember_hash_ptr(key);
+	uint32_t id = ember_idtab_find(&n->index, h, raw_eq, n, key);
+	if (id != UINT32_MAX)
+		return n->readable[id].readable;
 	const char *readable;
 	const char *at = strchr(key, '@');
 	if (at && at > key) {
 		/* .symtab keeps symbol versions ("__libc_start_main@@GLIBC_2.34"):
 		 * noise in a profile, and they would split one function in two. */
-		char *base = strndup(key, (size_t)(at - key));
-		readable = base ? ember_readable_name(in, base) : NULL;
-		free(base);
+		const char *base = ember_strtab_intern(n->strs, key, (size_t)(at - key));
+		readable = base ? ember_readable_name(n, base) : NULL;
 	} else {
 		char *d = ember_demangle(key);
-		readable = d ? intern_str(in, d) : key;
+		readable = d ? ember_strtab_cstr(n->strs, d) : key;
 		free(d);
 	}
-	if (!readable)
+	if (!readable || n->nreadable >= UINT32_MAX - 1 ||
+	    EMBER_GROW(n->readable, n->readable_cap, n->nreadable + 1) < 0 ||
+	    ember_idtab_insert(&n->index, h, (uint32_t)n->nreadable) < 0)
 		return NULL;
-	/* Interning may have rehashed the table and moved `e`. */
-	e = intern_entry(in, key, strlen(key));
-	if (!e)
-		return NULL;
-	e->readable = readable;
+	n->readable[n->nreadable++] = (struct sym_readable){ .raw = key, .readable = readable };
 	return readable;
 }

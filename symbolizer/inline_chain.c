@@ -127,8 +127,9 @@ static void cu_index_build(struct cu_index *ci, Dwarf *dw, Dwarf_Addr bias)
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Die cudie;
 	uint8_t type;
+	bool oom = false;      /* then the ranges read so far make the index */
 	ci->built = true;
-	for (unsigned units = 0; units < MAX_UNITS &&
+	for (unsigned units = 0; !oom && units < MAX_UNITS &&
 	     dwarf_get_units(dw, cu, &next, NULL, &type, &cudie, NULL) == 0; units++, cu = next) {
 		if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
 			continue;
@@ -137,14 +138,8 @@ static void cu_index_build(struct cu_index *ci, Dwarf *dw, Dwarf_Addr bias)
 		while (ci->n < MAX_CU_RANGES && (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (ci->n == cap) {
-				size_t ncap = cap ? cap * 2 : 256;
-				struct cu_range *nv = realloc(ci->v, ncap * sizeof(*nv));
-				if (!nv)
-					return; /* keep what we have */
-				ci->v = nv;
-				cap = ncap;
-			}
+			if ((oom = EMBER_GROW(ci->v, cap, ci->n + 1) < 0))
+				break;
 			ci->v[ci->n++] = (struct cu_range){ lo + bias, hi + bias, dwarf_dieoffset(&cudie) };
 		}
 	}
@@ -173,14 +168,7 @@ static bool find_cu(struct cu_index *ci, Dwfl_Module *mod, uint64_t addr, Dwarf_
 		return false;
 	if (!ci->built)
 		cu_index_build(ci, dw, *bias);
-	size_t lo = 0, hi = ci->n; /* first range with lo > addr is at hi */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ci->v[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sym_upper_bound(ci->v, ci->n, sizeof(*ci->v), addr); /* ranges starting at or below addr */
 	/* Ranges of different CUs do not nest in sane files: the closest
 	 * start below addr decides, with a few more looks for odd ones. */
 	for (size_t k = lo, seen = 0; k-- > 0 && seen < 8; seen++)

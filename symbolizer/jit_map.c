@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "jit_map.h"
+#include "proc.h"
 #include "symbolizer_internal.h"
 
 #define JITDUMP_MAGIC 0x4a695444u      /* "JiTD" as a native 32-bit word */
@@ -52,15 +53,17 @@ struct jit_proc {
 struct ember_jit_map {
 	struct jit_proc *procs;
 	size_t nprocs, cap;
-	struct intern names;
+	struct ember_strtab *names;
 	struct ember_jit_map_stats st;
 };
 
 struct ember_jit_map *ember_jit_map_new(void)
 {
 	struct ember_jit_map *jm = calloc(1, sizeof *jm);
-	if (jm)
-		intern_init(&jm->names);
+	if (jm && !(jm->names = ember_strtab_new())) {
+		free(jm);
+		return NULL;
+	}
 	return jm;
 }
 
@@ -73,7 +76,7 @@ void ember_jit_map_free(struct ember_jit_map *jm)
 		free(jm->procs[i].dump_in_proc);
 	}
 	free(jm->procs);
-	intern_free(&jm->names);
+	ember_strtab_free(jm->names);
 	free(jm);
 }
 
@@ -84,14 +87,8 @@ static struct jit_proc *proc_get(struct ember_jit_map *jm, pid_t pid, bool creat
 			return &jm->procs[i];
 	if (!create)
 		return NULL;
-	if (jm->nprocs == jm->cap) {
-		size_t ncap = jm->cap ? jm->cap * 2 : 8;
-		struct jit_proc *p = realloc(jm->procs, ncap * sizeof *p);
-		if (!p)
-			return NULL;
-		jm->procs = p;
-		jm->cap = ncap;
-	}
+	if (EMBER_GROW(jm->procs, jm->cap, jm->nprocs + 1) < 0)
+		return NULL;
 	struct jit_proc *p = &jm->procs[jm->nprocs++];
 	*p = (struct jit_proc){ .pid = pid, .nspid = pid, .uid = geteuid(), .own_ns = true };
 	return p;
@@ -101,23 +98,18 @@ static struct jit_proc *proc_get(struct ember_jit_map *jm, pid_t pid, bool creat
  * field), and whether it shares ember's mount namespace. */
 static void learn_process(struct jit_proc *p)
 {
-	char path[64], line[256], ns[64], self_ns[64];
+	char path[64], nspid[256], ns[64], self_ns[64];
 	struct stat st;
 	snprintf(path, sizeof path, "/proc/%d", p->pid);
 	if (p->known || stat(path, &st) != 0)
 		return;
 	p->uid = st.st_uid;
-	snprintf(path, sizeof path, "/proc/%d/status", p->pid);
-	FILE *f = fopen(path, "re");
-	while (f && fgets(line, sizeof line, f)) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		char *last = strrchr(line, '\t');
-		if (last && atoi(last + 1) > 0)
-			p->nspid = atoi(last + 1);
+	if (ember_proc_status(p->pid, "NSpid", nspid, sizeof nspid)) {
+		const char *last = strrchr(nspid, '\t');
+		last = last ? last + 1 : nspid;
+		if (atoi(last) > 0)
+			p->nspid = atoi(last);
 	}
-	if (f)
-		fclose(f);
 	snprintf(path, sizeof path, "/proc/%d/ns/mnt", p->pid);
 	ssize_t a = readlink(path, ns, sizeof ns - 1), b = readlink("/proc/self/ns/mnt", self_ns, sizeof self_ns - 1);
 	p->own_ns = a <= 0 || b <= 0 || (a == b && memcmp(ns, self_ns, (size_t)a) == 0);
@@ -163,16 +155,8 @@ static void add_entry(struct ember_jit_map *jm, struct jit_proc *p, uint64_t sta
 {
 	if (!len || start + len < start)
 		return;
-	if (p->n == p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 256;
-		struct jit_entry *e = realloc(p->e, ncap * sizeof *e);
-		if (!e)
-			return;
-		p->e = e;
-		p->cap = ncap;
-	}
-	const char *s = intern_strn(&jm->names, name, name_len);
-	if (!s)
+	const char *s = ember_strtab_intern(jm->names, name, name_len);
+	if (!s || EMBER_GROW(p->e, p->cap, p->n + 1) < 0)
 		return;
 	p->e[p->n++] = (struct jit_entry){ .start = start, .end = start + len, .name = s, .seq = p->seq++ };
 	if (len > p->max_len)
@@ -191,13 +175,8 @@ static void read_from(struct ember_jit_map *jm, struct jit_proc *p, struct jit_f
 	char *buf = NULL;
 	size_t have = 0, cap = 0;
 	for (;;) {
-		if (cap - have < CHUNK) {
-			char *nb = realloc(buf, cap + CHUNK);
-			if (!nb)
-				break;
-			buf = nb;
-			cap += CHUNK;
-		}
+		if (ember_grow((void **)&buf, &cap, 1, have + CHUNK) < 0)
+			break;
 		ssize_t got = pread(fd, buf + have, cap - have, (off_t)(jf->offset + have));
 		if (got <= 0)
 			break;
@@ -280,19 +259,12 @@ static long take_jitdump(struct ember_jit_map *jm, struct jit_proc *p, const cha
 	return (long)done;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump)
 {
 	struct jit_proc *p = proc_get(jm, pid, true);
 	if (!p)
 		return;
-	p->read_ns = now_ns();
+	p->read_ns = ember_now_ns();
 	learn_process(p);
 	if (jitdump && (!p->dump_in_proc || strcmp(p->dump_in_proc, jitdump) != 0)) {
 		free(p->dump_in_proc);
@@ -315,7 +287,7 @@ void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump
 void ember_jit_map_refresh(struct ember_jit_map *jm, pid_t pid)
 {
 	struct jit_proc *p = proc_get(jm, pid, false);
-	if (!p || now_ns() - p->read_ns >= 10 * 1000000ull)
+	if (!p || ember_now_ns() - p->read_ns >= 10 * 1000000ull)
 		ember_jit_map_read(jm, pid, NULL);   /* (and the jitdump it was given before) */
 }
 
@@ -338,14 +310,7 @@ const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t a
 	}
 	/* The last entry starting at or below addr, then back over every one
 	 * that can still reach addr; the latest covering entry wins. */
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sym_upper_bound(p->e, p->n, sizeof *p->e, addr);
 	const struct jit_entry *best = NULL;
 	for (size_t i = lo; i-- > 0 && addr - p->e[i].start < p->max_len;)
 		if (addr < p->e[i].end && (!best || p->e[i].seq > best->seq))

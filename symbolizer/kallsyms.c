@@ -16,28 +16,10 @@
  * (module area holes, data) is not attributed to it. */
 #define MAX_KSYM_SPAN (1u << 20)
 
-static size_t underscores(const char *s)
-{
-	size_t n = 0;
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
 static int names_append(struct kallsyms *k, const char *s, size_t len, uint32_t *off)
 {
-	if (k->names_len + len + 1 > UINT32_MAX)
+	if (k->names_len + len + 1 > UINT32_MAX || EMBER_GROW(k->names, k->names_cap, k->names_len + len + 1) < 0)
 		return -1;
-	if (k->names_len + len + 1 > k->names_cap) {
-		size_t ncap = k->names_cap ? k->names_cap * 2 : 1 << 20;
-		while (ncap < k->names_len + len + 1)
-			ncap *= 2;
-		char *nn = realloc(k->names, ncap);
-		if (!nn)
-			return -1;
-		k->names = nn;
-		k->names_cap = ncap;
-	}
 	*off = (uint32_t)k->names_len;
 	memcpy(k->names + k->names_len, s, len);
 	k->names[k->names_len + len] = '\0';
@@ -54,7 +36,7 @@ static int ksym_cmp(const void *pa, const void *pb, void *names)
 		return a->addr < b->addr ? -1 : 1;
 	const char *na = (const char *)names + a->name_off;
 	const char *nb = (const char *)names + b->name_off;
-	size_t ua = underscores(na), ub = underscores(nb);
+	size_t ua = sym_underscores(na), ub = sym_underscores(nb);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
 	return strcmp(na, nb);
@@ -83,18 +65,8 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 		size_t len = strcspn(name, " \t\n");
 		if (len == 0)
 			continue;
-		if (k->n == cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			struct ksym *nv = realloc(k->v, ncap * sizeof(*nv));
-			if (!nv) {
-				rc = -1;
-				break;
-			}
-			k->v = nv;
-			cap = ncap;
-		}
 		uint32_t off;
-		if (names_append(k, name, len, &off) < 0) {
+		if (EMBER_GROW(k->v, cap, k->n + 1) < 0 || names_append(k, name, len, &off) < 0) {
 			rc = -1;
 			break;
 		}
@@ -119,19 +91,10 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 
 const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
 {
-	if (k->n == 0 || addr < k->v[0].addr)
+	size_t after = sym_upper_bound(k->v, k->n, sizeof(*k->v), addr);
+	if (after == 0 || addr - k->v[after - 1].addr >= MAX_KSYM_SPAN)
 		return NULL;
-	size_t lo = 0, hi = k->n;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->v[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (addr - k->v[lo].addr >= MAX_KSYM_SPAN)
-		return NULL;
-	return k->names + k->v[lo].name_off;
+	return k->names + k->v[after - 1].name_off;
 }
 
 void kallsyms_free(struct kallsyms *k)

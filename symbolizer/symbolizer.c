@@ -41,21 +41,23 @@ struct module {
 	uint32_t jit_pid;
 };
 
-struct cache_slot {
+/* One cached result: the frames of (module id, address). */
+struct cache_entry {
 	uint64_t addr;
-	uint32_t id, gen;
-	uint32_t first, count; /* frames[first .. first+count); count 0 = empty */
+	uint32_t id, gen;      /* a result of another generation of the module is stale */
+	uint32_t first, count; /* frames[first .. first+count) */
 };
 
 struct ember_symbolizer {
 	struct module **mods;
-	size_t nmods;
+	size_t nmods;          /* capacity of mods: ids below it may be declared */
 	uint32_t next_gen;
-	struct cache_slot *cache;
-	size_t cache_cap, cache_used;   /* cap is a power of two */
+	struct cache_entry *cache;
+	size_t ncache, cache_cap;
+	struct ember_idtab cache_index; /* (id, addr) -> cache entry */
 	struct ember_sym_frame *frames; /* every cached result, back to back */
 	size_t nframes, frames_cap;
-	struct intern strs;
+	struct sym_names names;
 	struct kallsyms ksyms;
 	char *kallsyms_path;            /* NULL: /proc/kallsyms */
 };
@@ -84,7 +86,10 @@ struct ember_symbolizer *ember_symbolizer_new(void)
 	struct ember_symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
-	intern_init(&sym->strs);
+	if (sym_names_init(&sym->names) < 0 || ember_idtab_init(&sym->cache_index) < 0) {
+		ember_symbolizer_free(sym);
+		return NULL;
+	}
 	return sym;
 }
 
@@ -96,8 +101,9 @@ void ember_symbolizer_free(struct ember_symbolizer *sym)
 		module_free(sym->mods[i]);
 	free(sym->mods);
 	free(sym->cache);
+	ember_idtab_free(&sym->cache_index);
 	free(sym->frames);
-	intern_free(&sym->strs);
+	sym_names_free(&sym->names);
 	kallsyms_free(&sym->ksyms);
 	free(sym->kallsyms_path);
 	free(sym);
@@ -127,15 +133,10 @@ int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 	if (!build_id)
 		build_id_len = 0;
 	if (id >= sym->nmods) {
-		size_t n = sym->nmods ? sym->nmods : 16;
-		while (n <= id)
-			n *= 2;
-		struct module **nm = realloc(sym->mods, n * sizeof(*nm));
-		if (!nm)
+		size_t old = sym->nmods;
+		if (EMBER_GROW(sym->mods, sym->nmods, (size_t)id + 1) < 0)
 			return -1;
-		memset(nm + sym->nmods, 0, (n - sym->nmods) * sizeof(*nm));
-		sym->mods = nm;
-		sym->nmods = n;
+		memset(sym->mods + old, 0, (sym->nmods - old) * sizeof(*sym->mods));
 	}
 	struct module *old = sym->mods[id];
 	if (old && str_eq(old->open_path, open_path) && str_eq(old->display_path, display_path) &&
@@ -152,10 +153,10 @@ int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 	const char *base = strrchr(shown, '/');
 	base = base && base[1] ? base + 1 : shown;
 	size_t blen = strlen(base);
-	m->name = intern_str(&sym->strs, base);
+	m->name = ember_strtab_cstr(sym->names.strs, base);
 	/* "[vdso]" reads "[vdso+0x...]" rather than "[[vdso]+0x...]". */
 	if (blen > 2 && base[0] == '[' && base[blen - 1] == ']')
-		m->fallback = intern_strn(&sym->strs, base + 1, blen - 2);
+		m->fallback = ember_strtab_intern(sym->names.strs, base + 1, blen - 2);
 	else
 		m->fallback = m->name;
 	m->open_path = open_path ? strdup(open_path) : NULL;
@@ -186,7 +187,7 @@ int ember_symbolizer_add_jit_module(struct ember_symbolizer *sym, uint32_t id, c
 	if (ember_symbolizer_add_module(sym, id, NULL, "jit", NULL, 0) < 0)
 		return -1;
 	struct module *m = sym->mods[id];
-	m->name = m->fallback = intern_str(&sym->strs, name && name[0] ? name : "[jit]");
+	m->name = m->fallback = ember_strtab_cstr(sym->names.strs, name && name[0] ? name : "[jit]");
 	if (!m->name)
 		return -1;
 	m->jit = jm;
@@ -201,7 +202,7 @@ int ember_symbolizer_add_jit_module(struct ember_symbolizer *sym, uint32_t id, c
 static size_t resolve_jit(struct ember_symbolizer *sym, struct module *m, uint64_t addr, struct ember_sym_frame *tmp)
 {
 	const char *raw = ember_jit_map_lookup(m->jit, (pid_t)m->jit_pid, addr, NULL);
-	const char *name = raw ? ember_readable_name(&sym->strs, raw) : NULL;
+	const char *name = raw ? ember_readable_name(&sym->names, raw) : NULL;
 	tmp[0] = (struct ember_sym_frame){ .function = name ? name : m->name, .file = "", .line = 0,
 					   .module = "[jit]", .inlined = false, .has_symbol = name != NULL };
 	return 1;
@@ -288,7 +289,7 @@ static struct ember_sym_frame fallback_frame(struct ember_symbolizer *sym, const
 {
 	char buf[128];
 	snprintf(buf, sizeof(buf), "[%.80s+0x%" PRIx64 "]", name, addr);
-	const char *f = intern_str(&sym->strs, buf);
+	const char *f = ember_strtab_cstr(sym->names.strs, buf);
 	/* Under OOM, a static string is still better than NULL. */
 	return (struct ember_sym_frame){ .function = f ? f : "[unknown]", .file = "", .line = 0,
 					 .module = module, .inlined = false, .has_symbol = false };
@@ -296,7 +297,7 @@ static struct ember_sym_frame fallback_frame(struct ember_symbolizer *sym, const
 
 static const char *readable_or(struct ember_symbolizer *sym, const char *raw, const char *dflt)
 {
-	const char *r = raw ? ember_readable_name(&sym->strs, raw) : NULL;
+	const char *r = raw ? ember_readable_name(&sym->names, raw) : NULL;
 	return r ? r : dflt;
 }
 
@@ -315,7 +316,7 @@ static size_t resolve(struct ember_symbolizer *sym, struct module *m, uint64_t a
 	}
 	struct sym_entry *se = symtab_find(&m->syms, addr);
 	if (se && !se->readable)
-		se->readable = ember_readable_name(&sym->strs, se->raw);
+		se->readable = ember_readable_name(&sym->names, se->raw);
 	const char *sym_name = se ? se->readable : NULL;
 
 	struct dw_frame dw[EMBER_MAX_INLINE];
@@ -339,7 +340,7 @@ static size_t resolve(struct ember_symbolizer *sym, struct module *m, uint64_t a
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const char *file = dw[i].file ? intern_str(&sym->strs, dw[i].file) : NULL;
+		const char *file = dw[i].file ? ember_strtab_cstr(sym->names.strs, dw[i].file) : NULL;
 		tmp[i] = (struct ember_sym_frame){
 			.function = i + 1 == n ? outer : readable_or(sym, dw[i].name, "??"),
 			.file = file ? file : "",
@@ -352,70 +353,42 @@ static size_t resolve(struct ember_symbolizer *sym, struct module *m, uint64_t a
 	return n;
 }
 
-static uint64_t slot_hash(uint32_t id, uint64_t addr)
+struct cache_key {
+	uint64_t addr;
+	uint32_t id;
+};
+
+/* One mix is enough: every bit of the address reaches the low bits. */
+static uint64_t cache_hash(uint32_t id, uint64_t addr)
 {
-	uint64_t x = addr ^ ((uint64_t)id * 0x9e3779b97f4a7c15ull);
-	x ^= x >> 30; /* splitmix64 finalizer: code addresses are clustered */
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	return ember_hash_mix(addr ^ (uint64_t)id * EMBER_HASH_GOLDEN);
 }
 
-/* The slot holding (id, addr), or the empty slot where it would go. */
-static struct cache_slot *cache_slot(struct ember_symbolizer *sym, uint32_t id, uint64_t addr)
+static bool cache_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	size_t mask = sym->cache_cap - 1;
-	for (size_t i = slot_hash(id, addr) & mask;; i = (i + 1) & mask) {
-		struct cache_slot *s = &sym->cache[i];
-		if (s->count == 0 || (s->addr == addr && s->id == id))
-			return s;
-	}
+	const struct cache_entry *e = &((const struct ember_symbolizer *)ctx)->cache[idx];
+	const struct cache_key *k = key;
+
+	return e->addr == k->addr && e->id == k->id;
 }
 
-static int cache_grow(struct ember_symbolizer *sym)
+/* Remember tmp[0..n) for (id, addr) in entry idx (UINT32_MAX: a new one;
+ * otherwise a stale result of a re-declared module, whose old frames stay
+ * in the pool unreferenced: re-declaration is rare).  Failing (OOM) only
+ * loses caching. */
+static void cache_put(struct ember_symbolizer *sym, struct module *m, uint32_t idx, uint64_t hash,
+		      const struct cache_key *k, const struct ember_sym_frame *tmp, size_t n)
 {
-	size_t ncap = sym->cache_cap ? sym->cache_cap * 2 : 4096;
-	struct cache_slot *old = sym->cache;
-	size_t ocap = sym->cache_cap;
-	sym->cache = calloc(ncap, sizeof(*sym->cache));
-	if (!sym->cache) {
-		sym->cache = old;
-		return -1;
-	}
-	sym->cache_cap = ncap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].count)
-			*cache_slot(sym, old[i].id, old[i].addr) = old[i];
-	free(old);
-	return 0;
-}
-
-/* Remember tmp[0..n) for (id, addr).  Failing (OOM) only loses caching. */
-static void cache_put(struct ember_symbolizer *sym, struct module *m, uint32_t id, uint64_t addr,
-		      const struct ember_sym_frame *tmp, size_t n)
-{
-	if (sym->nframes + n > sym->frames_cap) {
-		size_t ncap = sym->frames_cap ? sym->frames_cap * 2 : 4096;
-		while (ncap < sym->nframes + n)
-			ncap *= 2;
-		if (ncap > UINT32_MAX)
-			return;
-		struct ember_sym_frame *nf = realloc(sym->frames, ncap * sizeof(*nf));
-		if (!nf)
-			return;
-		sym->frames = nf;
-		sym->frames_cap = ncap;
-	}
-	if ((sym->cache_used + 1) * 2 > sym->cache_cap && cache_grow(sym) < 0)
+	if (sym->nframes + n > UINT32_MAX || EMBER_GROW(sym->frames, sym->frames_cap, sym->nframes + n) < 0)
 		return;
-	struct cache_slot *s = cache_slot(sym, id, addr);
-	if (s->count == 0)
-		sym->cache_used++;
-	/* A stale slot (module re-declared) is overwritten; its old frames
-	 * stay in the pool, unreferenced: re-declaration is rare. */
-	*s = (struct cache_slot){ .addr = addr, .id = id, .gen = m->gen,
-				  .first = (uint32_t)sym->nframes, .count = (uint32_t)n };
+	if (idx == UINT32_MAX) {
+		if (sym->ncache >= UINT32_MAX - 1 || EMBER_GROW(sym->cache, sym->cache_cap, sym->ncache + 1) < 0 ||
+		    ember_idtab_insert(&sym->cache_index, hash, (uint32_t)sym->ncache) < 0)
+			return;
+		idx = (uint32_t)sym->ncache++;
+	}
+	sym->cache[idx] = (struct cache_entry){ .addr = k->addr, .id = k->id, .gen = m->gen,
+						.first = (uint32_t)sym->nframes, .count = (uint32_t)n };
 	memcpy(sym->frames + sym->nframes, tmp, n * sizeof(*tmp));
 	sym->nframes += n;
 }
@@ -445,14 +418,14 @@ size_t ember_symbolize(struct ember_symbolizer *sym, uint32_t id, uint64_t addr,
 		out[0] = fallback_frame(sym, "unknown", "unknown", addr);
 		return 1;
 	}
-	if (sym->cache_cap) {
-		struct cache_slot *s = cache_slot(sym, id, addr);
-		if (s->count && s->gen == m->gen)
-			return copy_out(out, max, sym->frames + s->first, s->count);
-	}
+	struct cache_key k = { .addr = addr, .id = id };
+	uint64_t h = cache_hash(id, addr);
+	uint32_t idx = ember_idtab_find(&sym->cache_index, h, cache_eq, sym, &k);
+	if (idx != UINT32_MAX && sym->cache[idx].gen == m->gen)
+		return copy_out(out, max, sym->frames + sym->cache[idx].first, sym->cache[idx].count);
 	struct ember_sym_frame tmp[EMBER_MAX_INLINE];
 	size_t n = resolve(sym, m, addr, tmp);
-	cache_put(sym, m, id, addr, tmp, n);
+	cache_put(sym, m, idx, h, &k, tmp, n);
 	return copy_out(out, max, tmp, n);
 }
 

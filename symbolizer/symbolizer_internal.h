@@ -7,44 +7,79 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include <elfutils/libdwfl.h>
 
+#include "grow.h"
+#include "hash.h"
+#include "idtab.h"
+#include "strtab.h"
 #include "symbolizer.h"
 
-/* ---- demangle.c: string interning and demangling ------------------------ */
+/* ---- demangle.c: names and demangling ----------------------------------- */
 
-/* Every string handed out by the symbolizer is interned here, so it outlives
- * the Dwfl it came from (a module can be re-declared and its Dwfl dropped)
- * and equal names share one pointer.  Each interned string also remembers
- * its readable (demangled) form, so a symbol is demangled once no matter how
- * many addresses or modules name it. */
-struct intern_entry {
-	const char *str;
-	const char *readable; /* NULL until ember_readable_name asks */
-	uint32_t hash;
-	uint32_t len;
+/* Every string handed out by the symbolizer is interned in strs, so it
+ * outlives the Dwfl it came from (a module can be re-declared and its Dwfl
+ * dropped) and equal names share one pointer.  Beside it, each raw symbol
+ * name asked for remembers its readable (demangled) form, so a symbol is
+ * demangled once however many addresses or modules name it. */
+struct sym_readable {
+	const char *raw;       /* interned in strs */
+	const char *readable;  /* interned in strs */
 };
 
-struct intern_chunk;
-
-struct intern {
-	struct intern_entry *slots; /* open addressing; str == NULL is empty */
-	size_t cap, used;           /* cap is a power of two */
-	struct intern_chunk *chunks;
-	size_t chunk_used, chunk_cap;
+struct sym_names {
+	struct ember_strtab *strs;
+	struct ember_idtab index;       /* interned raw name -> its entry in readable[] */
+	struct sym_readable *readable;
+	size_t nreadable, readable_cap;
 };
 
-void intern_init(struct intern *in);
-void intern_free(struct intern *in);
-/* Returns the interned copy of s[0..len), or NULL on OOM. */
-const char *intern_strn(struct intern *in, const char *s, size_t len);
-const char *intern_str(struct intern *in, const char *s);
+/* 0, or -1 on OOM (n is then empty and may be freed). */
+int sym_names_init(struct sym_names *n);
+void sym_names_free(struct sym_names *n);
 /* The demangled form of raw symbol name `raw`, interned; raw itself (interned)
- * when it is not a mangled name.  NULL only on OOM. */
-const char *ember_readable_name(struct intern *in, const char *raw);
+ * when it is not a mangled name.  A symbol version ("@@GLIBC_2.34") is
+ * dropped first.  NULL only on OOM. */
+const char *ember_readable_name(struct sym_names *n, const char *raw);
 /* Demangle one name: malloc'ed readable string, or NULL when `raw` is not a
  * mangled C++/Rust name (or demangling failed).  Exposed for the tests. */
 char *ember_demangle(const char *raw);
+
+/* ---- sorted address tables ----------------------------------------------- */
+
+/* Entries of v[0..n), each `size` bytes and starting with a uint64_t key,
+ * sorted by that key: the number of entries whose key is <= key, i.e. the
+ * index just past the last entry at or below key.  One binary search for the
+ * symbol tables, kallsyms, CU ranges and JIT entries. */
+static inline size_t sym_upper_bound(const void *v, size_t n, size_t size, uint64_t key)
+{
+	const unsigned char *b = v;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+		memcpy(&k, b + mid * size, sizeof k);
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Leading underscores of a symbol name: among aliases at one address the
+ * one with fewer reads better ("malloc" over "__libc_malloc"). */
+static inline size_t sym_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
 
 /* ---- symtab.c: sorted function table per module ------------------------- */
 

@@ -1,7 +1,7 @@
 /* Sorted function-symbol table per module.
  *
- * dwfl_module_addrinfo scans the whole symbol table on every call (1 ms per
- * lookup on python3.11's 41.7 k symbols, see docs/native-unwinding.md §3), so
+ * dwfl_module_addrinfo scans the whole symbol table on every call (about
+ * 1 ms per lookup on python3.11's 41.7 k symbols: docs/symbolization.md), so
  * we read the table once through dwfl_module_getsym_info -- which picks
  * .symtab from the file or its separate debug file and falls back to .dynsym
  * for stripped files -- keep the functions, sort them and binary-search. */
@@ -32,14 +32,6 @@ static int bind_rank(unsigned char info)
 	}
 }
 
-static size_t leading_underscores(const char *s)
-{
-	size_t n = 0;
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
 /* Sort by address; at one address put the alias we want to show first: a
  * sized one, not a compatibility version ("memcpy" over "memcpy@GLIBC_2.2.5"), global before
  * weak before local, fewer leading underscores ("malloc" over
@@ -60,7 +52,7 @@ static int cand_cmp(const void *pa, const void *pb)
 		return va ? 1 : -1;
 	if (a->rank != b->rank)
 		return a->rank - b->rank;
-	size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
+	size_t ua = sym_underscores(a->name), ub = sym_underscores(b->name);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
 	return strcmp(a->name, b->name);
@@ -161,16 +153,10 @@ int symtab_build(struct symtab *t, Dwfl_Module *mod)
 
 struct sym_entry *symtab_find(const struct symtab *t, uint64_t addr)
 {
-	if (t->n == 0 || addr < t->v[0].addr)
+	size_t after = sym_upper_bound(t->v, t->n, sizeof(*t->v), addr);
+	if (after == 0)
 		return NULL;
-	size_t lo = 0, hi = t->n; /* last entry with v.addr <= addr is in [lo, hi) */
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	size_t lo = after - 1;  /* the last entry starting at or below addr */
 	for (size_t k = 0; k <= NEST_LOOKBACK && k <= lo; k++) {
 		struct sym_entry *e = &t->v[lo - k];
 		if (addr < e->end)

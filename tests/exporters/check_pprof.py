@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validate ember's pprof output (docs/formats.md §5) with a protobuf decoder
+"""Validate ember's pprof output (docs/consumers.md §5) with a protobuf decoder
 written here against perftools.profiles (proto/profile.proto): standard
 library only.
 
@@ -7,14 +7,13 @@ usage: check_pprof.py FILE.pb.gz --profile NAME [--go]
 
 --go also runs `go tool pprof` on the file when Go is installed (a loud SKIP
 line otherwise)."""
-import argparse
 import gzip
 import os
 import shutil
 import subprocess
 import sys
 
-from synthetic_expect import DURATION_NS, HOSTILE_NAMES, INTERVAL_NS, PROFILES, START_UNIX_NS, Checker, thread_totals
+from synthetic_expect import DURATION_NS, HOSTILE_NAMES, INTERVAL_NS, PROFILES, START_UNIX_NS, Checker, checker_args, thread_totals
 
 
 class DecodeError(Exception):
@@ -299,11 +298,7 @@ def check_file(path, name, run_go):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("file")
-    ap.add_argument("--profile", required=True, choices=sorted(PROFILES))
-    ap.add_argument("--go", action="store_true")
-    a = ap.parse_args()
+    a = checker_args("--go")
     return check_file(a.file, a.profile, a.go)
 
 

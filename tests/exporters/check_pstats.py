@@ -11,7 +11,7 @@ EXPECT names the synthetic profile the file was written from
 hostile, hostile-threads, empty, or "any" for the generic checks only.
 
 For each file this checks, in order:
-  1. the bytes: only the marshal subset of docs/formats.md §3.2 ('{' '0' '('
+  1. the bytes: only the marshal subset of docs/consumers.md §3.2 ('{' '0' '('
      'i' 'l' 'g' 'u', no FLAG_REF), valid UTF-8 without surrogates or
      control characters, nothing after the dict;
   2. marshal.load: the dict shape pstats needs (§3.1);

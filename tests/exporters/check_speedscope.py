@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
-"""Validate ember's speedscope output (docs/formats.md §4, §8) beyond the
+"""Validate ember's speedscope output (docs/consumers.md §4, §8) beyond the
 JSON Schema (validate_speedscope.js): what speedscope's importer relies on
 and what the profile holds.  Standard library only.
 
 usage: check_speedscope.py FILE.speedscope.json --profile NAME"""
-import argparse
 import json
 import os
 import sys
 
-from synthetic_expect import HOSTILE_NAMES, INTERVAL_NS, PROFILES, Checker, profile_name, thread_totals
+from synthetic_expect import INTERVAL_NS, PROFILES, Checker, check_hostile_names, checker_main, profile_name, thread_totals
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
@@ -96,19 +95,9 @@ def check_file(path, name):
         c.check(fr["cv::hlineSmooth"].get("file") == "smooth.simd.hpp" and fr["cv::hlineSmooth"].get("line") == 1200,
                 "native frame with source: file and line")
     if name == "hostile":
-        got = {f["name"] for f in frames}
-        want = {n or "[unknown]" for n in HOSTILE_NAMES}
-        c.check(want <= got, "hostile names kept exactly: missing %r" % (want - got))
+        check_hostile_names(c, {f["name"] for f in frames})
     return c.done()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("file")
-    ap.add_argument("--profile", required=True, choices=sorted(PROFILES))
-    a = ap.parse_args()
-    return check_file(a.file, a.profile)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checker_main(check_file))

@@ -4,6 +4,8 @@ the exporter validators expect to find it (Python 3 standard library only).
 test_formats writes <name>.speedscope.json, <name>.pb.gz and
 <name>.trace.json for every name below."""
 
+import argparse
+
 INTERVAL_NS = round(1e9 / 99)   # freq_hz 99, no interval_ns: ember_export_interval_ns
 START_UNIX_NS = 1763700000 * 10**9
 DURATION_NS = 5 * 10**9
@@ -113,3 +115,28 @@ class Checker:
     def done(self):
         print("%s: %d passed, %d failed" % (self.what, self.passed, self.failures))
         return 1 if self.failures else 0
+
+
+def check_hostile_names(c, names):
+    """Every hostile frame name (an empty one as "[unknown]") is among names,
+    byte for byte."""
+    want = {n or "[unknown]" for n in HOSTILE_NAMES}
+    c.check(want <= names, "hostile names kept exactly: missing %r" % (want - names))
+
+
+def checker_args(*flags):
+    """The command line test_formats gives a validator: FILE --profile NAME,
+    plus the boolean flags named."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--profile", required=True, choices=sorted(PROFILES))
+    for flag in flags:
+        ap.add_argument(flag, action="store_true")
+    return ap.parse_args()
+
+
+def checker_main(check_file):
+    """A validator's main: check_file(FILE, NAME) on the command line's
+    arguments; its result is the exit status."""
+    a = checker_args()
+    return check_file(a.file, a.profile)

@@ -1,8 +1,9 @@
 # pstats exporter.  unit.pstats: the C checks (exact bytes, a reader for the
 # marshal subset, known numbers).  unit.pstats.python-*: the .prof files of
 # every synthetic profile through tests/exporters/check_pstats.py (pstats,
-# the §3.4 invariants, snakeviz's and gprof2dot's needs) under each Python,
-# found when the test runs (pyenv root, /usr/bin/python3); 77 = not installed.
+# the invariants of docs/consumers.md §3.4, snakeviz's and gprof2dot's
+# needs) under each Python, found when the test runs (pyenv root,
+# /usr/bin/python3); 77 = not installed.
 add_executable(test_pstats ${CMAKE_CURRENT_LIST_DIR}/test_pstats.c)
 target_link_libraries(test_pstats PRIVATE ember_exporters ember_profile m)
 add_test(NAME unit.pstats COMMAND test_pstats)

@@ -6,7 +6,7 @@
 # browser.svg drives the SVGs in headless Chromium (/usr/bin/chromium)
 # through playwright-core: search, zoom, reset, hover, legend.  It needs
 # `npm ci` in tests/browser and skips (exit 77) without it or without
-# chromium.  svg_bench times ember_write_svg (bench/RESULTS-svg.md).
+# chromium.  svg_bench times ember_write_svg (results: bench/RESULTS.md).
 set(EMBER_SVG_PYTHON /usr/bin/python3 CACHE FILEPATH "Python 3 running check_svg.py")
 find_program(EMBER_NODE NAMES node nodejs)
 

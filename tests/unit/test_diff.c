@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "diff.h"
+#include "diff_internal.h"
 #include "exporters.h"
 
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) < 1e-9 * (1 + fabs((double)(b))))

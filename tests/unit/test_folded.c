@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "exporters.h"
+#include "folded_text.h"
 
 static uint32_t frame(struct ember_profile *p, enum ember_frame_kind kind, const char *name,
 		      const char *file, uint32_t line)

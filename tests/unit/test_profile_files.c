@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "exporters.h"
+#include "profile_internal.h"
 #include "synthetic_profiles.h"
 
 static char dir[] = "/tmp/ember-test-files-XXXXXX";

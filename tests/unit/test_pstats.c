@@ -1,4 +1,4 @@
-/* Unit tests: pstats exporter (docs/formats.md §3).
+/* Unit tests: pstats exporter (docs/consumers.md §3).
  *
  *   test_pstats                         the C checks: exact bytes, a marshal
  *                                       reader for the allowed subset, the
@@ -235,7 +235,7 @@ static void add(struct ember_profile *p, uint32_t tid, const char *tname, uint64
 
 /* ---- the C checks ---- */
 
-/* formats.md §3.2: {('a.py',1,'f'): (1,1,0.5,0.5,{})}, byte for byte. */
+/* docs/consumers.md §3.2: {('a.py',1,'f'): (1,1,0.5,0.5,{})}, byte for byte. */
 static void test_exact_bytes(void)
 {
 	static const unsigned char want[] = {

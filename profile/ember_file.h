@@ -1,0 +1,21 @@
+/* The .ember file's layout, shared by its writer (ember_file_write.c) and
+ * its reader (ember_file_read.c); docs/ember-format.md specifies it.
+ *
+ * A gzip stream whose content is the magic "EMBRPROF", a format version, and
+ * tagged sections of LEB128 varints and length-prefixed strings.  Strings are
+ * written once and referred to by index. */
+#ifndef EMBER_FILE_H
+#define EMBER_FILE_H
+
+#define EMBER_FILE_MAGIC "EMBRPROF"
+/* Version 2 only differs from 1 in one case: two frames that differ in
+ * their flags alone (version 1 readers, which skip the flags section, would
+ * see the same frame twice).  Without such a pair ember writes version 1. */
+#define EMBER_FILE_VERSION 2
+
+enum ember_file_section {
+	SEC_META = 'M', SEC_STRINGS = 'S', SEC_FRAME_FLAGS = 'X', SEC_FRAMES = 'F', SEC_STACKS = 'K',
+	SEC_THREADS = 'T', SEC_ROWS = 'R', SEC_TIMELINE = 'L', SEC_END = 'E',
+};
+
+#endif
