@@ -424,11 +424,12 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	struct ember_sampler_hooks hooks = { .jit_start = jit_start, .jit_start_arg = &run };
 	if (run.opts.python)
-		run.opts.sampler.wake_per_sample = looks_like_python(&run.opts);
+		hooks.wake_per_sample = looks_like_python(&run.opts);
 	/* The frame copier first: the sampler attaches it to every event it opens. */
 	if (run.opts.python && (run.python = python_capture_new(run.opts.gil_only, !run.opts.no_bpf)))
-		run.opts.sampler.bpf_prog_fd = python_capture_bpf_fd(run.python);
+		hooks.bpf_prog_fd = python_capture_bpf_fd(run.python);
 	run.poll_ms = POLL_MS;
 	int wake_fd = run.python ? python_capture_wake_fd(run.python) : -1;
 	if (wake_fd > 0) {
@@ -444,8 +445,8 @@ int cmd_record(int argc, char **argv)
 		if (!ms && drain > PY_DRAIN_MAX_MS)
 			drain = PY_DRAIN_MAX_MS;
 		if (drain > 0) {
-			run.opts.sampler.wake_per_sample = false;
-			run.opts.sampler.wake_fd = wake_fd;
+			hooks.wake_per_sample = false;
+			hooks.wake_fd = wake_fd;
 			run.poll_ms = drain;
 		}
 	}
@@ -463,10 +464,10 @@ int cmd_record(int argc, char **argv)
 		run.test_read_delay_ns = delay ? strtoull(delay, NULL, 10) * 1000ull : 0;
 		const char *stall = getenv("EMBER_TEST_STALL_MS");
 		run.test_stall_ms = stall ? (uint32_t)atoi(stall) : 0;
-		ember_sampler_set_early_fn(run.sampler, read_python_early, &run);
-		ember_sampler_set_probe(run.sampler, python_capture_is_eval, run.python);
+		hooks.early = read_python_early, hooks.early_arg = &run;
+		hooks.probe = python_capture_is_eval, hooks.probe_arg = run.python;
 	}
-	ember_sampler_set_jit_start(run.sampler, jit_start, &run);
+	ember_sampler_set_hooks(run.sampler, &hooks);
 	run.profile_ready = true;
 	describe_command(&run);
 	struct timespec wall;

@@ -47,7 +47,7 @@ int perf_online_cpus(int *cpus, int max)
 }
 
 void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opts *opts,
-		    bool launch, bool exclude_kernel)
+		    bool wake_per_sample, bool launch, bool exclude_kernel)
 {
 	memset(attr, 0, sizeof *attr);
 	attr->size = sizeof *attr;
@@ -82,7 +82,7 @@ void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opt
 	attr->inherit = 1;      /* threads and children created later are sampled too */
 	attr->disabled = 1;
 	attr->enable_on_exec = launch;
-	if (opts->wake_per_sample) {
+	if (wake_per_sample) {
 		attr->watermark = 0;
 		attr->wakeup_events = 1;
 	} else {

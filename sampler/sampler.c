@@ -45,10 +45,7 @@ struct ember_sampler {
 	/* The callback of the poll in progress. */
 	ember_sample_fn fn;
 	void *fn_arg;
-	ember_sample_fn early_fn;        /* before unwinding (ember_sampler_set_early_fn) */
-	void *early_arg;
-	ember_probe_fn probe_fn;         /* ember_sampler_set_probe */
-	void *probe_arg;
+	struct ember_sampler_hooks hooks;   /* ember_sampler_set_hooks */
 	struct ember_frame_probe probes[EMBER_MAX_PROBES];
 	int delivered;
 	char err[512];
@@ -84,7 +81,7 @@ struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts)
 	s->scratch = malloc(SCRATCH_SIZE);
 	s->ncpus = perf_online_cpus(s->cpus, MAX_CPUS);
 	s->rings = calloc((size_t)s->ncpus, sizeof *s->rings);
-	/* One per CPU ring, then the caller's wake fd (opts.wake_fd). */
+	/* One per CPU ring, then the caller's wake fd (hooks.wake_fd). */
 	s->pfds = calloc((size_t)s->ncpus + 1, sizeof *s->pfds);
 	if (!s->scratch || !s->rings || !s->pfds || process_model_init(&s->pm) != 0) {
 		ember_sampler_free(s);
@@ -178,15 +175,15 @@ static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
 {
 	int fd = perf_open(&s->attr, pid, s->cpus[ci]);
 	if (fd < 0 && errno == EACCES && !s->attr.exclude_kernel && s->nfds == 0) {
-		perf_fill_attr(&s->attr, &s->opts, launch, true);
+		perf_fill_attr(&s->attr, &s->opts, s->hooks.wake_per_sample, launch, true);
 		s->stats.kernel_excluded = true;
 		fd = perf_open(&s->attr, pid, s->cpus[ci]);
 	}
 	if (fd < 0)
 		return -errno;
 	/* The BPF program is optional: without it, readers read after the sample. */
-	if (s->opts.bpf_prog_fd > 0) {
-		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->opts.bpf_prog_fd) == 0)
+	if (s->hooks.bpf_prog_fd > 0) {
+		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->hooks.bpf_prog_fd) == 0)
 			s->stats.bpf_attached++;
 		else
 			s->stats.bpf_failed++;
@@ -229,7 +226,7 @@ static size_t default_ring_pages(const struct ember_sampler *s)
 static void setup_attr(struct ember_sampler *s, bool launch)
 {
 	s->ring_pages = s->opts.ring_pages ? s->opts.ring_pages : default_ring_pages(s);
-	perf_fill_attr(&s->attr, &s->opts, launch, false);
+	perf_fill_attr(&s->attr, &s->opts, s->hooks.wake_per_sample, launch, false);
 }
 
 static int open_for_task(struct ember_sampler *s, pid_t tid, bool launch)
@@ -438,15 +435,15 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 	smp.sp = regs[PERF_REG_SP];
 	smp.ip = regs[PERF_REG_IP];
 	smp.code_gen = proc->code_gen;
-	if (s->early_fn)
-		s->early_fn(s->early_arg, &smp);
+	if (s->hooks.early)
+		s->hooks.early(s->hooks.early_arg, &smp);
 	struct unwind_input in = { .regs = regs, .stack = stack, .stack_len = dyn_size,
 				   .stack_reserved = size };
 	uint64_t t0 = monotonic_ns();
-	struct unwind_probes pr = { .fn = s->probe_fn, .arg = s->probe_arg, .out = s->probes };
+	struct unwind_probes pr = { .fn = s->hooks.probe, .arg = s->hooks.probe_arg, .out = s->probes };
 	smp.nframes = unwind_sample(&s->pm, proc, &in, s->frames, EMBER_MAX_FRAMES, &smp.flags,
-				    s->probe_fn ? &pr : NULL);
-	smp.nprobes = s->probe_fn ? pr.n : 0;
+				    s->hooks.probe ? &pr : NULL);
+	smp.nprobes = s->hooks.probe ? pr.n : 0;
 	smp.probes = s->probes;
 	s->stats.unwind_ns += monotonic_ns() - t0;
 	smp.frames = s->frames;
@@ -567,8 +564,8 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 		*done = false;
 	if (timeout_ms > 0 && !s->stopped) {
 		nfds_t n = (nfds_t)s->ncpus;
-		if (s->opts.wake_fd > 0)
-			s->pfds[n++] = (struct pollfd){ .fd = s->opts.wake_fd, .events = POLLIN };
+		if (s->hooks.wake_fd > 0)
+			s->pfds[n++] = (struct pollfd){ .fd = s->hooks.wake_fd, .events = POLLIN };
 		int rc = poll(s->pfds, n, timeout_ms);
 		if (rc < 0 && errno != EINTR)
 			return -1;
@@ -584,22 +581,11 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 	return s->delivered;
 }
 
-void ember_sampler_set_early_fn(struct ember_sampler *s, ember_sample_fn fn, void *arg)
+void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler_hooks *hooks)
 {
-	s->early_fn = fn;
-	s->early_arg = arg;
-}
-
-void ember_sampler_set_probe(struct ember_sampler *s, ember_probe_fn fn, void *arg)
-{
-	s->probe_fn = fn;
-	s->probe_arg = arg;
-}
-
-void ember_sampler_set_jit_start(struct ember_sampler *s, ember_jit_start_fn fn, void *arg)
-{
-	s->pm.jit_start = fn;
-	s->pm.jit_start_arg = arg;
+	s->hooks = *hooks;
+	s->pm.jit_start = hooks->jit_start;
+	s->pm.jit_start_arg = hooks->jit_start_arg;
 }
 
 void ember_sampler_stop(struct ember_sampler *s)

@@ -133,7 +133,7 @@ struct process_model {
 	struct thread_name *threads;       /* open-addressing hash on tid */
 	size_t threads_cap, nthreads;
 	uint64_t scans, scan_ns;           /* stack scans past frames without CFI, and their time */
-	ember_jit_start_fn jit_start;      /* ember_sampler_set_jit_start */
+	ember_jit_start_fn jit_start;      /* ember_sampler_hooks.jit_start */
 	void *jit_start_arg;
 	char vdso_path[64];                /* dump of ember's own vDSO image, "" if none */
 	char self_mnt_ns[64];
@@ -217,9 +217,10 @@ struct perf_ring {
 
 /* The online CPUs (/sys/devices/system/cpu/online). Returns the count. */
 int perf_online_cpus(int *cpus, int max);
-/* Fill attr for sampling as ember does; launch selects enable_on_exec. */
+/* Fill attr for sampling as ember does; launch selects enable_on_exec,
+ * wake_per_sample a wakeup at every sample (ember_sampler_hooks). */
 void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opts *opts,
-		    bool launch, bool exclude_kernel);
+		    bool wake_per_sample, bool launch, bool exclude_kernel);
 int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu);
 /* mmap a ring of `pages` data pages (a power of two) for fd. 0 or -errno. */
 int perf_ring_map(struct perf_ring *r, int fd, size_t pages);
