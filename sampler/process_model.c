@@ -94,8 +94,8 @@ void process_model_free(struct process_model *pm)
 	free(pm->procs);
 	for (size_t i = 0; i < pm->nmods; i++) {
 		struct module *m = pm->mods[i];
-		if (m->img_ok)
-			elf_image_close(&m->img);
+		if (m->elf_ok)
+			ember_elf_close(&m->elf);
 		free(m->path);
 		free(m->open_path);
 		free(m);
@@ -183,8 +183,8 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 		struct module *m = pm->mods[i];
 		if (strcmp(m->path, path) != 0 || m->ns_pid != ns_pid)
 			continue;
-		if (!build_id_len || !m->img_ok || !m->img.build_id_len ||
-		    (m->img.build_id_len == build_id_len && memcmp(m->img.build_id, build_id, build_id_len) == 0))
+		if (!build_id_len || !m->elf_ok || !m->elf.build_id_len ||
+		    (m->elf.build_id_len == build_id_len && memcmp(m->elf.build_id, build_id, build_id_len) == 0))
 			return m;
 	}
 	if (!grow((void **)&pm->mods, &pm->mods_cap, pm->nmods + 1, sizeof *pm->mods))
@@ -210,24 +210,24 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 		snprintf(buf, sizeof buf, "/proc/%d/root%s", proc->pid, path);
 		open_path = buf;
 	}
-	m->img_ok = open_path[0] && elf_image_open(&m->img, open_path) == 0;
-	if (m->img_ok && build_id_len && m->img.build_id_len &&
-	    (m->img.build_id_len != build_id_len || memcmp(m->img.build_id, build_id, build_id_len) != 0)) {
+	m->elf_ok = open_path[0] && ember_elf_open(&m->elf, open_path) == 0;
+	if (m->elf_ok && build_id_len && m->elf.build_id_len &&
+	    (m->elf.build_id_len != build_id_len || memcmp(m->elf.build_id, build_id, build_id_len) != 0)) {
 		/* The file at that path is not the one mapped: unwinding with its
 		 * CFI would produce wrong stacks.  Keep the module for naming only. */
-		elf_image_close(&m->img);
-		m->img_ok = false;
+		ember_elf_close(&m->elf);
+		m->elf_ok = false;
 	}
-	if (m->img_ok && open_path != path && open_path != pm->vdso_path) {
+	if (m->elf_ok && open_path != path && open_path != pm->vdso_path) {
 		/* Paths under /proc/PID vanish with the process; keep the file
 		 * reachable for the symbolizer through our own descriptor. */
-		snprintf(buf, sizeof buf, "/proc/self/fd/%d", m->img.fd);
+		snprintf(buf, sizeof buf, "/proc/self/fd/%d", m->elf.fd);
 		open_path = buf;
 	}
 	m->open_path = strdup(open_path);
 	if (!m->open_path) {
-		if (m->img_ok)
-			elf_image_close(&m->img);
+		if (m->elf_ok)
+			ember_elf_close(&m->elf);
 		free(m->path);
 		free(m);
 		return NULL;
@@ -320,12 +320,12 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 	if (!mod)
 		return;
 	struct module_load ml = { .mod = mod };
-	if (mod->img_ok) {
-		ml.bias = elf_image_bias(&mod->img, start, pgoff);
+	if (mod->elf_ok) {
+		ml.bias = ember_elf_bias(&mod->elf, start, pgoff);
 		/* Cover every segment, not just this mapping: .eh_frame often sits
 		 * in a read-only segment no MMAP2 record reports. */
-		ml.lo = ml.bias + (mod->img.min_vaddr & ~0xfffULL);
-		ml.hi = ml.bias + mod->img.max_vaddr;
+		ml.lo = ml.bias + (mod->elf.min_vaddr & ~0xfffULL);
+		ml.hi = ml.bias + mod->elf.max_vaddr;
 		if (start < ml.lo)
 			ml.lo = start;
 		if (start + len > ml.hi)

@@ -1,7 +1,5 @@
 /* Private to sampler/: the pieces the capture path is built from.
  *
- *   elf_image     an ELF file mapped read-only: PT_LOAD layout, .eh_frame_hdr,
- *                 build-id; answers reads at ELF virtual addresses.
  *   process_model processes, their loaded modules (file + load bias), thread
  *                 names; fed by MMAP2/COMM/FORK/EXIT records and /proc.
  *   unwind        libunwind remote unwinding of one sample's stack copy.
@@ -14,59 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "elf_view.h"
 #include "sampler.h"
-
-/* ---- elf_image.c ---- */
-
-#define ELF_IMAGE_MAX_LOADS 16
-
-struct elf_func {
-	uint64_t start, size;      /* size 0: unknown (hand-written code without .size) */
-};
-
-struct elf_load {
-	uint64_t vaddr, memsz, offset, filesz;
-	bool exec;
-};
-
-struct elf_image {
-	int fd;                    /* kept open: /proc/self/fd/N reaches the file later */
-	const uint8_t *data;       /* whole file, mapped read-only (or a heap copy for [vdso]) */
-	size_t size;
-	bool heap;                 /* data is malloc'ed, not mmapped */
-	bool is_exec_type;         /* ET_EXEC: addresses are absolute, bias 0 */
-	struct elf_load loads[ELF_IMAGE_MAX_LOADS];
-	unsigned nloads;
-	uint64_t min_vaddr, max_vaddr;      /* span of all PT_LOADs */
-	uint64_t exec_lo, exec_hi;          /* span of executable PT_LOADs */
-	uint64_t eh_frame_hdr;              /* vaddr of .eh_frame_hdr, 0 if none */
-	uint64_t fde_count;                 /* entries in its binary-search table */
-	const uint8_t *fde_table;           /* that table in data, NULL when the file lacks it */
-	struct elf_func *funcs;             /* function symbols by address, built on first use */
-	size_t nfuncs;
-	bool funcs_built;
-	uint8_t build_id[20];
-	size_t build_id_len;
-};
-
-/* Open path as an ELF image.  Returns 0, or -1 when it is not a usable ELF. */
-int elf_image_open(struct elf_image *img, const char *path);
-/* An image from bytes already in memory (the vDSO); data is copied. */
-int elf_image_from_memory(struct elf_image *img, const void *data, size_t size);
-void elf_image_close(struct elf_image *img);
-/* Load bias for a mapping of the file at [start, ...) with file offset pgoff. */
-uint64_t elf_image_bias(const struct elf_image *img, uint64_t start, uint64_t pgoff);
-/* Copy len bytes at ELF vaddr into buf; false if any byte is outside the file's
- * PT_LOAD contents. */
-bool elf_image_read(const struct elf_image *img, uint64_t vaddr, void *buf, size_t len);
-/* Where the function holding vaddr starts, by the file's function symbols
- * (.symtab, else .dynsym; read on first use): for code without CFI, whose
- * prologue then tells where its return address is.  false when none does. */
-bool elf_image_func_start(struct elf_image *img, uint64_t vaddr, uint64_t *start);
-/* Does an FDE start exactly at vaddr (a function with CFI begins there)?
- * Then *next is where the next FDE starts (UINT64_MAX: none), which bounds
- * the function.  From .eh_frame_hdr's table, without parsing any FDE. */
-bool elf_image_fde_start(const struct elf_image *img, uint64_t vaddr, uint64_t *next);
 
 /* ---- process_model.c ---- */
 
@@ -77,8 +24,8 @@ struct module {
 	pid_t ns_pid;              /* 0: ember's mount namespace; else the process whose root it was read under */
 	pid_t jit_pid;             /* > 0: the JIT code of this process (anonymous executable memory,
 	                            * one module per process and mapping name; addresses are absolute) */
-	struct elf_image img;
-	bool img_ok;
+	struct ember_elf elf;      /* the file, mapped (common/elf_view.h) */
+	bool elf_ok;               /* it opened, and its build-id matches the mapping's */
 };
 
 /* A module loaded in one process at one bias, covering [lo, hi). */

@@ -18,16 +18,16 @@
 enum candidate unwind_candidate(const struct process *proc, uint64_t ra, uint64_t callee_pc)
 {
 	const struct module_load *ml = process_find(proc, ra);
-	if (!ml || !ml->mod->img_ok)
+	if (!ml || !ml->mod->elf_ok)
 		return CAND_NONE;
-	const struct elf_image *img = &ml->mod->img;
+	const struct ember_elf *elf = &ml->mod->elf;
 	uint64_t v = ra - ml->bias;
-	if (v <= img->exec_lo || v > img->exec_hi)
+	if (v <= elf->exec_lo || v > elf->exec_hi)
 		return CAND_NONE;
-	size_t n = v - img->exec_lo < CALL_INSN_MAX ? (size_t)(v - img->exec_lo) : CALL_INSN_MAX;
+	size_t n = v - elf->exec_lo < CALL_INSN_MAX ? (size_t)(v - elf->exec_lo) : CALL_INSN_MAX;
 	uint8_t b[CALL_INSN_MAX];
 	uint64_t target = 0, next;
-	if (!elf_image_read(img, v - n, b, n))
+	if (!ember_elf_read(elf, v - n, b, n))
 		return CAND_NONE;
 	enum call_kind k = ARCH_CALL_BEFORE(b, n, ra, &target);
 	if (k != CALL_DIRECT)
@@ -35,11 +35,11 @@ enum candidate unwind_candidate(const struct process *proc, uint64_t ra, uint64_
 	/* A direct call: weak when its target begins a function with CFI
 	 * that does not hold the callee (a PLT stub tells nothing). */
 	const struct module_load *tl = process_find(proc, target);
-	if (!tl || !tl->mod->img_ok || !elf_image_fde_start(&tl->mod->img, target - tl->bias, &next))
+	if (!tl || !tl->mod->elf_ok || !ember_elf_fde_start(&tl->mod->elf, target - tl->bias, &next))
 		return CAND_GOOD;
 	if (callee_pc >= target && callee_pc - tl->bias < next)
 		return CAND_GOOD;
-	if (elf_image_read(&tl->mod->img, target - tl->bias, b, CALL_INSN_MAX) && ARCH_PLT_STUB(b, CALL_INSN_MAX))
+	if (ember_elf_read(&tl->mod->elf, target - tl->bias, b, CALL_INSN_MAX) && ARCH_PLT_STUB(b, CALL_INSN_MAX))
 		return CAND_GOOD;
 	return CAND_WEAK;
 }
@@ -124,10 +124,10 @@ bool unwind_prologue_slot(struct process_model *pm, struct process *proc, uint64
 		n = pc - start < n ? (size_t)(pc - start) : n;
 	} else {
 		uint64_t v = pc - ml->bias;
-		if (!ml->mod->img_ok || !elf_image_func_start(&ml->mod->img, v, &start))
+		if (!ml->mod->elf_ok || !ember_elf_func_start(&ml->mod->elf, v, &start))
 			return false;
 		n = v - start < sizeof buf ? (size_t)(v - start) : sizeof buf;
-		if (!elf_image_read(&ml->mod->img, start, buf, n))
+		if (!ember_elf_read(&ml->mod->elf, start, buf, n))
 			return false;
 	}
 	if (!ARCH_PROLOGUE(code, n, &pro))

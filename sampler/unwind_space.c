@@ -27,16 +27,16 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct unwind_ctx *ctx = arg;
 	const struct module_load *ml = process_find(ctx->proc, ip);
 	int rc = -UNW_ENOINFO;
-	if (ml && ml->mod->img_ok && ml->mod->img.eh_frame_hdr) {
-		const struct elf_image *img = &ml->mod->img;
+	if (ml && ml->mod->elf_ok && ml->mod->elf.eh_frame_hdr) {
+		const struct ember_elf *elf = &ml->mod->elf;
 		unw_dyn_info_t di = {
 			.format = UNW_INFO_FORMAT_REMOTE_TABLE,
-			.start_ip = ml->bias + img->exec_lo,
-			.end_ip = ml->bias + img->exec_hi,
+			.start_ip = ml->bias + elf->exec_lo,
+			.end_ip = ml->bias + elf->exec_hi,
 			.u.rti = {
-				.segbase = ml->bias + img->eh_frame_hdr,
-				.table_data = ml->bias + img->eh_frame_hdr + 12,
-				.table_len = img->fde_count * 8 / sizeof(unw_word_t),
+				.segbase = ml->bias + elf->eh_frame_hdr,
+				.table_data = ml->bias + elf->eh_frame_hdr + EMBER_EH_FRAME_HDR_TABLE,
+				.table_len = elf->fde_count * EMBER_EH_FRAME_HDR_ENTRY / sizeof(unw_word_t),
 			},
 		};
 		rc = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
@@ -83,7 +83,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	const struct module_load *ml = ctx->last_load;
 	if (!ml || addr < ml->lo || addr >= ml->hi)
 		ml = ctx->last_load = process_find(ctx->proc, addr);
-	if (ml && ml->mod->img_ok && elf_image_read(&ml->mod->img, addr - ml->bias, valp, sizeof *valp))
+	if (ml && ml->mod->elf_ok && ember_elf_read(&ml->mod->elf, addr - ml->bias, valp, sizeof *valp))
 		return 0;
 	/* A read just above a copy that filled its whole reservation: the stack
 	 * goes on, we simply did not copy it. */

@@ -1,5 +1,5 @@
-/* Unit tests for sampler/: ELF image parsing and load bias against what the
- * dynamic loader says, a full unwind of a stack copy taken in process
+/* Unit tests for sampler/: the ELF view of the test binary and load bias
+ * against what the dynamic loader says, a full unwind of a stack copy taken in process
  * through a known call chain, through frames without CFI (the stack scan),
  * and the call-instruction decoders the scan relies on. */
 #define _GNU_SOURCE
@@ -15,7 +15,7 @@
 #include "check.h"
 #include "sampler_internal.h"
 
-/* ---- ELF image and bias ---- */
+/* ---- ELF files (common/elf_view.h) as the unwinder reads them, and load bias ---- */
 
 struct loaded { const char *name_part; uintptr_t bias; bool found; };
 
@@ -33,10 +33,10 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static void test_elf_image_self(void)
+static void test_elf_view_self(void)
 {
-	struct elf_image img;
-	CHECK(elf_image_open(&img, "/proc/self/exe") == 0);
+	struct ember_elf img;
+	CHECK(ember_elf_open(&img, "/proc/self/exe") == 0);
 	CHECK(img.nloads >= 2);
 	CHECK(img.eh_frame_hdr != 0);
 	CHECK(img.fde_count > 10);
@@ -48,13 +48,13 @@ static void test_elf_image_self(void)
 	dl_iterate_phdr(find_object, &exe);
 	CHECK(exe.found);
 	uint8_t from_file[32];
-	uint64_t vaddr = (uintptr_t)test_elf_image_self - exe.bias;
-	CHECK(elf_image_read(&img, vaddr, from_file, sizeof from_file));
-	CHECK(memcmp(from_file, (const void *)(uintptr_t)test_elf_image_self, sizeof from_file) == 0);
-	CHECK(!elf_image_read(&img, img.max_vaddr + 4096, from_file, 8));
-	elf_image_close(&img);
-	CHECK(elf_image_open(&img, "/proc/self/status") != 0);   /* not ELF */
-	CHECK(elf_image_open(&img, "/nonexistent/file") != 0);
+	uint64_t vaddr = (uintptr_t)test_elf_view_self - exe.bias;
+	CHECK(ember_elf_read(&img, vaddr, from_file, sizeof from_file));
+	CHECK(memcmp(from_file, (const void *)(uintptr_t)test_elf_view_self, sizeof from_file) == 0);
+	CHECK(!ember_elf_read(&img, img.max_vaddr + 4096, from_file, 8));
+	ember_elf_close(&img);
+	CHECK(ember_elf_open(&img, "/proc/self/status") != 0);   /* not ELF */
+	CHECK(ember_elf_open(&img, "/nonexistent/file") != 0);
 }
 
 static void test_bias_matches_loader(void)
@@ -505,7 +505,7 @@ void test_frame_probes(void)
 int main(void)
 {
 	test_frame_probes();
-	test_elf_image_self();
+	test_elf_view_self();
 	test_bias_matches_loader();
 	test_thread_names();
 	test_jit_mappings();
