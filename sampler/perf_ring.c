@@ -13,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampler_internal.h"
+#include "perf_regs.h"
+#include "perf_ring.h"
 
 int perf_online_cpus(int *cpus, int max)
 {

@@ -1,8 +1,7 @@
-/* What the sampler knows about its targets: for each process, which ELF
- * modules are loaded where (fed by MMAP2 records and /proc/PID/maps), and the
- * name of every thread (COMM records and /proc).  Modules are shared between
- * processes and never freed before the sampler is: their ids are what the
- * cold path symbolizes against. */
+/* What the sampler knows about its targets (process_model.h): for each
+ * process, which ELF modules are loaded where (fed by MMAP2 records and
+ * /proc/PID/maps), and the name of every thread (COMM records and /proc).
+ * Modules are shared between processes. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -12,17 +11,10 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "sampler_internal.h"
-
-uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "clock.h"
+#include "process_model.h"
 
 static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
@@ -84,11 +76,8 @@ int process_model_init(struct process_model *pm)
 void process_model_free(struct process_model *pm)
 {
 	for (size_t i = 0; i < pm->nprocs; i++) {
-		if (pm->procs[i]->unwind)
-			unwind_space_free(pm->procs[i]->unwind);
 		free(pm->procs[i]->loads);
 		free(pm->procs[i]->jitdump);
-		free(pm->procs[i]->jit_code);
 		free(pm->procs[i]);
 	}
 	free(pm->procs);
@@ -132,7 +121,7 @@ struct process *process_get(struct process_model *pm, pid_t pid, bool create)
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->unwind = unwind_space_new();
+	p->index = (uint32_t)pm->nprocs;
 	check_mount_ns(pm, p);
 	pm->procs[pm->nprocs++] = p;
 	return p;
@@ -257,17 +246,18 @@ static struct module *jit_module_get(struct process_model *pm, const struct proc
 	return m;
 }
 
-/* Put ml into proc's sorted loads, dropping whatever it overlaps (an
- * unmapped library replaced at the same addresses, freed JIT code, or our
- * own older, narrower entry). */
-static void insert_load(struct process *proc, const struct module_load *ml)
+/* Put ml into proc's sorted loads, under a new serial, dropping whatever it
+ * overlaps (an unmapped library replaced at the same addresses, freed JIT
+ * code, or our own older, narrower entry). */
+static void insert_load(struct process_model *pm, struct process *proc, struct module_load *ml)
 {
 	size_t w = 0;
+	ml->serial = ++pm->load_serial;
 	for (size_t i = 0; i < proc->nloads; i++) {
 		struct module_load *l = &proc->loads[i];
 		if (l->lo < ml->hi && ml->lo < l->hi) {
-			if (proc->unwind && !(l->mod == ml->mod && l->bias == ml->bias))
-				unwind_space_flush(proc->unwind, l->lo, l->hi);
+			if (!(l->mod == ml->mod && l->bias == ml->bias))
+				proc->unmap_gen++;   /* other code there now */
 			continue;
 		}
 		proc->loads[w++] = *l;
@@ -307,11 +297,8 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 		const struct module_load *have = process_find(proc, start);
 		if (!mod || (have && have->mod == mod && have->lo == start && have->hi == start + len))
 			return;
-		insert_load(proc, &(struct module_load){ .lo = start, .hi = start + len, .mod = mod });
+		insert_load(pm, proc, &(struct module_load){ .lo = start, .hi = start + len, .mod = mod });
 		proc->has_jit = proc->jit_changed = true;
-		for (size_t i = 0; proc->jit_code && i < JIT_CODE_SETS * JIT_CODE_WAYS; i++)
-			if (proc->jit_code[i].start >= start && proc->jit_code[i].start < start + len)
-				proc->jit_code[i].start = 0;   /* (code there may have been replaced) */
 		return;
 	}
 	if (ignored_path(path))
@@ -347,7 +334,7 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 			break;
 		}
 	}
-	insert_load(proc, &ml);
+	insert_load(pm, proc, &ml);
 }
 
 const struct module_load *process_find(const struct process *proc, uint64_t addr)
@@ -368,7 +355,7 @@ const struct module_load *process_find(const struct process *proc, uint64_t addr
 
 int process_load_proc_maps(struct process_model *pm, struct process *proc, bool force)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = ember_now_ns();
 	if (!force && now - proc->last_maps_reload_ns < 50 * 1000000ull)
 		return 0;
 	proc->last_maps_reload_ns = now;
@@ -402,9 +389,7 @@ void process_exec(struct process_model *pm, struct process *proc)
 	free(proc->jitdump);
 	proc->jitdump = NULL;
 	proc->code_gen++;
-	if (proc->unwind)
-		unwind_space_free(proc->unwind);
-	proc->unwind = unwind_space_new();
+	proc->unmap_gen++;
 }
 
 void process_fork(struct process_model *pm, pid_t parent, pid_t child)

@@ -18,10 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sampler_internal.h"
+#include "clock.h"
+#include "perf_ring.h"
+#include "process_model.h"
+#include "unwinder.h"
 
 #define MAX_CPUS 1024
-#define SCRATCH_SIZE (64 * 1024 + 4096)
 #define MAX_KERNEL_FRAMES 128
 
 struct ember_sampler {
@@ -38,6 +40,7 @@ struct ember_sampler {
 	bool attached;
 	bool stopped;
 	struct process_model pm;
+	struct unwinder unw;
 	struct ember_sampler_stats stats;
 	uint8_t *scratch;
 	struct ember_frame_addr frames[EMBER_MAX_FRAMES];
@@ -78,7 +81,8 @@ struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts)
 	if (!s)
 		return NULL;
 	s->opts = *opts;
-	s->scratch = malloc(SCRATCH_SIZE);
+	s->scratch = malloc(PERF_RECORD_MAX);
+	unwinder_init(&s->unw);
 	s->ncpus = perf_online_cpus(s->cpus, MAX_CPUS);
 	s->rings = calloc((size_t)s->ncpus, sizeof *s->rings);
 	/* One per CPU ring, then the caller's wake fd (hooks.wake_fd). */
@@ -113,6 +117,7 @@ void ember_sampler_free(struct ember_sampler *s)
 		return;
 	if (s->rings)
 		close_events(s);
+	unwinder_free(&s->unw);
 	process_model_free(&s->pm);
 	free(s->fds);
 	free(s->rings);
@@ -439,13 +444,17 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 		s->hooks.early(s->hooks.early_arg, &smp);
 	struct unwind_input in = { .regs = regs, .stack = stack, .stack_len = dyn_size,
 				   .stack_reserved = size };
-	uint64_t t0 = monotonic_ns();
+	uint64_t t0 = ember_now_ns();
+	/* A PC in no known module: its MMAP2 may still sit in another CPU's
+	 * ring (dlopen), so look at /proc/PID/maps once before giving up. */
+	if (!process_find(proc, smp.ip) && !proc->exited)
+		process_load_proc_maps(&s->pm, proc, false);
 	struct unwind_probes pr = { .fn = s->hooks.probe, .arg = s->hooks.probe_arg, .out = s->probes };
-	smp.nframes = unwind_sample(&s->pm, proc, &in, s->frames, EMBER_MAX_FRAMES, &smp.flags,
+	smp.nframes = unwind_sample(&s->unw, proc, &in, s->frames, EMBER_MAX_FRAMES, &smp.flags,
 				    s->hooks.probe ? &pr : NULL);
 	smp.nprobes = s->hooks.probe ? pr.n : 0;
 	smp.probes = s->probes;
-	s->stats.unwind_ns += monotonic_ns() - t0;
+	s->stats.unwind_ns += ember_now_ns() - t0;
 	smp.frames = s->frames;
 	s->stats.no_cfi += (smp.flags & EMBER_SAMPLE_NO_CFI) != 0;
 	s->stats.scanned += (smp.flags & EMBER_SAMPLE_SCANNED) != 0;
@@ -584,8 +593,8 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler_hooks *hooks)
 {
 	s->hooks = *hooks;
-	s->pm.jit_start = hooks->jit_start;
-	s->pm.jit_start_arg = hooks->jit_start_arg;
+	s->unw.jit_start = hooks->jit_start;
+	s->unw.jit_start_arg = hooks->jit_start_arg;
 }
 
 void ember_sampler_stop(struct ember_sampler *s)
@@ -603,8 +612,8 @@ const char *ember_sampler_error(const struct ember_sampler *s)
 void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler_stats *st)
 {
 	*st = s->stats;
-	st->scans = s->pm.scans;
-	st->scan_ns = s->pm.scan_ns;
+	st->scans = s->unw.scans;
+	st->scan_ns = s->unw.scan_ns;
 }
 
 uint32_t ember_sampler_module_count(const struct ember_sampler *s)

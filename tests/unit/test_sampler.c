@@ -13,7 +13,7 @@
 
 #include "arch_insn.h"
 #include "check.h"
-#include "sampler_internal.h"
+#include "unwinder.h"
 
 /* ---- ELF files (common/elf_view.h) as the unwinder reads them, and load bias ---- */
 
@@ -123,6 +123,17 @@ static void test_jit_mappings(void)
 	uint32_t gen = a->code_gen;
 	process_add_mapping(&pm, a, 0x7f0000010000, 0x1000, 0, "//anon", NULL, 0);
 	CHECK(a->code_gen == gen && a->nloads == 3);
+	/* Code mapped over code is another load (a new serial, which the
+	 * unwinder's cache of JIT code bytes checks); code of another module
+	 * there, or an exec, makes what was read from the old code stale. */
+	uint64_t serial = process_find(a, 0x7f0000000000)->serial;
+	uint32_t unmapped = a->unmap_gen;
+	process_add_mapping(&pm, a, 0x7f0000000000, 0x1000, 0, "//anon", NULL, 0);
+	CHECK(process_find(a, 0x7f0000000000)->serial != serial && a->unmap_gen == unmapped);
+	process_add_mapping(&pm, a, 0x7f0000000000, 0x1000, 0, "[anon:other-jit]", NULL, 0);
+	CHECK(a->unmap_gen == unmapped + 1);
+	process_exec(&pm, a);
+	CHECK(a->nloads == 0 && a->unmap_gen == unmapped + 2 && a->code_gen > gen);
 	process_model_free(&pm);
 }
 
@@ -163,10 +174,11 @@ static const char *name_of(const struct process *proc, const struct ember_frame_
 	return "?";
 }
 
-/* A process model of this process, its mappings loaded. */
-static struct process *self_model(struct process_model *pm)
+/* A process model of this process, its mappings loaded, and an unwinder. */
+static struct process *self_model(struct process_model *pm, struct unwinder *uw)
 {
 	process_model_init(pm);
+	unwinder_init(uw);
 	struct process *self = process_get(pm, getpid(), true);
 	process_load_proc_maps(pm, self, true);
 	return self;
@@ -186,11 +198,12 @@ void test_unwind_in_process(void)
 	chain_a(&snap);
 
 	struct process_model pm;
-	struct process *self = self_model(&pm);
+	struct unwinder uw;
+	struct process *self = self_model(&pm, &uw);
 	struct unwind_input in = input_of(&snap);
 	struct ember_frame_addr frames[64];
 	uint32_t flags = 0;
-	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(n >= 5);
 	const char *want[] = { "?", "chain_c", "chain_b", "chain_a", "test_unwind_in_process" };
 	for (int i = 1; i < 5 && i < (int)n; i++)
@@ -206,7 +219,7 @@ void test_unwind_in_process(void)
 	in.stack_len = 64;
 	in.stack_reserved = 64;
 	flags = 0;
-	uint32_t m = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	uint32_t m = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(m < n);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
 
@@ -214,8 +227,9 @@ void test_unwind_in_process(void)
 	in.stack_len = snap.len;
 	in.stack_reserved = snap.len + 8;
 	flags = 0;
-	CHECK(unwind_sample(&pm, self, &in, frames, 3, &flags, NULL) == 3);
+	CHECK(unwind_sample(&uw, self, &in, frames, 3, &flags, NULL) == 3);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
+	unwinder_free(&uw);
 	process_model_free(&pm);
 }
 
@@ -243,7 +257,8 @@ void test_unwind_no_cfi(void)
 {
 	static struct snapshot snap;
 	struct process_model pm;
-	struct process *self = self_model(&pm);
+	struct unwinder uw;
+	struct process *self = self_model(&pm, &uw);
 	struct ember_frame_addr frames[64];
 
 	/* A leaf kernel: its caller is found by scanning, past stale return
@@ -251,7 +266,7 @@ void test_unwind_no_cfi(void)
 	kern_outer(&snap);
 	struct unwind_input in = input_of(&snap);
 	uint32_t flags = 0;
-	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	const char *want_k[] = { "kernel_no_cfi", "kern_caller", "kern_outer", "test_unwind_no_cfi" };
 	CHECK(n >= 5);
 	for (int i = 0; i < 4 && i < (int)n; i++)
@@ -266,7 +281,7 @@ void test_unwind_no_cfi(void)
 	 * above what was copied, so the stack is truncated, not complete. */
 	in.stack_len = in.stack_reserved = 8192;
 	flags = 0;
-	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(n == 1);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
 	CHECK(!(frames[0].flags & EMBER_FRAME_SCANNED));
@@ -275,7 +290,7 @@ void test_unwind_no_cfi(void)
 	cb_outer(&snap);
 	in = input_of(&snap);
 	flags = 0;
-	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	const char *want_c[] = { "?", "cb_leaf", "callback_no_cfi", "cb_outer", "test_unwind_no_cfi" };
 	CHECK(n >= 6);
 	for (int i = 1; i < 5 && i < (int)n; i++)
@@ -296,11 +311,11 @@ void test_unwind_no_cfi(void)
 		const struct module_load *jl = process_find(self, (uint64_t)(uintptr_t)jit_kernel_fn);
 		CHECK(jl && jl->mod->jit_pid == getpid());
 		for (int with_start = 0; with_start < 2; with_start++) {
-			pm.jit_start = with_start ? jit_start_of : NULL;
+			uw.jit_start = with_start ? jit_start_of : NULL;
 			in = input_of(&snap);
 			flags = 0;
-			uint64_t scans0 = pm.scans;
-			n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+			uint64_t scans0 = uw.scans;
+			n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 			CHECK(n >= 4 && frames[0].module == (jl ? jl->mod->id : 0) && (frames[0].flags & EMBER_FRAME_SCANNED));
 			if (n < 2 || strcmp(name_of(self, &frames[1]), "jit_caller") != 0) {
 				fprintf(stderr, "  JIT kernel, %s:", with_start ? "its start known" : "scan only");
@@ -310,22 +325,23 @@ void test_unwind_no_cfi(void)
 			}
 			CHECK(n >= 2 && !strcmp(name_of(self, &frames[1]), "jit_caller"));
 			CHECK(n >= 3 && !strcmp(name_of(self, &frames[2]), "test_unwind_no_cfi"));
-			CHECK(reaches_main(self, frames, n) && pm.scans == scans0 + 1);
+			CHECK(reaches_main(self, frames, n) && uw.scans == scans0 + 1);
 			CHECK(!(flags & (EMBER_SAMPLE_UNWIND_ERROR | EMBER_SAMPLE_TRUNCATED)));
 		}
-		pm.jit_start = NULL;
+		uw.jit_start = NULL;
 	}
 
 	/* A stack with CFI all the way scans nothing. */
 	chain_a(&snap);
 	in = input_of(&snap);
 	flags = 0;
-	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(!(flags & (EMBER_SAMPLE_NO_CFI | EMBER_SAMPLE_SCANNED)));
 	bool any = false;
 	for (uint32_t i = 0; i < n; i++)
 		any |= (frames[i].flags & EMBER_FRAME_SCANNED) != 0;
 	CHECK(!any);
+	unwinder_free(&uw);
 	process_model_free(&pm);
 }
 #endif
@@ -475,7 +491,8 @@ void test_frame_probes(void)
 	probe_holder(&snap);
 
 	struct process_model pm;
-	struct process *self = self_model(&pm);
+	struct unwinder uw;
+	struct process *self = self_model(&pm, &uw);
 	struct unwind_input in = input_of(&snap);
 	/* probe_holder's extent: from its symbol, generously (it is small) */
 	Dl_info di;
@@ -485,7 +502,7 @@ void test_frame_probes(void)
 	struct unwind_probes pr = { .fn = pick_holder, .arg = &pick, .out = out };
 	struct ember_frame_addr frames[64];
 	uint32_t flags = 0;
-	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, &pr);
+	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, &pr);
 	CHECK(n >= 4);
 	CHECK(pick.asked >= n - 1);          /* asked for every frame */
 	CHECK(pr.n == 1);
@@ -499,6 +516,7 @@ void test_frame_probes(void)
 			found |= out[0].cand[k] == HELD_ON_STACK;
 		CHECK(out[0].ncand > EMBER_PROBE_REGS && found);
 	}
+	unwinder_free(&uw);
 	process_model_free(&pm);
 }
 
