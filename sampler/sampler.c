@@ -24,7 +24,8 @@
 #include "unwinder.h"
 
 #define MAX_CPUS 1024
-#define MAX_KERNEL_FRAMES 128
+#define MAX_KERNEL_FRAMES 128        /* kernel frames kept per sample (--kernel) */
+#define MAX_PATH_LEN 4096            /* a mapped file's name, NUL included (PATH_MAX) */
 
 struct ember_sampler {
 	struct ember_sampler_opts opts;
@@ -368,66 +369,18 @@ int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
 
 /* ---- records ---- */
 
-struct sample_reader {
-	const uint8_t *p, *end;
-	bool ok;
-};
-
-static uint64_t rd64(struct sample_reader *r)
-{
-	uint64_t v = 0;
-	if (r->end - r->p < 8) {
-		r->ok = false;
-		return 0;
-	}
-	memcpy(&v, r->p, 8);
-	r->p += 8;
-	return v;
-}
-
 static void handle_sample(struct ember_sampler *s, const struct perf_event_header *h)
 {
-	struct sample_reader r = { (const uint8_t *)(h + 1), (const uint8_t *)h + h->size, true };
-	struct ember_sample smp = { 0 };
-	rd64(&r);                                   /* ip (kernel address when in kernel) */
-	uint64_t pidtid = rd64(&r);
-	smp.pid = (uint32_t)pidtid;
-	smp.tid = (uint32_t)(pidtid >> 32);
-	smp.time_ns = rd64(&r);
-	rd64(&r);                                   /* cpu */
-	rd64(&r);                                   /* period */
+	struct perf_sample ps;
+	if (!perf_parse_sample(h, s->attr.sample_type, &ps, s->kernel_ips, MAX_KERNEL_FRAMES))
+		return;
+	struct ember_sample smp = { .pid = ps.pid, .tid = ps.tid, .time_ns = ps.time_ns, .nkernel = ps.nkernel };
 	if (h->misc & PERF_RECORD_MISC_KERNEL)
 		smp.flags |= EMBER_SAMPLE_IN_KERNEL;
-	if (s->attr.sample_type & PERF_SAMPLE_CALLCHAIN) {
-		uint64_t nr = rd64(&r);
-		for (uint64_t i = 0; i < nr && r.ok; i++) {
-			uint64_t ip = rd64(&r);
-			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-				continue;   /* context markers */
-			if (smp.nkernel < MAX_KERNEL_FRAMES)
-				s->kernel_ips[smp.nkernel++] = ip;
-		}
+	if (s->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
 		smp.kernel_ips = s->kernel_ips;
-	}
-	uint64_t abi = rd64(&r);
-	uint64_t regs[PERF_REGS_COUNT] = { 0 };
-	if (abi) {
-		for (int i = 0; i < PERF_REGS_COUNT; i++)
-			regs[i] = rd64(&r);
-	}
-	uint64_t size = rd64(&r);
-	const uint8_t *stack = r.p;
-	uint64_t dyn_size = 0;
-	if (size && r.ok && (uint64_t)(r.end - r.p) >= size + 8) {
-		r.p += size;
-		dyn_size = rd64(&r);
-		if (dyn_size > size)
-			dyn_size = size;
-	}
-	if (!r.ok)
-		return;
 	s->stats.samples++;
-	if (!abi) {
+	if (!ps.abi) {
 		/* No user registers: a kernel thread, or a task exiting. */
 		s->stats.unwind_errors++;
 		return;
@@ -437,13 +390,13 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 		return;
 	if (proc->nloads == 0 && !proc->exited)
 		process_load_proc_maps(&s->pm, proc, true);
-	smp.sp = regs[PERF_REG_SP];
-	smp.ip = regs[PERF_REG_IP];
+	smp.sp = ps.regs[PERF_REG_SP];
+	smp.ip = ps.regs[PERF_REG_IP];
 	smp.code_gen = proc->code_gen;
 	if (s->hooks.early)
 		s->hooks.early(s->hooks.early_arg, &smp);
-	struct unwind_input in = { .regs = regs, .stack = stack, .stack_len = dyn_size,
-				   .stack_reserved = size };
+	struct unwind_input in = { .regs = ps.regs, .stack = ps.stack, .stack_len = ps.stack_len,
+				   .stack_reserved = ps.stack_size };
 	uint64_t t0 = ember_now_ns();
 	/* A PC in no known module: its MMAP2 may still sit in another CPU's
 	 * ring (dlopen), so look at /proc/PID/maps once before giving up. */
@@ -468,81 +421,60 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 	s->delivered++;
 }
 
+/* An executable mapping: into the process model. */
+static void handle_mmap2(struct ember_sampler *s, const struct perf_event_header *h)
+{
+	struct perf_mmap2 m;
+	char name[MAX_PATH_LEN];
+	if (!perf_parse_mmap2(h, &m) || m.name_len >= sizeof name)
+		return;
+	memcpy(name, m.name, m.name_len);
+	name[m.name_len] = 0;
+	if (!(m.prot & PROT_EXEC))
+		return;
+	struct process *proc = process_get(&s->pm, (pid_t)m.pid, true);
+	if (proc)
+		process_add_mapping(&s->pm, proc, m.addr, m.len, m.pgoff, name, m.build_id, m.build_id_len);
+}
+
 static void handle_record(void *arg, const struct perf_event_header *h)
 {
 	struct ember_sampler *s = arg;
-	const uint8_t *b = (const uint8_t *)(h + 1);
-	size_t blen = h->size - sizeof *h;
-	uint32_t u32[4];
+	struct perf_comm c;
+	struct perf_task t;
+	uint64_t lost;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		handle_sample(s, h);
 		break;
-	case PERF_RECORD_MMAP2: {
-		if (blen < 64 + 1)
-			break;
-		uint64_t addr, len, pgoff;
-		uint32_t prot;
-		memcpy(u32, b, 8);
-		memcpy(&addr, b + 8, 8);
-		memcpy(&len, b + 16, 8);
-		memcpy(&pgoff, b + 24, 8);
-		memcpy(&prot, b + 56, 4);
-		const uint8_t *bid = NULL;
-		size_t bid_len = 0;
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			bid_len = b[32] <= 20 ? b[32] : 20;
-			bid = b + 36;
-		}
-		char name[4096];
-		size_t nlen = strnlen((const char *)b + 64, blen - 64);
-		if (nlen >= sizeof name)
-			break;
-		memcpy(name, b + 64, nlen);
-		name[nlen] = 0;
-		if (!(prot & PROT_EXEC))
-			break;
-		struct process *proc = process_get(&s->pm, (pid_t)u32[0], true);
-		if (proc)
-			process_add_mapping(&s->pm, proc, addr, len, pgoff, name, bid, bid_len);
+	case PERF_RECORD_MMAP2:
+		handle_mmap2(s, h);
 		break;
-	}
-	case PERF_RECORD_COMM: {
-		if (blen < 9)
+	case PERF_RECORD_COMM:
+		if (!perf_parse_comm(h, &c))
 			break;
-		memcpy(u32, b, 8);
-		size_t nlen = strnlen((const char *)b + 8, blen - 8);
 		if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
-			struct process *proc = process_get(&s->pm, (pid_t)u32[0], false);
+			struct process *proc = process_get(&s->pm, (pid_t)c.pid, false);
 			if (proc)
 				process_exec(&s->pm, proc);
 		}
-		thread_set_name(&s->pm, u32[0], u32[1], (const char *)b + 8, nlen);
+		thread_set_name(&s->pm, c.pid, c.tid, c.comm, c.comm_len);
 		break;
-	}
-	case PERF_RECORD_FORK: {
-		if (blen < 16)
+	case PERF_RECORD_FORK:
+		if (!perf_parse_task(h, &t))
 			break;
-		memcpy(u32, b, 16);   /* pid, ppid, tid, ptid */
-		if (u32[0] != u32[1])
-			process_fork(&s->pm, (pid_t)u32[1], (pid_t)u32[0]);
-		thread_set_parent(&s->pm, u32[0], u32[2], u32[3]);
+		if (t.pid != t.ppid)
+			process_fork(&s->pm, (pid_t)t.ppid, (pid_t)t.pid);
+		thread_set_parent(&s->pm, t.pid, t.tid, t.ptid);
 		break;
-	}
 	case PERF_RECORD_EXIT:
-		if (blen >= 16) {
-			memcpy(u32, b, 16);
-			if (u32[0] == u32[2])
-				process_exit(&s->pm, (pid_t)u32[0]);
-		}
+		if (perf_parse_task(h, &t) && t.pid == t.tid)
+			process_exit(&s->pm, (pid_t)t.pid);
 		break;
 	case PERF_RECORD_LOST:
-		if (blen >= 16) {
-			uint64_t lost;
-			memcpy(&lost, b + 8, 8);
+		if (perf_parse_lost(h, &lost))
 			s->stats.lost += lost;
-		}
 		break;
 	default:
 		break;
