@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "elf_view.h"
+#include "idtab.h"
 
 struct module {
 	uint32_t id;               /* index in process_model.mods: ember_module_info's id */
@@ -32,6 +33,8 @@ struct module {
 	                            * one module per process and mapping name; addresses are absolute) */
 	struct ember_elf elf;      /* the file, mapped (common/elf_view.h) */
 	bool elf_ok;               /* it opened, and its build-id matches the mapping's */
+	struct module *next_same_key;  /* the next module (by id) with this path in this namespace:
+	                                * another build of the file */
 };
 
 /* A module loaded in one process at one bias, covering [lo, hi). */
@@ -67,17 +70,21 @@ struct thread_name {
 };
 
 struct process_model {
-	struct process **procs;
+	struct process **procs;            /* by struct process.index */
 	size_t nprocs, procs_cap;
-	struct module **mods;
+	struct ember_idtab proc_index;     /* pid -> index */
+	struct module **mods;              /* by struct module.id */
 	size_t nmods, mods_cap;
-	struct thread_name *threads;       /* open-addressing hash on tid */
-	size_t threads_cap, nthreads;
+	struct ember_idtab mod_index;      /* (path, ns_pid, jit_pid) -> first module id */
+	struct thread_name *threads;       /* thread_names.c */
+	size_t nthreads, threads_cap;
+	struct ember_idtab thread_index;   /* tid (unique system-wide) -> index in threads */
 	uint64_t load_serial;              /* the last module_load.serial given */
 	char vdso_path[64];                /* dump of ember's own vDSO image, "" if none */
 	char self_mnt_ns[64];
 };
 
+/* 0, or -1 on OOM (then nothing is left to free). */
 int process_model_init(struct process_model *pm);
 void process_model_free(struct process_model *pm);
 /* The process pid, made (empty) when create; NULL when absent or on OOM. */
@@ -97,6 +104,8 @@ void process_fork(struct process_model *pm, pid_t parent, pid_t child);
 void process_exit(struct process_model *pm, pid_t pid);
 /* The module load covering addr, or NULL.  On the unwinder's hot path. */
 const struct module_load *process_find(const struct process *proc, uint64_t addr);
+
+/* ---- thread_names.c ---- */
 
 void thread_set_name(struct process_model *pm, uint32_t pid, uint32_t tid, const char *comm, size_t len);
 /* A new thread (FORK): until it renames itself it has its creator's name,

@@ -4,7 +4,6 @@
  * record does, sampler_records.c. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "sampler_internal.h"
 
 int sampler_fail(struct ember_sampler *s, enum ember_sampler_err code, const char *fmt, ...)
@@ -75,20 +75,15 @@ void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler
 
 /* ---- the drain ---- */
 
+/* Has the attached process ended (gone, or a zombie)? */
 static bool target_gone(pid_t pid)
 {
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return true;
-	char path[64], buf[256];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[256];
+	if (ember_proc_read(pid, "stat", buf, sizeof buf) <= 0)
 		return true;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
+	/* "PID (COMM) STATE ...": the state follows the last ')'. */
 	const char *st = strrchr(buf, ')');
 	return st && (st[2] == 'Z' || st[2] == 'X');
 }

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "grow.h"
+#include "hash.h"
 #include "sampler_internal.h"
 
 static int read_int_file(const char *path, int dflt)
@@ -39,14 +41,8 @@ void sampler_close_events(struct ember_sampler *s)
 
 static bool add_fd(struct ember_sampler *s, int fd)
 {
-	if (s->nfds == s->fds_cap) {
-		size_t ncap = s->fds_cap ? s->fds_cap * 2 : 64;
-		int *p = realloc(s->fds, ncap * sizeof *p);
-		if (!p)
-			return false;
-		s->fds = p;
-		s->fds_cap = ncap;
-	}
+	if (EMBER_GROW(s->fds, s->fds_cap, s->nfds + 1) != 0)
+		return false;
 	s->fds[s->nfds++] = fd;
 	return true;
 }
@@ -211,46 +207,56 @@ int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *chi
 	return 0;
 }
 
-int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
+/* The tids an attach has opened events for. */
+struct tid_set {
+	pid_t *tids;
+	size_t n, cap;
+	struct ember_idtab index;
+};
+
+static bool tid_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct tid_set *)ctx)->tids[id] == *(const pid_t *)key;
+}
+
+/* 1 when tid is new to the set (now in it), 0 when known, -1 on OOM. */
+static int tid_set_add(struct tid_set *set, pid_t tid)
+{
+	uint64_t h = ember_hash_mix((uint64_t)(uint32_t)tid);
+	if (ember_idtab_find(&set->index, h, tid_eq, set, &tid) != UINT32_MAX)
+		return 0;
+	if (EMBER_GROW(set->tids, set->cap, set->n + 1) != 0 || ember_idtab_insert(&set->index, h, (uint32_t)set->n) != 0)
+		return -1;
+	set->tids[set->n++] = tid;
+	return 1;
+}
+
+/* Open events for every thread of pid.  Threads may appear while they are
+ * opened: list again until a pass finds nothing new.  0 or -enum
+ * ember_sampler_err. */
+static int open_threads(struct ember_sampler *s, pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", pid);
-	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "no process with pid %d", pid);
-	s->target = pid;
-	s->attached = true;
-	setup_attr(s, false);
-
-	/* Threads may appear while we open events: list again until a pass
-	 * finds nothing new. */
-	pid_t *seen = NULL;
-	size_t nseen = 0, seen_cap = 0;
+	struct tid_set seen = { 0 };
+	if (ember_idtab_init(&seen.index) != 0)
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "out of memory");
 	int rc = 0;
 	for (bool found = true; found && rc == 0;) {
 		found = false;
 		DIR *d = opendir(path);
 		if (!d) {
-			rc = nseen ? 0 : sampler_fail(s, EMBER_SERR_NO_PROCESS, "process %d exited during attach", pid);
+			rc = seen.n ? 0 : -EMBER_SERR_NO_PROCESS;
 			break;
 		}
 		struct dirent *de;
 		while ((de = readdir(d)) && rc == 0) {
 			pid_t tid = atoi(de->d_name);
-			bool known = tid <= 0;
-			for (size_t i = 0; i < nseen && !known; i++)
-				known = seen[i] == tid;
-			if (known)
+			int added = tid > 0 ? tid_set_add(&seen, tid) : 0;
+			if (added < 0)
+				rc = sampler_fail(s, EMBER_SERR_SYSTEM, "out of memory");
+			if (added <= 0)
 				continue;
-			if (nseen == seen_cap) {
-				seen_cap = seen_cap ? seen_cap * 2 : 64;
-				pid_t *p = realloc(seen, seen_cap * sizeof *p);
-				if (!p) {
-					rc = sampler_fail(s, EMBER_SERR_SYSTEM, "out of memory");
-					break;
-				}
-				seen = p;
-			}
-			seen[nseen++] = tid;
 			found = true;
 			rc = open_for_task(s, tid, false);
 			if (rc == -EMBER_SERR_NO_PROCESS && tid != pid)
@@ -258,7 +264,19 @@ int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
 		}
 		closedir(d);
 	}
-	free(seen);
+	free(seen.tids);
+	ember_idtab_free(&seen.index);
+	return rc;
+}
+
+int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
+{
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "no process with pid %d", pid);
+	s->target = pid;
+	s->attached = true;
+	setup_attr(s, false);
+	int rc = open_threads(s, pid);
 	if (rc == -EMBER_SERR_NO_PROCESS)
 		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "process %d exited during attach", pid);
 	if (rc < 0)

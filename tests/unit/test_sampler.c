@@ -137,6 +137,39 @@ static void test_jit_mappings(void)
 	process_model_free(&pm);
 }
 
+/* One module per path and namespace, unless the build-ids in the mappings
+ * say the file was replaced: then one per build, found by its build-id. */
+static void test_module_builds(void)
+{
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	struct ember_elf e;
+	CHECK(len > 0 && ember_elf_open(&e, "/proc/self/exe") == 0 && e.build_id_len == 20);
+	if (len <= 0 || e.build_id_len != 20)
+		return;
+	exe[len] = 0;
+	uint8_t mine[20], other[20];
+	memcpy(mine, e.build_id, 20);
+	memset(other, 0xab, sizeof other);
+	ember_elf_close(&e);
+	struct process_model pm;
+	process_model_init(&pm);
+	struct process *p = process_get(&pm, 300, true), *q = process_get(&pm, 301, true);
+	process_add_mapping(&pm, p, 0x10000000, 0x1000, 0, exe, mine, 20);
+	process_add_mapping(&pm, q, 0x10000000, 0x1000, 0, exe, other, 20);
+	process_add_mapping(&pm, q, 0x20000000, 0x1000, 0, exe, NULL, 0);
+	const struct module_load *a = process_find(p, 0x10000000), *b = process_find(q, 0x10000000),
+				 *c = process_find(q, 0x20000000);
+	CHECK(a && b && c && pm.nmods == 2);
+	if (a && b && c) {
+		CHECK(a->mod != b->mod && a->mod->elf_ok && !b->mod->elf_ok);   /* the other build: no file */
+		CHECK(c->mod == a->mod);                                        /* no build-id: the first */
+	}
+	process_add_mapping(&pm, p, 0x30000000, 0x1000, 0, exe, other, 20);
+	CHECK(process_find(p, 0x30000000) && b && process_find(p, 0x30000000)->mod == b->mod && pm.nmods == 2);
+	process_model_free(&pm);
+}
+
 static void test_thread_names(void)
 {
 	struct process_model pm;
@@ -526,6 +559,7 @@ int main(void)
 	test_elf_view_self();
 	test_bias_matches_loader();
 	test_thread_names();
+	test_module_builds();
 	test_jit_mappings();
 	test_unwind_in_process();
 	test_call_decoding_aarch64();
