@@ -69,6 +69,13 @@ enum ember_sample_flags {
 #define EMBER_PROBE_WORDS 64         /* words of the frame's own stack region */
 #define EMBER_PROBE_CANDIDATES (EMBER_PROBE_REGS + EMBER_PROBE_WORDS)
 #define EMBER_MAX_PROBES 64          /* probed frames per sample */
+/* The register candidates, cand[0..EMBER_PROBE_REGS). */
+enum ember_probe_reg {
+	EMBER_PROBE_AX, EMBER_PROBE_BX, EMBER_PROBE_CX, EMBER_PROBE_DX, EMBER_PROBE_SI, EMBER_PROBE_DI,
+	EMBER_PROBE_BP, EMBER_PROBE_R8, EMBER_PROBE_R9, EMBER_PROBE_R10, EMBER_PROBE_R11, EMBER_PROBE_R12,
+	EMBER_PROBE_R13, EMBER_PROBE_R14, EMBER_PROBE_R15,
+};
+_Static_assert(EMBER_PROBE_R15 + 1 == EMBER_PROBE_REGS, "one candidate per register");
 struct ember_frame_probe {
 	uint32_t frame;                  /* index into the sample's frames (leaf first) */
 	uint64_t pc;                     /* its pc (absolute; inside the call for callers) */
@@ -76,7 +83,7 @@ struct ember_frame_probe {
 	                                  * otherwise only callee-saved ones (bx bp r12..r15) as
 	                                  * the unwinder restored them, the others are 0 */
 	uint32_t ncand;                  /* valid candidates: EMBER_PROBE_REGS + stack words */
-	/* cand[0..14]: ax bx cx dx si di bp r8..r15; cand[EMBER_PROBE_REGS + k]:
+	/* cand[enum ember_probe_reg]: the registers; cand[EMBER_PROBE_REGS + k]:
 	 * the word at CFA - 8 * (k + 1), inside the frame's own region [SP, CFA)
 	 * and the copy */
 	uint64_t cand[EMBER_PROBE_CANDIDATES];
@@ -96,7 +103,7 @@ struct ember_sample {
 	const uint64_t *kernel_ips;
 	/* Registers at the sample, for readers of interpreter state (Python). */
 	uint64_t sp, ip;
-	uint32_t nprobes;              /* frames picked by the probe function, leaf first */
+	uint32_t nprobes;              /* frames picked by the probe hook, leaf first */
 	const struct ember_frame_probe *probes;
 };
 

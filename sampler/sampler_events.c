@@ -18,6 +18,14 @@
 #include "hash.h"
 #include "sampler_internal.h"
 
+/* The rings: by default room for RING_SAMPLES samples per CPU (each
+ * reserves its stack copy and about SAMPLE_OVERHEAD bytes more), within
+ * RING_BUDGET bytes over all CPUs, and never under RING_MIN_PAGES data pages. */
+#define RING_SAMPLES 128
+#define SAMPLE_OVERHEAD 512
+#define RING_BUDGET (64u << 20)
+#define RING_MIN_PAGES 8
+
 static int read_int_file(const char *path, int dflt)
 {
 	FILE *f = fopen(path, "re");
@@ -109,7 +117,7 @@ static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
 		/* Big rings lose nothing at 999 Hz; an unprivileged user's
 		 * locked-memory budget may allow less, so halve until it fits. */
 		int rc;
-		while ((rc = perf_ring_map(r, fd, s->ring_pages)) == -EPERM && s->ring_pages > 8)
+		while ((rc = perf_ring_map(r, fd, s->ring_pages)) == -EPERM && s->ring_pages > RING_MIN_PAGES)
 			s->ring_pages /= 2;
 		if (rc < 0) {
 			errno = -rc;
@@ -123,14 +131,15 @@ static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
 }
 
 /* A sample reserves its whole stack_size in the ring, however little of the
- * stack was there to copy: room for ~128 of them per CPU (wakeups come at
- * half), within 64 MiB of locked memory over all CPUs. */
+ * stack was there to copy: room for RING_SAMPLES of them per CPU (wakeups
+ * come at half), within RING_BUDGET of locked memory over all CPUs. */
 static size_t default_ring_pages(const struct ember_sampler *s)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), want = 128 * ((size_t)s->opts.stack_size + 512), pages = 8;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t want = RING_SAMPLES * ((size_t)s->opts.stack_size + SAMPLE_OVERHEAD), pages = RING_MIN_PAGES;
 	while (pages * page < want)
 		pages *= 2;
-	while (pages > 8 && pages * page * (size_t)s->ncpus > (64u << 20))
+	while (pages > RING_MIN_PAGES && pages * page * (size_t)s->ncpus > RING_BUDGET)
 		pages /= 2;
 	return pages;
 }

@@ -81,12 +81,15 @@ static inline void put_frame(const struct process *proc, uint64_t pc, struct emb
 
 /* Probe registers in struct ember_frame_probe order, as libunwind numbers. */
 static const unw_regnum_t probe_regs[EMBER_PROBE_REGS] = {
-	UNW_X86_64_RAX, UNW_X86_64_RBX, UNW_X86_64_RCX, UNW_X86_64_RDX, UNW_X86_64_RSI, UNW_X86_64_RDI,
-	UNW_X86_64_RBP, UNW_X86_64_R8, UNW_X86_64_R9, UNW_X86_64_R10, UNW_X86_64_R11, UNW_X86_64_R12,
-	UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15,
+	[EMBER_PROBE_AX] = UNW_X86_64_RAX, [EMBER_PROBE_BX] = UNW_X86_64_RBX, [EMBER_PROBE_CX] = UNW_X86_64_RCX,
+	[EMBER_PROBE_DX] = UNW_X86_64_RDX, [EMBER_PROBE_SI] = UNW_X86_64_RSI, [EMBER_PROBE_DI] = UNW_X86_64_RDI,
+	[EMBER_PROBE_BP] = UNW_X86_64_RBP, [EMBER_PROBE_R8] = UNW_X86_64_R8, [EMBER_PROBE_R9] = UNW_X86_64_R9,
+	[EMBER_PROBE_R10] = UNW_X86_64_R10, [EMBER_PROBE_R11] = UNW_X86_64_R11, [EMBER_PROBE_R12] = UNW_X86_64_R12,
+	[EMBER_PROBE_R13] = UNW_X86_64_R13, [EMBER_PROBE_R14] = UNW_X86_64_R14, [EMBER_PROBE_R15] = UNW_X86_64_R15,
 };
 static const bool callee_saved[EMBER_PROBE_REGS] = {
-	[1] = true, [6] = true, [11] = true, [12] = true, [13] = true, [14] = true,
+	[EMBER_PROBE_BX] = true, [EMBER_PROBE_BP] = true, [EMBER_PROBE_R12] = true,
+	[EMBER_PROBE_R13] = true, [EMBER_PROBE_R14] = true, [EMBER_PROBE_R15] = true,
 };
 
 /* Registers of the frame the cursor is at.  The leaf's come straight from
