@@ -175,7 +175,9 @@ uint64_t ember_elf_bias(const struct ember_elf *e, uint64_t start, uint64_t pgof
 	return start - pgoff;
 }
 
-const uint8_t *ember_elf_at(const struct ember_elf *e, uint64_t vaddr, size_t len)
+/* ember_elf_at, inlined into ember_elf_read: the unwinder reads CFI
+ * through here a word at a time. */
+static inline const uint8_t *bytes_at(const struct ember_elf *e, uint64_t vaddr, size_t len)
 {
 	for (unsigned i = 0; i < e->nloads; i++) {
 		const struct ember_elf_load *l = &e->loads[i];
@@ -185,9 +187,14 @@ const uint8_t *ember_elf_at(const struct ember_elf *e, uint64_t vaddr, size_t le
 	return NULL;
 }
 
+const uint8_t *ember_elf_at(const struct ember_elf *e, uint64_t vaddr, size_t len)
+{
+	return bytes_at(e, vaddr, len);
+}
+
 bool ember_elf_read(const struct ember_elf *e, uint64_t vaddr, void *buf, size_t len)
 {
-	const uint8_t *p = ember_elf_at(e, vaddr, len);
+	const uint8_t *p = bytes_at(e, vaddr, len);
 	if (p)
 		memcpy(buf, p, len);
 	return p != NULL;

@@ -84,8 +84,11 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	const struct module_load *ml = ctx->last_load;
 	if (!ml || addr < ml->lo || addr >= ml->hi)
 		ml = ctx->last_load = process_find(ctx->proc, addr);
-	if (ml && ml->mod->elf_ok && ember_elf_read(&ml->mod->elf, addr - ml->bias, valp, sizeof *valp))
+	const uint8_t *p = ml && ml->mod->elf_ok ? ember_elf_at(&ml->mod->elf, addr - ml->bias, sizeof *valp) : NULL;
+	if (p) {
+		memcpy(valp, p, sizeof *valp);   /* (a fixed size: one load, no call) */
 		return 0;
+	}
 	/* A read just above a copy that filled its whole reservation: the stack
 	 * goes on, we simply did not copy it. */
 	uint64_t sp = in->regs[PERF_REG_SP];
