@@ -324,7 +324,7 @@ static void insert_load(struct process_model *pm, struct process *proc, struct m
 		struct module_load *l = &proc->loads[i];
 		if (l->lo < ml->hi && ml->lo < l->hi) {
 			if (!(l->mod == ml->mod && l->bias == ml->bias))
-				proc->unmap_gen++;   /* other code there now */
+				proc->unmap_gen++;   /* other code at its addresses */
 			continue;
 		}
 		proc->loads[w++] = *l;

@@ -180,11 +180,12 @@ typedef bool (*ember_jit_start_fn)(void *arg, uint32_t pid, uint64_t addr, uint6
  *
  * Every function is called on the thread that runs ember_sampler_poll,
  * from inside that call, one at a time (the sampler has no threads of its
- * own) and never from a signal handler.  Each gets its own arg back.  They
- * may read the sampler (ember_sampler_module, ember_sampler_thread_name,
- * ember_sampler_error) but must not poll, stop, attach, launch or free it.
- * Every microsecond they take delays the sample being read, and the ones
- * after it in the ring. */
+ * own) and never from a signal handler.  Each gets its own arg back, which
+ * must stay valid while the sampler polls.  They may read the sampler
+ * (ember_sampler_module, ember_sampler_thread_name, ember_sampler_error)
+ * but must not poll, stop, attach, launch or free it.  Every microsecond
+ * they take delays the sample being read, and the ones after it in the
+ * ring. */
 struct ember_sampler_hooks {
 	/* Called once per sample with user registers, as soon as it is read
 	 * from the ring and before it is unwound: pid, tid, time_ns, flags
@@ -234,7 +235,7 @@ struct ember_sampler_hooks {
  * Without a call, there are none. */
 void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler_hooks *hooks);
 
-/* Stop sampling (disable and close events) without losing queued samples:
+/* Stop sampling (disable the events) without losing queued samples:
  * call ember_sampler_poll once more with timeout 0 after this. */
 void ember_sampler_stop(struct ember_sampler *s);
 
