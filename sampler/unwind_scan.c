@@ -89,12 +89,14 @@ size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint6
 /* The first bytes of the JIT function at start, read from the target once
  * (JIT code cannot be read from a file).  An entry stands while the load
  * that held start when it was read still does: code mapped over it is
- * another load (process_model.h). */
-static const uint8_t *jit_code(struct unwind_proc *up, const struct process *proc, uint64_t start, size_t *len)
+ * another load (process_model.h).  pc_load: the load of a pc at or after
+ * start, which usually holds start too. */
+static const uint8_t *jit_code(struct unwind_proc *up, const struct process *proc,
+			       const struct module_load *pc_load, uint64_t start, size_t *len)
 {
 	if (!up->jit_code && !(up->jit_code = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *up->jit_code)))
 		return NULL;
-	const struct module_load *ml = process_find(proc, start);
+	const struct module_load *ml = start >= pc_load->lo ? pc_load : process_find(proc, start);
 	uint64_t serial = ml ? ml->serial : 0;
 	/* (JIT functions are small and packed: hash the whole address) */
 	struct jit_code *set = &up->jit_code[((start * EMBER_HASH_GOLDEN) >> (64 - JIT_CODE_SET_BITS)) * JIT_CODE_WAYS];
@@ -126,7 +128,7 @@ bool unwind_prologue_slot(const struct unwinder *u, struct unwind_proc *up, cons
 		return false;
 	} else if (ml->mod->jit_pid) {
 		if (!u->jit_start || !u->jit_start(u->jit_start_arg, (uint32_t)proc->pid, pc, &start) || pc < start ||
-		    !(code = jit_code(up, proc, start, &n)))
+		    !(code = jit_code(up, proc, ml, start, &n)))
 			return false;
 		n = pc - start < n ? (size_t)(pc - start) : n;
 	} else {
