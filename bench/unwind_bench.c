@@ -8,7 +8,7 @@
  *
  * Built against this tree's sampler, and by bench/no_cfi_bench.py against an
  * older one with -DUNWIND_BENCH_OLD (only the chain with CFI: the rest is
- * what the scan added). */
+ * what the scan added), whose unwinder takes the process model itself. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include "stack_snapshot.h"
+#ifndef UNWIND_BENCH_OLD
+#include "unwinder.h"
+#endif
 
 static uint64_t now_ns(void)
 {
@@ -26,27 +29,34 @@ static uint64_t now_ns(void)
 
 static struct snapshot snap;
 
-static void run(const char *name, struct process_model *pm, struct process *self, int rounds)
+/* What unwind_sample takes first. */
+#ifdef UNWIND_BENCH_OLD
+typedef struct process_model bench_unwinder;
+#else
+typedef struct unwinder bench_unwinder;
+#endif
+
+static void run(const char *name, bench_unwinder *uw, struct process *self, int rounds)
 {
 	struct unwind_input in = { .regs = snap.regs, .stack = snap.stack, .stack_len = snap.len,
 				   .stack_reserved = snap.len + 8 };
 	struct ember_frame_addr frames[128];
 	uint32_t flags = 0, n = 0;
 	for (int i = 0; i < 100; i++)   /* caches warm, as in a run */
-		n = unwind_sample(pm, self, &in, frames, 128, &flags, NULL);
+		n = unwind_sample(uw, self, &in, frames, 128, &flags, NULL);
 #ifndef UNWIND_BENCH_OLD
-	uint64_t scans0 = pm->scans, scan_ns0 = pm->scan_ns;
+	uint64_t scans0 = uw->scans, scan_ns0 = uw->scan_ns;
 #endif
 	uint64_t t0 = now_ns();
 	for (int i = 0; i < rounds; i++) {
 		flags = 0;
-		n = unwind_sample(pm, self, &in, frames, 128, &flags, NULL);
+		n = unwind_sample(uw, self, &in, frames, 128, &flags, NULL);
 	}
 	double per = (double)(now_ns() - t0) / rounds;
 	double scan = 0;
 #ifndef UNWIND_BENCH_OLD
-	if (pm->scans > scans0)
-		scan = (double)(pm->scan_ns - scan_ns0) / (double)(pm->scans - scans0);
+	if (uw->scans > scans0)
+		scan = (double)(uw->scan_ns - scan_ns0) / (double)(uw->scans - scans0);
 #endif
 	printf("%s %.0f %u %.0f\n", name, per, n, scan);
 }
@@ -67,23 +77,32 @@ int main(int argc, char **argv)
 	process_model_init(&pm);
 	struct process *self = process_get(&pm, getpid(), true);
 	process_load_proc_maps(&pm, self, true);
+#ifdef UNWIND_BENCH_OLD
+	bench_unwinder *uw = &pm;
+#else
+	bench_unwinder unw, *uw = &unw;
+	unwinder_init(uw);
+#endif
 
 	chain_a(&snap);
-	run("cfi_chain", &pm, self, rounds);
+	run("cfi_chain", uw, self, rounds);
 #if defined(__x86_64__) && !defined(UNWIND_BENCH_OLD)
 	kern_outer(&snap);
-	run("kernel_prologue", &pm, self, rounds);
+	run("kernel_prologue", uw, self, rounds);
 	cb_outer(&snap);
-	run("callback_prologue", &pm, self, rounds);
+	run("callback_prologue", uw, self, rounds);
 	jit_kernel_fn = jit_kernel();
 	if (jit_kernel_fn) {
 		jit_caller(&snap);
 		process_load_proc_maps(&pm, self, true);
-		pm.jit_start = jit_start_of;
-		run("jit_prologue", &pm, self, rounds);
-		pm.jit_start = NULL;
-		run("jit_scan", &pm, self, rounds);
+		uw->jit_start = jit_start_of;
+		run("jit_prologue", uw, self, rounds);
+		uw->jit_start = NULL;
+		run("jit_scan", uw, self, rounds);
 	}
+#endif
+#ifndef UNWIND_BENCH_OLD
+	unwinder_free(uw);
 #endif
 	process_model_free(&pm);
 	return 0;

@@ -25,7 +25,7 @@ static bool in_file(const struct ember_elf *e, uint64_t off, uint64_t len)
 
 static void parse_eh_frame_hdr(struct ember_elf *e, uint64_t vaddr)
 {
-	uint8_t hdr[12];
+	uint8_t hdr[EMBER_EH_FRAME_HDR_TABLE];
 
 	if (!ember_elf_read(e, vaddr, hdr, sizeof hdr))
 		return;
@@ -39,7 +39,7 @@ static void parse_eh_frame_hdr(struct ember_elf *e, uint64_t vaddr)
 	memcpy(&count, hdr + 8, 4);
 	e->eh_frame_hdr = vaddr;
 	e->fde_count = count;
-	e->fde_table = ember_elf_at(e, vaddr + 12, (size_t)count * 8);
+	e->fde_table = ember_elf_at(e, vaddr + EMBER_EH_FRAME_HDR_TABLE, (size_t)count * EMBER_EH_FRAME_HDR_ENTRY);
 }
 
 static void parse_build_id(struct ember_elf *e, Elf *elf, const GElf_Phdr *ph)
@@ -175,7 +175,9 @@ uint64_t ember_elf_bias(const struct ember_elf *e, uint64_t start, uint64_t pgof
 	return start - pgoff;
 }
 
-const uint8_t *ember_elf_at(const struct ember_elf *e, uint64_t vaddr, size_t len)
+/* ember_elf_at, inlined into ember_elf_read: the unwinder reads CFI
+ * through here a word at a time. */
+static inline const uint8_t *bytes_at(const struct ember_elf *e, uint64_t vaddr, size_t len)
 {
 	for (unsigned i = 0; i < e->nloads; i++) {
 		const struct ember_elf_load *l = &e->loads[i];
@@ -185,9 +187,14 @@ const uint8_t *ember_elf_at(const struct ember_elf *e, uint64_t vaddr, size_t le
 	return NULL;
 }
 
+const uint8_t *ember_elf_at(const struct ember_elf *e, uint64_t vaddr, size_t len)
+{
+	return bytes_at(e, vaddr, len);
+}
+
 bool ember_elf_read(const struct ember_elf *e, uint64_t vaddr, void *buf, size_t len)
 {
-	const uint8_t *p = ember_elf_at(e, vaddr, len);
+	const uint8_t *p = bytes_at(e, vaddr, len);
 	if (p)
 		memcpy(buf, p, len);
 	return p != NULL;
@@ -338,7 +345,7 @@ bool ember_elf_fde_start(const struct ember_elf *e, uint64_t vaddr, uint64_t *ne
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		int32_t loc;
-		memcpy(&loc, e->fde_table + mid * 8, 4);
+		memcpy(&loc, e->fde_table + mid * EMBER_EH_FRAME_HDR_ENTRY, 4);
 		if (loc < want)
 			lo = mid + 1;
 		else
@@ -346,12 +353,12 @@ bool ember_elf_fde_start(const struct ember_elf *e, uint64_t vaddr, uint64_t *ne
 	}
 	int32_t loc = 0;
 	if (lo < e->fde_count)
-		memcpy(&loc, e->fde_table + lo * 8, 4);
+		memcpy(&loc, e->fde_table + lo * EMBER_EH_FRAME_HDR_ENTRY, 4);
 	if (lo == e->fde_count || loc != want)
 		return false;
 	*next = UINT64_MAX;
 	if (lo + 1 < e->fde_count) {
-		memcpy(&loc, e->fde_table + (lo + 1) * 8, 4);
+		memcpy(&loc, e->fde_table + (lo + 1) * EMBER_EH_FRAME_HDR_ENTRY, 4);
 		*next = e->eh_frame_hdr + (uint64_t)(int64_t)loc;
 	}
 	return true;

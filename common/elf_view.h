@@ -15,6 +15,12 @@
 
 #define EMBER_ELF_MAX_LOADS 16
 
+/* .eh_frame_hdr's binary-search table starts this many bytes into the
+ * section; each of its fde_count entries is this long: two int32 offsets
+ * from the section's start, a function's first address and its FDE. */
+#define EMBER_EH_FRAME_HDR_TABLE 12
+#define EMBER_EH_FRAME_HDR_ENTRY 8
+
 struct ember_elf_load {
 	uint64_t vaddr, memsz, offset, filesz;
 	bool exec;

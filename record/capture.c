@@ -107,37 +107,32 @@ static bool jit_start(void *arg, uint32_t pid, uint64_t addr, uint64_t *start)
  * are read while they still match; other targets do without (a wake-up
  * costs ember ~10 us a sample), and a native launcher that execs Python
  * later still gets its Python frames, read a little later. */
-void capture_setup(struct ember_record *r)
-{
-	struct ember_sampler_opts *so = &r->opts.sampler;
-	r->poll_ms = POLL_MS;
-	if (!r->python)
-		return;
-	so->wake_per_sample = ember_py_target_likely(r->opts.pid, r->opts.argv);
-	so->bpf_prog_fd = ember_py_session_copier_fd(r->python);
-	int wake_fd = ember_py_session_wake_fd(r->python);
-	if (wake_fd <= 0)
-		return;
-	int drain = r->opts.knobs.py_drain_ms;
-	if (drain < 0) {
-		uint32_t hz = so->freq_hz ? so->freq_hz : 1;
-		drain = (int)(PY_DRAIN_SAMPLES * 1000u / hz);
-		drain = drain < PY_DRAIN_MIN_MS ? PY_DRAIN_MIN_MS : drain > PY_DRAIN_MAX_MS ? PY_DRAIN_MAX_MS : drain;
-	}
-	if (drain > 0) {
-		so->wake_per_sample = false;
-		so->wake_fd = wake_fd;
-		r->poll_ms = drain;
-	}
-}
-
 void capture_hooks(struct ember_record *r)
 {
+	struct ember_sampler_hooks h = { .jit_start = jit_start, .jit_start_arg = r };
+	r->poll_ms = POLL_MS;
 	if (r->python) {
-		ember_sampler_set_early_fn(r->sampler, read_python_early, r);
-		ember_sampler_set_probe(r->sampler, ember_py_session_is_eval, r->python);
+		h.early = read_python_early;
+		h.early_arg = r;
+		h.probe = ember_py_session_is_eval;
+		h.probe_arg = r->python;
+		/* The copier: the sampler attaches it to every event it opens. */
+		h.bpf_prog_fd = ember_py_session_copier_fd(r->python);
+		h.wake_per_sample = ember_py_target_likely(r->opts.pid, r->opts.argv);
+		int wake_fd = ember_py_session_wake_fd(r->python);
+		int drain = r->opts.knobs.py_drain_ms;
+		if (wake_fd > 0 && drain < 0) {
+			uint32_t hz = r->opts.sampler.freq_hz ? r->opts.sampler.freq_hz : 1;
+			drain = (int)(PY_DRAIN_SAMPLES * 1000u / hz);
+			drain = drain < PY_DRAIN_MIN_MS ? PY_DRAIN_MIN_MS : drain > PY_DRAIN_MAX_MS ? PY_DRAIN_MAX_MS : drain;
+		}
+		if (wake_fd > 0 && drain > 0) {
+			h.wake_per_sample = false;
+			h.wake_fd = wake_fd;
+			r->poll_ms = drain;
+		}
 	}
-	ember_sampler_set_jit_start(r->sampler, jit_start, r);
+	ember_sampler_set_hooks(r->sampler, &h);
 }
 
 /* Read the perf maps and jitdumps of processes whose JIT code changed (all

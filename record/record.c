@@ -54,8 +54,6 @@ struct ember_record *ember_record_new(const struct ember_record_opts *o)
 			return NULL;
 		}
 	}
-	/* The copier first: the sampler attaches it to every event it opens. */
-	capture_setup(r);
 	r->sampler = ember_sampler_new(&r->opts.sampler);
 	r->raw = raw_stacks_new();
 	r->jit = ember_jit_map_new();

@@ -101,9 +101,8 @@ struct ember_record {
 	char command[1024];
 };
 
-/* capture.c: wire the sampler's hooks and the drain policy (before the
- * sampler is made), and the capture loop. */
-void capture_setup(struct ember_record *r);
+/* capture.c: the sampler's hooks and the drain policy (before start), and
+ * the capture loop. */
 void capture_hooks(struct ember_record *r);
 void capture_run(struct ember_record *r, ember_record_progress_fn progress, void *arg);
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "arch_insn.h"
+#include "perf_regs.h"
 
 /* Length of an `ff /2` call whose ModRM byte is modrm and SIB byte (when
  * it has one) is sib, opcode included; 0 when the ModRM byte is no call. */
@@ -97,11 +98,13 @@ bool plt_stub_aarch64(const uint8_t *code, size_t n)
 	return (insn & 0x9f00001fu) == 0x90000010u;      /* adrp x16, page */
 }
 
-/* perf_event's x86-64 register index of x86 register number r (0..15),
- * -1 for the ones no prologue keeps SP in. */
+/* The perf_event sample index (perf_regs.h) of x86 register number r
+ * (0..15, as ModRM and REX encode it: ax cx dx bx sp bp si di r8..r15) for
+ * the callee-saved ones a prologue may keep SP in, -1 for the others. */
 static int x86_anchor_index(unsigned r)
 {
-	static const int8_t idx[16] = { -1, -1, -1, 1, -1, 6, -1, -1, -1, -1, -1, -1, 16, 17, 18, 19 };
+	static const int8_t idx[16] = { -1, -1, -1, PERF_REG_BX, -1, PERF_REG_BP, -1, -1,
+					-1, -1, -1, -1, PERF_REG_R12, PERF_REG_R13, PERF_REG_R14, PERF_REG_R15 };
 	return idx[r & 15];
 }
 

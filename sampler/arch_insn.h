@@ -39,8 +39,7 @@ bool plt_stub_aarch64(const uint8_t *code, size_t n);
 
 /* What a function's first instructions did to the stack pointer, up to a
  * point in the function: where its return address is.  Registers are
- * numbered as perf_event numbers the user registers of the architecture
- * (x86-64: bx 1, bp 6, r12..r15 16..19). */
+ * numbered as they sit in a perf_event sample (perf_regs.h). */
 struct prologue {
 	bool sp_known;        /* the return address is at SP + sp_off */
 	uint64_t sp_off;
@@ -62,7 +61,7 @@ bool prologue_x86_64(const uint8_t *code, size_t n, struct prologue *p);
 #elif defined(__aarch64__)
 #define ARCH_CALL_BEFORE call_before_aarch64
 #define ARCH_PLT_STUB plt_stub_aarch64
-#define ARCH_PROLOGUE(code, n, p) false   /* (not yet: the scan alone) */
+#define ARCH_PROLOGUE(code, n, p) false   /* no A64 prologue decoder: the scan alone */
 #else
 #error "ember: no call-instruction decoder for this architecture"
 #endif

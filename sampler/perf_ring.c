@@ -1,10 +1,11 @@
-/* perf_event_open and its ring buffers: the kernel side of capture.
- * native-unwinding.md §1 explains each attribute; the comments here say only
- * what would break without it. */
+/* perf_event_open, its ring buffers and its records: the kernel side of
+ * capture (perf_ring.h).  docs/sampling.md says what each attribute and
+ * record field is; the comments here say what would break without them. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampler_internal.h"
+#include "perf_regs.h"
+#include "perf_ring.h"
 
 int perf_online_cpus(int *cpus, int max)
 {
@@ -47,7 +49,7 @@ int perf_online_cpus(int *cpus, int max)
 }
 
 void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opts *opts,
-		    bool launch, bool exclude_kernel)
+		    bool wake_per_sample, bool launch, bool exclude_kernel)
 {
 	memset(attr, 0, sizeof *attr);
 	attr->size = sizeof *attr;
@@ -82,7 +84,7 @@ void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opt
 	attr->inherit = 1;      /* threads and children created later are sampled too */
 	attr->disabled = 1;
 	attr->enable_on_exec = launch;
-	if (opts->wake_per_sample) {
+	if (wake_per_sample) {
 		attr->watermark = 0;
 		attr->wakeup_events = 1;
 	} else {
@@ -146,4 +148,151 @@ size_t perf_ring_drain(struct perf_ring *r, uint8_t *scratch, perf_record_fn fn,
 		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 	}
 	return n;
+}
+
+/* ---- records ---- */
+
+/* The record's bytes after its header, and how many. */
+static const uint8_t *body(const struct perf_event_header *h, size_t *len)
+{
+	*len = h->size - sizeof *h;
+	return (const uint8_t *)(h + 1);
+}
+
+/* Reads the 8-byte fields of a SAMPLE record in order; ok turns false at
+ * the first that does not fit. */
+struct sample_reader {
+	const uint8_t *p, *end;
+	bool ok;
+};
+
+static uint64_t rd64(struct sample_reader *r)
+{
+	uint64_t v = 0;
+	if (r->end - r->p < 8) {
+		r->ok = false;
+		return 0;
+	}
+	memcpy(&v, r->p, 8);
+	r->p += 8;
+	return v;
+}
+
+bool perf_parse_sample(const struct perf_event_header *h, uint64_t sample_type, struct perf_sample *out,
+		       uint64_t *kernel_ips, uint32_t max_kernel)
+{
+	size_t len;
+	const uint8_t *b = body(h, &len);
+	struct sample_reader r = { b, b + len, true };
+	memset(out, 0, sizeof *out);
+	/* The fields come in the order of their PERF_SAMPLE_* bits. */
+	rd64(&r);                                   /* ip (a kernel address when in the kernel) */
+	uint64_t pidtid = rd64(&r);
+	out->pid = (uint32_t)pidtid;
+	out->tid = (uint32_t)(pidtid >> 32);
+	out->time_ns = rd64(&r);
+	rd64(&r);                                   /* cpu, reserved */
+	rd64(&r);                                   /* period */
+	if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr = rd64(&r);
+		for (uint64_t i = 0; i < nr && r.ok; i++) {
+			uint64_t ip = rd64(&r);
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+				continue;   /* context markers */
+			if (out->nkernel < max_kernel)
+				kernel_ips[out->nkernel++] = ip;
+		}
+	}
+	out->abi = rd64(&r);
+	if (out->abi) {
+		for (int i = 0; i < PERF_REGS_COUNT; i++)
+			out->regs[i] = rd64(&r);
+	}
+	out->stack_size = rd64(&r);
+	out->stack = r.p;
+	if (out->stack_size && r.ok && (uint64_t)(r.end - r.p) >= out->stack_size + 8) {
+		r.p += out->stack_size;
+		out->stack_len = rd64(&r);
+		if (out->stack_len > out->stack_size)
+			out->stack_len = out->stack_size;
+	}
+	return r.ok;
+}
+
+/* The fixed part of an MMAP2 record after its header, as the kernel lays
+ * it out; the file name follows.  The union holds the build-id when the
+ * header's misc has PERF_RECORD_MISC_MMAP_BUILD_ID, else device and inode. */
+struct mmap2_layout {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size, reserved1;
+			uint16_t reserved2;
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+};
+_Static_assert(offsetof(struct mmap2_layout, build_id) == 36 && offsetof(struct mmap2_layout, prot) == 56 &&
+	       sizeof(struct mmap2_layout) == 64, "MMAP2 layout");
+
+bool perf_parse_mmap2(const struct perf_event_header *h, struct perf_mmap2 *out)
+{
+	size_t len;
+	const uint8_t *b = body(h, &len);
+	struct mmap2_layout m;
+	if (len < sizeof m + 1)
+		return false;
+	memcpy(&m, b, sizeof m);
+	*out = (struct perf_mmap2){ .pid = m.pid, .tid = m.tid, .addr = m.addr, .len = m.len, .pgoff = m.pgoff,
+				    .prot = m.prot, .flags = m.flags };
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		out->build_id = b + offsetof(struct mmap2_layout, build_id);
+		out->build_id_len = m.build_id_size <= sizeof m.build_id ? m.build_id_size : sizeof m.build_id;
+	}
+	out->name = (const char *)b + sizeof m;
+	out->name_len = strnlen(out->name, len - sizeof m);
+	return true;
+}
+
+bool perf_parse_comm(const struct perf_event_header *h, struct perf_comm *out)
+{
+	size_t len;
+	const uint8_t *b = body(h, &len);
+	uint32_t ids[2];
+	if (len < sizeof ids + 1)
+		return false;
+	memcpy(ids, b, sizeof ids);
+	out->pid = ids[0];
+	out->tid = ids[1];
+	out->comm = (const char *)b + sizeof ids;
+	out->comm_len = strnlen(out->comm, len - sizeof ids);
+	return true;
+}
+
+bool perf_parse_task(const struct perf_event_header *h, struct perf_task *out)
+{
+	size_t len;
+	const uint8_t *b = body(h, &len);
+	if (len < sizeof *out)
+		return false;
+	memcpy(out, b, sizeof *out);   /* (the time that follows is not read) */
+	return true;
+}
+
+bool perf_parse_lost(const struct perf_event_header *h, uint64_t *lost)
+{
+	size_t len;
+	const uint8_t *b = body(h, &len);
+	uint64_t f[2];   /* id, lost */
+	if (len < sizeof f)
+		return false;
+	memcpy(f, b, sizeof f);
+	*lost = f[1];
+	return true;
 }

@@ -1,41 +1,40 @@
-/* What the sampler knows about its targets: for each process, which ELF
- * modules are loaded where (fed by MMAP2 records and /proc/PID/maps), and the
- * name of every thread (COMM records and /proc).  Modules are shared between
- * processes and never freed before the sampler is: their ids are what the
- * cold path symbolizes against. */
+/* What the sampler knows about its targets (process_model.h): for each
+ * process, which ELF modules are loaded where (fed by MMAP2 records and
+ * /proc/PID/maps).  Modules are shared between processes.  Thread names are
+ * thread_names.c. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "sampler_internal.h"
+#include "clock.h"
+#include "grow.h"
+#include "hash.h"
+#include "proc.h"
+#include "process_model.h"
 
-uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* /proc/PID/maps is reread at most this often per process, unless forced. */
+#define MAPS_RELOAD_NS (50 * 1000000ull)
+/* The loader maps segments at page granularity. */
+#define LOAD_PAGE 0x1000ULL
+/* A mapped file's path (PATH_MAX) under a /proc/PID/root or map_files prefix. */
+#define MODULE_PATH_LEN 4200
 
-static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
+/* ---- the model ---- */
+
+struct vdso_find {
+	uint64_t base, size;
+};
+
+static bool find_vdso(void *arg, const struct ember_proc_map *m)
 {
-	if (need <= *cap)
-		return true;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *p = realloc(*arr, ncap * elem);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = ncap;
+	struct vdso_find *v = arg;
+	if (strcmp(m->path, "[vdso]") == 0 && m->lo == v->base)
+		v->size = m->hi - m->lo;
 	return true;
 }
 
@@ -44,26 +43,13 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
  * the unwinder and the symbolizer can open it by path. */
 static void dump_vdso(struct process_model *pm)
 {
-	const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!base || !f) {
-		if (f)
-			fclose(f);
+	struct vdso_find v = { .base = getauxval(AT_SYSINFO_EHDR) };
+	if (!v.base || ember_proc_maps(0, find_vdso, &v) != 0)
 		return;
-	}
-	char line[512];
-	size_t size = 0;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi;
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
-		    lo == (unsigned long)base)
-			size = hi - lo;
-	}
-	fclose(f);
-	int fd = size ? memfd_create("ember-vdso", MFD_CLOEXEC) : -1;
+	int fd = v.size ? memfd_create("ember-vdso", MFD_CLOEXEC) : -1;
 	if (fd < 0)
 		return;
-	if (write(fd, base, size) != (ssize_t)size) {
+	if (write(fd, (const void *)(uintptr_t)v.base, v.size) != (ssize_t)v.size) {
 		close(fd);
 		return;
 	}
@@ -71,9 +57,23 @@ static void dump_vdso(struct process_model *pm)
 	/* fd stays open for the sampler's life; closed in process_model_free. */
 }
 
+static void module_free(struct module *m)
+{
+	if (m->elf_ok)
+		ember_elf_close(&m->elf);
+	free(m->path);
+	free(m->open_path);
+	free(m);
+}
+
 int process_model_init(struct process_model *pm)
 {
 	memset(pm, 0, sizeof *pm);
+	if (ember_idtab_init(&pm->proc_index) != 0 || ember_idtab_init(&pm->mod_index) != 0 ||
+	    ember_idtab_init(&pm->thread_index) != 0) {
+		process_model_free(pm);
+		return -1;
+	}
 	ssize_t n = readlink("/proc/self/ns/mnt", pm->self_mnt_ns, sizeof pm->self_mnt_ns - 1);
 	if (n > 0)
 		pm->self_mnt_ns[n] = 0;
@@ -84,29 +84,25 @@ int process_model_init(struct process_model *pm)
 void process_model_free(struct process_model *pm)
 {
 	for (size_t i = 0; i < pm->nprocs; i++) {
-		if (pm->procs[i]->unwind)
-			unwind_space_free(pm->procs[i]->unwind);
 		free(pm->procs[i]->loads);
 		free(pm->procs[i]->jitdump);
-		free(pm->procs[i]->jit_code);
 		free(pm->procs[i]);
 	}
 	free(pm->procs);
-	for (size_t i = 0; i < pm->nmods; i++) {
-		struct module *m = pm->mods[i];
-		if (m->img_ok)
-			elf_image_close(&m->img);
-		free(m->path);
-		free(m->open_path);
-		free(m);
-	}
+	for (size_t i = 0; i < pm->nmods; i++)
+		module_free(pm->mods[i]);
 	free(pm->mods);
 	free(pm->threads);
+	ember_idtab_free(&pm->proc_index);
+	ember_idtab_free(&pm->mod_index);
+	ember_idtab_free(&pm->thread_index);
 	int fd;
 	if (pm->vdso_path[0] && sscanf(pm->vdso_path, "/proc/self/fd/%d", &fd) == 1)
 		close(fd);
 	memset(pm, 0, sizeof *pm);
 }
+
+/* ---- processes ---- */
 
 /* Paths in the maps of a process in another mount namespace (a container,
  * `unshare -m`) mean nothing here: those files are opened under /proc/PID/root. */
@@ -121,18 +117,27 @@ static void check_mount_ns(const struct process_model *pm, struct process *p)
 	p->same_mount_ns = n <= 0 || strcmp(ns, pm->self_mnt_ns) == 0;
 }
 
+static bool proc_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct process_model *pm = ctx;
+	return pm->procs[id]->pid == *(const pid_t *)key;
+}
+
 struct process *process_get(struct process_model *pm, pid_t pid, bool create)
 {
-	for (size_t i = 0; i < pm->nprocs; i++)
-		if (pm->procs[i]->pid == pid)
-			return pm->procs[i];
-	if (!create || !grow((void **)&pm->procs, &pm->procs_cap, pm->nprocs + 1, sizeof *pm->procs))
+	uint64_t h = ember_hash_mix((uint64_t)(uint32_t)pid);
+	uint32_t id = ember_idtab_find(&pm->proc_index, h, proc_eq, pm, &pid);
+	if (id != UINT32_MAX)
+		return pm->procs[id];
+	if (!create || EMBER_GROW(pm->procs, pm->procs_cap, pm->nprocs + 1) != 0)
 		return NULL;
 	struct process *p = calloc(1, sizeof *p);
-	if (!p)
+	if (!p || ember_idtab_insert(&pm->proc_index, h, (uint32_t)pm->nprocs) != 0) {
+		free(p);
 		return NULL;
+	}
 	p->pid = pid;
-	p->unwind = unwind_space_new();
+	p->index = (uint32_t)pm->nprocs;
 	check_mount_ns(pm, p);
 	pm->procs[pm->nprocs++] = p;
 	return p;
@@ -170,6 +175,80 @@ static bool is_jitdump(const char *path)
 	       strspn(base + 4, "0123456789") == n - 9;
 }
 
+/* ---- modules ---- */
+
+/* What names a module: its path, and the namespace it was read in (file
+ * code) or its process (JIT code). */
+struct module_key {
+	const char *path;
+	pid_t ns_pid, jit_pid;
+};
+
+static uint64_t module_hash(const struct module_key *k)
+{
+	return ember_hash_bytes(k->path, strlen(k->path),
+				ember_hash_pair((uint64_t)(uint32_t)k->ns_pid, (uint64_t)(uint32_t)k->jit_pid));
+}
+
+static bool module_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct module *m = ((const struct process_model *)ctx)->mods[id];
+	const struct module_key *k = key;
+	return m->ns_pid == k->ns_pid && m->jit_pid == k->jit_pid && strcmp(m->path, k->path) == 0;
+}
+
+/* The first module (by id) named k, or NULL; the others follow it through
+ * next_same_key. */
+static struct module *module_lookup(const struct process_model *pm, const struct module_key *k)
+{
+	uint32_t id = ember_idtab_find(&pm->mod_index, module_hash(k), module_eq, pm, k);
+	return id == UINT32_MAX ? NULL : pm->mods[id];
+}
+
+/* Give m (path, ns_pid and jit_pid set) the next id.  0, or -1 on OOM. */
+static int module_add(struct process_model *pm, struct module *m)
+{
+	struct module_key k = { m->path, m->ns_pid, m->jit_pid };
+	struct module *first = module_lookup(pm, &k);
+	if (EMBER_GROW(pm->mods, pm->mods_cap, pm->nmods + 1) != 0 ||
+	    (!first && ember_idtab_insert(&pm->mod_index, module_hash(&k), (uint32_t)pm->nmods) != 0))
+		return -1;
+	while (first && first->next_same_key)
+		first = first->next_same_key;
+	if (first)
+		first->next_same_key = m;
+	m->id = (uint32_t)pm->nmods;
+	pm->mods[pm->nmods++] = m;
+	return 0;
+}
+
+/* Open m's file from open_path, unless its build-id says it is not the
+ * file mapped; then name how the symbolizer reaches it (m->open_path). */
+static int module_open(const struct process_model *pm, struct module *m, const char *open_path,
+		       const char *path, const uint8_t *build_id, size_t build_id_len)
+{
+	char buf[MODULE_PATH_LEN];
+	m->elf_ok = open_path[0] && ember_elf_open(&m->elf, open_path) == 0;
+	if (m->elf_ok && build_id_len && m->elf.build_id_len &&
+	    (m->elf.build_id_len != build_id_len || memcmp(m->elf.build_id, build_id, build_id_len) != 0)) {
+		/* The file at that path is not the one mapped: unwinding with its
+		 * CFI would produce wrong stacks.  Keep the module for naming only. */
+		ember_elf_close(&m->elf);
+		m->elf_ok = false;
+	}
+	if (m->elf_ok && open_path != path && open_path != pm->vdso_path) {
+		/* Paths under /proc/PID vanish with the process; keep the file
+		 * reachable for the symbolizer through our own descriptor. */
+		snprintf(buf, sizeof buf, "/proc/self/fd/%d", m->elf.fd);
+		open_path = buf;
+	}
+	m->open_path = strdup(open_path);
+	return m->open_path ? 0 : -1;
+}
+
+/* The module of the file mapped at [start, end) in proc under path: one
+ * known by that path in proc's mount namespace whose build-id does not
+ * contradict the mapping's, else a new one.  NULL on OOM. */
 static struct module *module_get(struct process_model *pm, struct process *proc, const char *path,
 				 uint64_t start, uint64_t end, const uint8_t *build_id, size_t build_id_len)
 {
@@ -178,25 +257,18 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 	bool is_deleted = plen > sizeof deleted - 1 && strcmp(path + plen - (sizeof deleted - 1), deleted) == 0;
 
 	/* The same path in another mount namespace may be another file. */
-	pid_t ns_pid = proc->same_mount_ns ? 0 : proc->pid;
-	for (size_t i = 0; i < pm->nmods; i++) {
-		struct module *m = pm->mods[i];
-		if (strcmp(m->path, path) != 0 || m->ns_pid != ns_pid)
-			continue;
-		if (!build_id_len || !m->img_ok || !m->img.build_id_len ||
-		    (m->img.build_id_len == build_id_len && memcmp(m->img.build_id, build_id, build_id_len) == 0))
+	struct module_key k = { .path = path, .ns_pid = proc->same_mount_ns ? 0 : proc->pid };
+	for (struct module *m = module_lookup(pm, &k); m; m = m->next_same_key)
+		if (!build_id_len || !m->elf_ok || !m->elf.build_id_len ||
+		    (m->elf.build_id_len == build_id_len && memcmp(m->elf.build_id, build_id, build_id_len) == 0))
 			return m;
-	}
-	if (!grow((void **)&pm->mods, &pm->mods_cap, pm->nmods + 1, sizeof *pm->mods))
-		return NULL;
 	struct module *m = calloc(1, sizeof *m);
 	if (!m || !(m->path = strdup(path))) {
 		free(m);
 		return NULL;
 	}
-	m->id = (uint32_t)pm->nmods;
-	m->ns_pid = ns_pid;
-	char buf[4200];
+	m->ns_pid = k.ns_pid;
+	char buf[MODULE_PATH_LEN];
 	const char *open_path = path;
 	if (strcmp(path, "[vdso]") == 0) {
 		open_path = pm->vdso_path;
@@ -210,70 +282,55 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 		snprintf(buf, sizeof buf, "/proc/%d/root%s", proc->pid, path);
 		open_path = buf;
 	}
-	m->img_ok = open_path[0] && elf_image_open(&m->img, open_path) == 0;
-	if (m->img_ok && build_id_len && m->img.build_id_len &&
-	    (m->img.build_id_len != build_id_len || memcmp(m->img.build_id, build_id, build_id_len) != 0)) {
-		/* The file at that path is not the one mapped: unwinding with its
-		 * CFI would produce wrong stacks.  Keep the module for naming only. */
-		elf_image_close(&m->img);
-		m->img_ok = false;
-	}
-	if (m->img_ok && open_path != path && open_path != pm->vdso_path) {
-		/* Paths under /proc/PID vanish with the process; keep the file
-		 * reachable for the symbolizer through our own descriptor. */
-		snprintf(buf, sizeof buf, "/proc/self/fd/%d", m->img.fd);
-		open_path = buf;
-	}
-	m->open_path = strdup(open_path);
-	if (!m->open_path) {
-		if (m->img_ok)
-			elf_image_close(&m->img);
-		free(m->path);
-		free(m);
+	if (module_open(pm, m, open_path, path, build_id, build_id_len) != 0 || module_add(pm, m) != 0) {
+		module_free(m);
 		return NULL;
 	}
-	pm->mods[pm->nmods++] = m;
 	return m;
 }
 
 /* The JIT module of proc named name ("[jit]", "[anon:NAME]"), made on first use. */
 static struct module *jit_module_get(struct process_model *pm, const struct process *proc, const char *name)
 {
-	for (size_t i = pm->nmods; i-- > 0;)
-		if (pm->mods[i]->jit_pid == proc->pid && strcmp(pm->mods[i]->path, name) == 0)
-			return pm->mods[i];
-	if (!grow((void **)&pm->mods, &pm->mods_cap, pm->nmods + 1, sizeof *pm->mods))
-		return NULL;
-	struct module *m = calloc(1, sizeof *m);
+	struct module_key k = { .path = name, .jit_pid = proc->pid };
+	struct module *m = module_lookup(pm, &k);
+	if (m)
+		return m;
+	m = calloc(1, sizeof *m);
 	if (!m || !(m->path = strdup(name)) || !(m->open_path = strdup(""))) {
 		if (m)
 			free(m->path);
 		free(m);
 		return NULL;
 	}
-	m->id = (uint32_t)pm->nmods;
 	m->jit_pid = proc->pid;
-	pm->mods[pm->nmods++] = m;
+	if (module_add(pm, m) != 0) {
+		module_free(m);
+		return NULL;
+	}
 	return m;
 }
 
-/* Put ml into proc's sorted loads, dropping whatever it overlaps (an
- * unmapped library replaced at the same addresses, freed JIT code, or our
- * own older, narrower entry). */
-static void insert_load(struct process *proc, const struct module_load *ml)
+/* ---- loads ---- */
+
+/* Put ml into proc's sorted loads, under a new serial, dropping whatever it
+ * overlaps (an unmapped library replaced at the same addresses, freed JIT
+ * code, or our own older, narrower entry). */
+static void insert_load(struct process_model *pm, struct process *proc, struct module_load *ml)
 {
 	size_t w = 0;
+	ml->serial = ++pm->load_serial;
 	for (size_t i = 0; i < proc->nloads; i++) {
 		struct module_load *l = &proc->loads[i];
 		if (l->lo < ml->hi && ml->lo < l->hi) {
-			if (proc->unwind && !(l->mod == ml->mod && l->bias == ml->bias))
-				unwind_space_flush(proc->unwind, l->lo, l->hi);
+			if (!(l->mod == ml->mod && l->bias == ml->bias))
+				proc->unmap_gen++;   /* other code at its addresses */
 			continue;
 		}
 		proc->loads[w++] = *l;
 	}
 	proc->nloads = w;
-	if (!grow((void **)&proc->loads, &proc->loads_cap, proc->nloads + 1, sizeof *proc->loads))
+	if (EMBER_GROW(proc->loads, proc->loads_cap, proc->nloads + 1) != 0)
 		return;
 	size_t pos = proc->nloads;
 	while (pos > 0 && proc->loads[pos - 1].lo > ml->lo) {
@@ -307,11 +364,8 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 		const struct module_load *have = process_find(proc, start);
 		if (!mod || (have && have->mod == mod && have->lo == start && have->hi == start + len))
 			return;
-		insert_load(proc, &(struct module_load){ .lo = start, .hi = start + len, .mod = mod });
+		insert_load(pm, proc, &(struct module_load){ .lo = start, .hi = start + len, .mod = mod });
 		proc->has_jit = proc->jit_changed = true;
-		for (size_t i = 0; proc->jit_code && i < JIT_CODE_SETS * JIT_CODE_WAYS; i++)
-			if (proc->jit_code[i].start >= start && proc->jit_code[i].start < start + len)
-				proc->jit_code[i].start = 0;   /* (code there may have been replaced) */
 		return;
 	}
 	if (ignored_path(path))
@@ -320,12 +374,12 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 	if (!mod)
 		return;
 	struct module_load ml = { .mod = mod };
-	if (mod->img_ok) {
-		ml.bias = elf_image_bias(&mod->img, start, pgoff);
+	if (mod->elf_ok) {
+		ml.bias = ember_elf_bias(&mod->elf, start, pgoff);
 		/* Cover every segment, not just this mapping: .eh_frame often sits
 		 * in a read-only segment no MMAP2 record reports. */
-		ml.lo = ml.bias + (mod->img.min_vaddr & ~0xfffULL);
-		ml.hi = ml.bias + mod->img.max_vaddr;
+		ml.lo = ml.bias + (mod->elf.min_vaddr & ~(LOAD_PAGE - 1));
+		ml.hi = ml.bias + mod->elf.max_vaddr;
 		if (start < ml.lo)
 			ml.lo = start;
 		if (start + len > ml.hi)
@@ -347,7 +401,7 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 			break;
 		}
 	}
-	insert_load(proc, &ml);
+	insert_load(pm, proc, &ml);
 }
 
 const struct module_load *process_find(const struct process *proc, uint64_t addr)
@@ -366,32 +420,23 @@ const struct module_load *process_find(const struct process *proc, uint64_t addr
 	return NULL;
 }
 
+static bool add_proc_map(void *arg, const struct ember_proc_map *m)
+{
+	struct process_model *pm = ((void **)arg)[0];
+	struct process *proc = ((void **)arg)[1];
+	if (m->perms[2] == 'x')
+		process_add_mapping(pm, proc, m->lo, m->hi - m->lo, m->offset, m->path, NULL, 0);
+	return true;
+}
+
 int process_load_proc_maps(struct process_model *pm, struct process *proc, bool force)
 {
-	uint64_t now = monotonic_ns();
-	if (!force && now - proc->last_maps_reload_ns < 50 * 1000000ull)
+	uint64_t now = ember_now_ns();
+	if (!force && now - proc->last_maps_reload_ns < MAPS_RELOAD_NS)
 		return 0;
 	proc->last_maps_reload_ns = now;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", proc->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	char line[4400];
-	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi, off;
-		char perms[5];
-		int n = 0;
-		if (sscanf(line, "%lx-%lx %4s %lx %*x:%*x %*u %n", &lo, &hi, perms, &off, &n) < 4 || !n)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		char *name = line + n;
-		name[strcspn(name, "\n")] = 0;
-		process_add_mapping(pm, proc, lo, hi - lo, off, name, NULL, 0);
-	}
-	fclose(f);
-	return 0;
+	void *arg[2] = { pm, proc };
+	return ember_proc_maps(proc->pid, add_proc_map, arg) == 0 ? 0 : -1;
 }
 
 void process_exec(struct process_model *pm, struct process *proc)
@@ -402,9 +447,7 @@ void process_exec(struct process_model *pm, struct process *proc)
 	free(proc->jitdump);
 	proc->jitdump = NULL;
 	proc->code_gen++;
-	if (proc->unwind)
-		unwind_space_free(proc->unwind);
-	proc->unwind = unwind_space_new();
+	proc->unmap_gen++;
 }
 
 void process_fork(struct process_model *pm, pid_t parent, pid_t child)
@@ -413,7 +456,7 @@ void process_fork(struct process_model *pm, pid_t parent, pid_t child)
 	struct process *cp = process_get(pm, child, true);
 	if (!pp || !cp || cp->nloads)
 		return;
-	if (!grow((void **)&cp->loads, &cp->loads_cap, pp->nloads, sizeof *cp->loads))
+	if (EMBER_GROW(cp->loads, cp->loads_cap, pp->nloads) != 0)
 		return;
 	memcpy(cp->loads, pp->loads, pp->nloads * sizeof *cp->loads);
 	cp->nloads = pp->nloads;
@@ -424,106 +467,4 @@ void process_exit(struct process_model *pm, pid_t pid)
 	struct process *p = process_get(pm, pid, false);
 	if (p)
 		p->exited = true;
-}
-
-/* ---- thread names: open addressing on tid (tids are unique system-wide) ---- */
-
-static struct thread_name *thread_slot(const struct process_model *pm, uint32_t tid)
-{
-	size_t mask = pm->threads_cap - 1;
-	for (size_t i = (tid * 2654435761u) & mask;; i = (i + 1) & mask)
-		if (pm->threads[i].tid == tid || pm->threads[i].tid == 0)
-			return &pm->threads[i];
-}
-
-static struct thread_name *thread_add(struct process_model *pm, uint32_t pid, uint32_t tid)
-{
-	if ((pm->nthreads + 1) * 2 > pm->threads_cap) {
-		size_t ncap = pm->threads_cap ? pm->threads_cap * 2 : 64;
-		struct thread_name *old = pm->threads, *nt = calloc(ncap, sizeof *nt);
-		if (!nt)
-			return NULL;
-		size_t ocap = pm->threads_cap;
-		pm->threads = nt;
-		pm->threads_cap = ncap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i].tid)
-				*thread_slot(pm, old[i].tid) = old[i];
-		free(old);
-	}
-	struct thread_name *t = thread_slot(pm, tid);
-	if (!t->tid)
-		pm->nthreads++;
-	t->tid = tid;
-	t->pid = pid;
-	return t;
-}
-
-void thread_set_parent(struct process_model *pm, uint32_t pid, uint32_t tid, uint32_t parent_tid)
-{
-	struct thread_name *t = tid && tid != parent_tid ? thread_add(pm, pid, tid) : NULL;
-	if (t && !t->comm[0])
-		t->parent_tid = parent_tid;
-}
-
-void thread_set_name(struct process_model *pm, uint32_t pid, uint32_t tid, const char *comm, size_t len)
-{
-	struct thread_name *t = tid ? thread_add(pm, pid, tid) : NULL;
-	if (!t)
-		return;
-	t->parent_tid = 0;
-	if (len >= sizeof t->comm)
-		len = sizeof t->comm - 1;
-	memcpy(t->comm, comm, len);
-	t->comm[len] = 0;
-}
-
-const char *thread_get_name(const struct process_model *pm, uint32_t pid, uint32_t tid)
-{
-	if (!pm->threads_cap)
-		return "";
-	/* Follow creators up to a bound (a cycle is impossible but cheap to stop). */
-	for (int hops = 0; hops < 64 && tid; hops++) {
-		const struct thread_name *t = thread_slot(pm, tid);
-		if (!t->tid)
-			break;
-		if (t->comm[0])
-			return t->comm;
-		tid = t->parent_tid;
-	}
-	/* Never seen: a thread of pid starts out with the name of its process's
-	 * thread that made it; the main thread's is the best guess left. */
-	if (pid) {
-		const struct thread_name *main = thread_slot(pm, pid);
-		if (main->tid && main->comm[0])
-			return main->comm;
-	}
-	return "";
-}
-
-void threads_load_proc(struct process_model *pm, pid_t pid)
-{
-	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task", pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		int tid = atoi(de->d_name);
-		if (tid <= 0)
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		char comm[32];
-		ssize_t n = read(fd, comm, sizeof comm - 1);
-		close(fd);
-		if (n > 0 && comm[n - 1] == '\n')
-			n--;
-		if (n > 0)
-			thread_set_name(pm, (uint32_t)pid, (uint32_t)tid, comm, (size_t)n);
-	}
-	closedir(d);
 }

@@ -28,17 +28,8 @@ struct ember_sampler_opts {
 	bool kernel;            /* also sample kernel frames (when permitted) */
 	uint32_t ring_pages;    /* data pages per CPU ring (power of two), 0 = default: room for ~128
 	                         * samples of stack_size, at most 64 MiB over all CPUs */
-	bool wake_per_sample;   /* poll returns as soon as a sample lands (instead of when a
-	                         * ring is half full): for readers of live state, such
-	                         * as Python frames, that must look right after the sample */
-	int bpf_prog_fd;        /* > 0: a BPF perf_event program attached to every event (it
-	                         * runs at each sample, before the sample is written) */
-	int wake_fd;            /* > 0: poll also returns when this fd is readable (that
-	                         * program's ring: it wakes ember for the samples that
-	                         * must be read at once) */
 };
-#define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 65528, .kernel = false, .ring_pages = 0, \
-				     .wake_per_sample = false, .bpf_prog_fd = 0, .wake_fd = 0 }
+#define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 65528, .kernel = false, .ring_pages = 0 }
 
 /* A native frame: the module it belongs to and the address in that module's
  * ELF virtual-address space.  Caller frames are already return address - 1,
@@ -70,7 +61,7 @@ enum ember_sample_flags {
 };
 
 /* What one frame held at the sample, recorded for the frames the caller's
- * probe function picked (ember_sampler_set_probe): for readers that must
+ * probe hook picked (ember_sampler_hooks.probe): for readers that must
  * know an interpreter's state at the sample rather than when they read it
  * (the eval loop keeps its instruction pointer in a register or a stack
  * slot).  Candidates are numbered: 0..14 registers, 15.. stack words. */
@@ -78,6 +69,13 @@ enum ember_sample_flags {
 #define EMBER_PROBE_WORDS 64         /* words of the frame's own stack region */
 #define EMBER_PROBE_CANDIDATES (EMBER_PROBE_REGS + EMBER_PROBE_WORDS)
 #define EMBER_MAX_PROBES 64          /* probed frames per sample */
+/* The register candidates, cand[0..EMBER_PROBE_REGS). */
+enum ember_probe_reg {
+	EMBER_PROBE_AX, EMBER_PROBE_BX, EMBER_PROBE_CX, EMBER_PROBE_DX, EMBER_PROBE_SI, EMBER_PROBE_DI,
+	EMBER_PROBE_BP, EMBER_PROBE_R8, EMBER_PROBE_R9, EMBER_PROBE_R10, EMBER_PROBE_R11, EMBER_PROBE_R12,
+	EMBER_PROBE_R13, EMBER_PROBE_R14, EMBER_PROBE_R15,
+};
+_Static_assert(EMBER_PROBE_R15 + 1 == EMBER_PROBE_REGS, "one candidate per register");
 struct ember_frame_probe {
 	uint32_t frame;                  /* index into the sample's frames (leaf first) */
 	uint64_t pc;                     /* its pc (absolute; inside the call for callers) */
@@ -85,7 +83,7 @@ struct ember_frame_probe {
 	                                  * otherwise only callee-saved ones (bx bp r12..r15) as
 	                                  * the unwinder restored them, the others are 0 */
 	uint32_t ncand;                  /* valid candidates: EMBER_PROBE_REGS + stack words */
-	/* cand[0..14]: ax bx cx dx si di bp r8..r15; cand[EMBER_PROBE_REGS + k]:
+	/* cand[enum ember_probe_reg]: the registers; cand[EMBER_PROBE_REGS + k]:
 	 * the word at CFA - 8 * (k + 1), inside the frame's own region [SP, CFA)
 	 * and the copy */
 	uint64_t cand[EMBER_PROBE_CANDIDATES];
@@ -105,7 +103,7 @@ struct ember_sample {
 	const uint64_t *kernel_ips;
 	/* Registers at the sample, for readers of interpreter state (Python). */
 	uint64_t sp, ip;
-	uint32_t nprobes;              /* frames picked by the probe function, leaf first */
+	uint32_t nprobes;              /* frames picked by the probe hook, leaf first */
 	const struct ember_frame_probe *probes;
 };
 
@@ -170,27 +168,74 @@ int ember_sampler_attach(struct ember_sampler *s, pid_t pid);
 int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn fn, void *arg,
 		       bool *done);
 
-/* Called for each sample as soon as it is read from the ring, before it is
- * unwound (frames empty; pid, tid, time, sp and ip set): for readers of live
- * state, such as Python frames, whose reads go stale while ember unwinds.
- * The poll's own callback follows for the same sample.  fn NULL: none. */
-void ember_sampler_set_early_fn(struct ember_sampler *s, ember_sample_fn fn, void *arg);
-
-/* Frames for which to record a struct ember_frame_probe: fn(arg, pid, pc)
- * is asked for every frame while it is unwound (pc: inside the call for
- * callers) and must be cheap.  fn NULL: none (the default). */
+/* A frame's pc for which to record a struct ember_frame_probe? */
 typedef bool (*ember_probe_fn)(void *arg, uint32_t pid, uint64_t pc);
-void ember_sampler_set_probe(struct ember_sampler *s, ember_probe_fn fn, void *arg);
-
-/* Where the JIT function holding addr starts, for unwinding past JIT code
- * (no CFI): its first bytes, read from the target, tell where its return
- * address is.  From the JIT's perf map or jitdump (symbolizer/jit_map.h);
- * asked during unwinding, must be cheap.  fn NULL: none (the default; JIT
- * frames are then passed by the stack scan alone). */
+/* Where the JIT function holding addr starts (*start), when known. */
 typedef bool (*ember_jit_start_fn)(void *arg, uint32_t pid, uint64_t addr, uint64_t *start);
-void ember_sampler_set_jit_start(struct ember_sampler *s, ember_jit_start_fn fn, void *arg);
 
-/* Stop sampling (disable and close events) without losing queued samples:
+/* What the caller plugs into capture: functions the sampler calls while it
+ * reads and unwinds samples, and descriptors it wires into the events it
+ * opens.  Every member is optional: 0 or NULL is "none", so designated
+ * initializers name just the ones wanted.
+ *
+ * Every function is called on the thread that runs ember_sampler_poll,
+ * from inside that call, one at a time (the sampler has no threads of its
+ * own) and never from a signal handler.  Each gets its own arg back, which
+ * must stay valid while the sampler polls.  They may read the sampler
+ * (ember_sampler_module, ember_sampler_thread_name, ember_sampler_error)
+ * but must not poll, stop, attach, launch or free it.  Every microsecond
+ * they take delays the sample being read, and the ones after it in the
+ * ring. */
+struct ember_sampler_hooks {
+	/* Called once per sample with user registers, as soon as it is read
+	 * from the ring and before it is unwound: pid, tid, time_ns, flags
+	 * (IN_KERNEL), code_gen, sp and ip are set, the frames and probes are
+	 * not (nframes, nprobes 0).  For readers of live state, such as Python
+	 * frames, whose reads go stale while ember unwinds.  The poll's own
+	 * callback follows for the same sample.  Samples without user registers
+	 * (kernel threads, exiting tasks) reach neither. */
+	ember_sample_fn early;
+	void *early_arg;
+	/* Asked for every frame while the unwinder adds it, leaf first (pc:
+	 * absolute, inside the call for callers), until EMBER_MAX_PROBES frames
+	 * of the sample are picked; true records a struct ember_frame_probe for
+	 * the frame in the sample's probes.  Frames of a stack-scan candidate
+	 * that is then rejected are asked too, and their probes dropped.  Runs
+	 * per frame on the hot path: it must be cheap (a range check). */
+	ember_probe_fn probe;
+	void *probe_arg;
+	/* Asked while unwinding past a frame without CFI whose pc lies in JIT
+	 * code (addr: inside the call for callers): the start of the function
+	 * holding addr, from the JIT's perf map or jitdump (symbolizer/jit_map.h).
+	 * When it answers, the sampler reads the function's first bytes from the
+	 * target (once per function, kept until new code is mapped there) and
+	 * takes the return address from its prologue; otherwise, and without
+	 * this hook, the frame is passed by the stack scan alone.  Asked only
+	 * for such frames: it may read files, but a miss should be cheap. */
+	ember_jit_start_fn jit_start;
+	void *jit_start_arg;
+	/* > 0: a BPF perf_event program, attached (PERF_EVENT_IOC_SET_BPF) to
+	 * every event the sampler opens, so that it runs at each sample before
+	 * the record is written.  Optional: events it cannot be attached to are
+	 * counted (ember_sampler_stats.bpf_attached, bpf_failed), not fatal.
+	 * The caller keeps and closes the fd. */
+	int bpf_prog_fd;
+	/* > 0: ember_sampler_poll also returns when this fd is readable (that
+	 * program's own ring: it wakes ember for the samples that must be read
+	 * at once).  The sampler only polls it; the caller reads and closes it. */
+	int wake_fd;
+	/* The rings wake poll at every sample instead of when half full: for
+	 * readers of live state (early) that must run right after the sample,
+	 * at the cost of a wakeup per sample. */
+	bool wake_per_sample;
+};
+
+/* Set the hooks (copied) before ember_sampler_launch or ember_sampler_attach:
+ * the descriptors and the wakeup policy are applied as events are opened.
+ * Without a call, there are none. */
+void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler_hooks *hooks);
+
+/* Stop sampling (disable the events) without losing queued samples:
  * call ember_sampler_poll once more with timeout 0 after this. */
 void ember_sampler_stop(struct ember_sampler *s);
 

@@ -1,232 +1,66 @@
-/* Private to sampler/: the pieces the capture path is built from.
- *
- *   elf_image     an ELF file mapped read-only: PT_LOAD layout, .eh_frame_hdr,
- *                 build-id; answers reads at ELF virtual addresses.
- *   process_model processes, their loaded modules (file + load bias), thread
- *                 names; fed by MMAP2/COMM/FORK/EXIT records and /proc.
- *   unwind        libunwind remote unwinding of one sample's stack copy.
- *   perf_ring     perf_event_open per CPU, ring buffers, record parsing. */
+/* Private to the sampler's own files (sampler.c, sampler_events.c,
+ * sampler_records.c): the state behind struct ember_sampler, and the
+ * functions one file gives another.  Below them: the process model, the
+ * perf rings and the unwinder, which never call back up. */
 #ifndef EMBER_SAMPLER_INTERNAL_H
 #define EMBER_SAMPLER_INTERNAL_H
 
+#include <linux/perf_event.h>
+#include <poll.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
+#include "perf_ring.h"
+#include "process_model.h"
 #include "sampler.h"
+#include "unwinder.h"
 
-/* ---- elf_image.c ---- */
+#define MAX_CPUS 1024
+#define MAX_KERNEL_FRAMES 128        /* kernel frames kept per sample (--kernel) */
 
-#define ELF_IMAGE_MAX_LOADS 16
-
-struct elf_func {
-	uint64_t start, size;      /* size 0: unknown (hand-written code without .size) */
+struct ember_sampler {
+	struct ember_sampler_opts opts;
+	struct perf_event_attr attr;
+	int cpus[MAX_CPUS];
+	int ncpus;
+	struct perf_ring *rings;         /* one per CPU */
+	struct pollfd *pfds;
+	int *fds;                        /* every event fd, ring owners included */
+	size_t nfds, fds_cap;
+	size_t ring_pages;
+	pid_t target;
+	bool attached;
+	bool stopped;
+	struct process_model pm;
+	struct unwinder unw;
+	struct ember_sampler_stats stats;
+	uint8_t *scratch;
+	struct ember_frame_addr frames[EMBER_MAX_FRAMES];
+	uint64_t kernel_ips[MAX_KERNEL_FRAMES];
+	/* The callback of the poll in progress. */
+	ember_sample_fn fn;
+	void *fn_arg;
+	struct ember_sampler_hooks hooks;   /* ember_sampler_set_hooks */
+	struct ember_frame_probe probes[EMBER_MAX_PROBES];
+	int delivered;
+	char err[512];
 };
 
-struct elf_load {
-	uint64_t vaddr, memsz, offset, filesz;
-	bool exec;
-};
+/* ---- sampler.c ---- */
 
-struct elf_image {
-	int fd;                    /* kept open: /proc/self/fd/N reaches the file later */
-	const uint8_t *data;       /* whole file, mapped read-only (or a heap copy for [vdso]) */
-	size_t size;
-	bool heap;                 /* data is malloc'ed, not mmapped */
-	bool is_exec_type;         /* ET_EXEC: addresses are absolute, bias 0 */
-	struct elf_load loads[ELF_IMAGE_MAX_LOADS];
-	unsigned nloads;
-	uint64_t min_vaddr, max_vaddr;      /* span of all PT_LOADs */
-	uint64_t exec_lo, exec_hi;          /* span of executable PT_LOADs */
-	uint64_t eh_frame_hdr;              /* vaddr of .eh_frame_hdr, 0 if none */
-	uint64_t fde_count;                 /* entries in its binary-search table */
-	const uint8_t *fde_table;           /* that table in data, NULL when the file lacks it */
-	struct elf_func *funcs;             /* function symbols by address, built on first use */
-	size_t nfuncs;
-	bool funcs_built;
-	uint8_t build_id[20];
-	size_t build_id_len;
-};
+/* Put the message in s->err; returns -code, for `return sampler_fail(...)`. */
+int sampler_fail(struct ember_sampler *s, enum ember_sampler_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-/* Open path as an ELF image.  Returns 0, or -1 when it is not a usable ELF. */
-int elf_image_open(struct elf_image *img, const char *path);
-/* An image from bytes already in memory (the vDSO); data is copied. */
-int elf_image_from_memory(struct elf_image *img, const void *data, size_t size);
-void elf_image_close(struct elf_image *img);
-/* Load bias for a mapping of the file at [start, ...) with file offset pgoff. */
-uint64_t elf_image_bias(const struct elf_image *img, uint64_t start, uint64_t pgoff);
-/* Copy len bytes at ELF vaddr into buf; false if any byte is outside the file's
- * PT_LOAD contents. */
-bool elf_image_read(const struct elf_image *img, uint64_t vaddr, void *buf, size_t len);
-/* Where the function holding vaddr starts, by the file's function symbols
- * (.symtab, else .dynsym; read on first use): for code without CFI, whose
- * prologue then tells where its return address is.  false when none does. */
-bool elf_image_func_start(struct elf_image *img, uint64_t vaddr, uint64_t *start);
-/* Does an FDE start exactly at vaddr (a function with CFI begins there)?
- * Then *next is where the next FDE starts (UINT64_MAX: none), which bounds
- * the function.  From .eh_frame_hdr's table, without parsing any FDE. */
-bool elf_image_fde_start(const struct elf_image *img, uint64_t vaddr, uint64_t *next);
+/* ---- sampler_events.c ---- */
 
-/* ---- process_model.c ---- */
+/* Unmap every ring and close every event. */
+void sampler_close_events(struct ember_sampler *s);
 
-struct module {
-	uint32_t id;
-	char *path;                /* as the target sees it; "[jit]" or "[anon:NAME]" for JIT code */
-	char *open_path;           /* as ember opens it ("" for JIT code) */
-	pid_t ns_pid;              /* 0: ember's mount namespace; else the process whose root it was read under */
-	pid_t jit_pid;             /* > 0: the JIT code of this process (anonymous executable memory,
-	                            * one module per process and mapping name; addresses are absolute) */
-	struct elf_image img;
-	bool img_ok;
-};
+/* ---- sampler_records.c ---- */
 
-/* A module loaded in one process at one bias, covering [lo, hi). */
-struct module_load {
-	uint64_t lo, hi;
-	uint64_t bias;
-	struct module *mod;
-};
-
-struct unwind_space;           /* unwind.c: libunwind address space of a process */
-
-/* The first bytes of a JIT function, read from the target once (its
- * prologue tells where its return address is; samples unwound after the
- * process exited can no longer read it): JIT_CODE_SETS sets of
- * JIT_CODE_WAYS, forgotten where the process maps new JIT code. */
-#define JIT_CODE_SETS 32
-#define JIT_CODE_WAYS 4
-#define JIT_CODE_BYTES 256
-struct jit_code {
-	uint64_t start;            /* 0: empty */
-	uint32_t len;
-	uint8_t bytes[JIT_CODE_BYTES];
-};
-
-struct process {
-	pid_t pid;
-	struct module_load *loads; /* sorted by lo, non-overlapping */
-	size_t nloads, loads_cap;
-	struct unwind_space *unwind;
-	uint64_t last_maps_reload_ns;
-	uint32_t code_gen;         /* bumped when code is mapped or the process execs */
-	char *jitdump;             /* a jit-PID.dump file it mapped (its path as it sees it), or NULL */
-	struct jit_code *jit_code; /* JIT_CODE_SETS * JIT_CODE_WAYS, allocated on first use */
-	uint32_t jit_code_next;    /* the way to replace next */
-	bool has_jit;              /* it has mapped anonymous executable memory (or a jitdump) */
-	bool jit_changed;          /* ... since ember_sampler_jit_next last reported it */
-	bool same_mount_ns;
-	bool exited;
-};
-
-struct thread_name {
-	uint32_t pid, tid;
-	uint32_t parent_tid;       /* creator: a thread starts with its creator's comm */
-	char comm[16];
-};
-
-struct process_model {
-	struct process **procs;
-	size_t nprocs, procs_cap;
-	struct module **mods;
-	size_t nmods, mods_cap;
-	struct thread_name *threads;       /* open-addressing hash on tid */
-	size_t threads_cap, nthreads;
-	uint64_t scans, scan_ns;           /* stack scans past frames without CFI, and their time */
-	ember_jit_start_fn jit_start;      /* ember_sampler_set_jit_start */
-	void *jit_start_arg;
-	char vdso_path[64];                /* dump of ember's own vDSO image, "" if none */
-	char self_mnt_ns[64];
-};
-
-int process_model_init(struct process_model *pm);
-void process_model_free(struct process_model *pm);
-struct process *process_get(struct process_model *pm, pid_t pid, bool create);
-/* Record an executable mapping (from MMAP2 or /proc/PID/maps): a file, or
- * anonymous memory ("//anon", "", "[anon:NAME]", memfd), which is JIT code. */
-void process_add_mapping(struct process_model *pm, struct process *proc, uint64_t start,
-			 uint64_t len, uint64_t pgoff, const char *path,
-			 const uint8_t *build_id, size_t build_id_len);
-/* Read /proc/PID/maps and add every file mapping; rate-limited unless force. */
-int process_load_proc_maps(struct process_model *pm, struct process *proc, bool force);
-void process_exec(struct process_model *pm, struct process *proc);
-void process_fork(struct process_model *pm, pid_t parent, pid_t child);
-void process_exit(struct process_model *pm, pid_t pid);
-/* The module load covering addr, or NULL. */
-const struct module_load *process_find(const struct process *proc, uint64_t addr);
-
-void thread_set_name(struct process_model *pm, uint32_t pid, uint32_t tid, const char *comm, size_t len);
-/* A new thread (FORK): until it renames itself it has its creator's name,
- * which may only arrive later from another CPU's ring. */
-void thread_set_parent(struct process_model *pm, uint32_t pid, uint32_t tid, uint32_t parent_tid);
-const char *thread_get_name(const struct process_model *pm, uint32_t pid, uint32_t tid);
-/* Names of every thread of pid from /proc/PID/task/ * /comm. */
-void threads_load_proc(struct process_model *pm, pid_t pid);
-
-/* ---- unwind.c ---- */
-
-/* User registers as perf delivers them with mask 0xff0fff (x86-64). */
-#define PERF_REGS_COUNT 20
-#define PERF_REGS_MASK 0xff0fffULL
-#define PERF_REG_BP 6
-#define PERF_REG_SP 7
-#define PERF_REG_IP 8
-
-struct unwind_input {
-	const uint64_t *regs;      /* PERF_REGS_COUNT values */
-	const uint8_t *stack;      /* copy starting at regs[SP] */
-	uint64_t stack_len;        /* dyn_size */
-	uint64_t stack_reserved;   /* size requested: a full copy may be a cut-off one */
-};
-
-struct unwind_space *unwind_space_new(void);
-void unwind_space_free(struct unwind_space *us);
-void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi);
-
-/* Unwind one sample into out[] (leaf first).  Sets EMBER_SAMPLE_TRUNCATED /
- * EMBER_SAMPLE_UNWIND_ERROR in *flags.  May reload the process's maps once
- * when the sampled PC is in no known module. */
-/* Frames to probe (see ember_frame_probe): asked per frame during the walk. */
-struct unwind_probes {
-	ember_probe_fn fn;
-	void *arg;
-	struct ember_frame_probe *out;   /* EMBER_MAX_PROBES */
-	uint32_t n;                      /* out: recorded */
-};
-uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
-		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags, struct unwind_probes *probes);
-
-uint64_t monotonic_ns(void);
-
-/* ---- unwind_lock.c: libunwind's signal-blocking lock, made free ---- */
-void unwind_lock_enter(void);
-void unwind_lock_leave(void);
-
-/* ---- perf_ring.c ---- */
-
-struct perf_event_attr;
-struct perf_event_header;
-
-struct perf_ring {
-	int fd;                    /* the event whose buffer this is */
-	uint8_t *base;             /* metadata page followed by the data pages */
-	size_t map_len;
-	uint8_t *data;
-	uint64_t data_size;        /* power of two */
-};
-
-/* The online CPUs (/sys/devices/system/cpu/online). Returns the count. */
-int perf_online_cpus(int *cpus, int max);
-/* Fill attr for sampling as ember does; launch selects enable_on_exec. */
-void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opts *opts,
-		    bool launch, bool exclude_kernel);
-int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu);
-/* mmap a ring of `pages` data pages (a power of two) for fd. 0 or -errno. */
-int perf_ring_map(struct perf_ring *r, int fd, size_t pages);
-void perf_ring_unmap(struct perf_ring *r);
-/* Call fn for every complete record in the ring, then release them.
- * Records that wrap around the end are copied into scratch (64 KiB). */
-typedef void (*perf_record_fn)(void *arg, const struct perf_event_header *h);
-size_t perf_ring_drain(struct perf_ring *r, uint8_t *scratch, perf_record_fn fn, void *arg);
+/* perf_ring_drain's callback: one record into the process model, or one
+ * sample unwound and delivered to s->fn (counted in s->delivered). */
+void sampler_handle_record(void *arg, const struct perf_event_header *h);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
+#include "grow.h"
 #include "unwind_internal.h"
 
 /* Bounds of the search past frames without CFI: candidates tried per scan
@@ -32,7 +34,8 @@
 /* One sample's walk: the frames so far and where the cursor stands. */
 struct walk {
 	struct unwind_ctx ctx;
-	struct process_model *pm;
+	const struct unwinder *u;
+	struct unwind_proc *up;              /* the process's caches */
 	unw_cursor_t *c;                     /* (outside the struct: 1 KB that needs no zeroing) */
 	struct ember_frame_addr *out;
 	uint32_t n, max;
@@ -78,12 +81,15 @@ static inline void put_frame(const struct process *proc, uint64_t pc, struct emb
 
 /* Probe registers in struct ember_frame_probe order, as libunwind numbers. */
 static const unw_regnum_t probe_regs[EMBER_PROBE_REGS] = {
-	UNW_X86_64_RAX, UNW_X86_64_RBX, UNW_X86_64_RCX, UNW_X86_64_RDX, UNW_X86_64_RSI, UNW_X86_64_RDI,
-	UNW_X86_64_RBP, UNW_X86_64_R8, UNW_X86_64_R9, UNW_X86_64_R10, UNW_X86_64_R11, UNW_X86_64_R12,
-	UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15,
+	[EMBER_PROBE_AX] = UNW_X86_64_RAX, [EMBER_PROBE_BX] = UNW_X86_64_RBX, [EMBER_PROBE_CX] = UNW_X86_64_RCX,
+	[EMBER_PROBE_DX] = UNW_X86_64_RDX, [EMBER_PROBE_SI] = UNW_X86_64_RSI, [EMBER_PROBE_DI] = UNW_X86_64_RDI,
+	[EMBER_PROBE_BP] = UNW_X86_64_RBP, [EMBER_PROBE_R8] = UNW_X86_64_R8, [EMBER_PROBE_R9] = UNW_X86_64_R9,
+	[EMBER_PROBE_R10] = UNW_X86_64_R10, [EMBER_PROBE_R11] = UNW_X86_64_R11, [EMBER_PROBE_R12] = UNW_X86_64_R12,
+	[EMBER_PROBE_R13] = UNW_X86_64_R13, [EMBER_PROBE_R14] = UNW_X86_64_R14, [EMBER_PROBE_R15] = UNW_X86_64_R15,
 };
 static const bool callee_saved[EMBER_PROBE_REGS] = {
-	[1] = true, [6] = true, [11] = true, [12] = true, [13] = true, [14] = true,
+	[EMBER_PROBE_BX] = true, [EMBER_PROBE_BP] = true, [EMBER_PROBE_R12] = true,
+	[EMBER_PROBE_R13] = true, [EMBER_PROBE_R14] = true, [EMBER_PROBE_R15] = true,
 };
 
 /* Registers of the frame the cursor is at.  The leaf's come straight from
@@ -143,7 +149,7 @@ static bool cursor_at(struct walk *w, const uint64_t *regs, uint32_t frame)
 {
 	w->regs = w->ctx.regs = regs;
 	w->start_frame = frame;
-	return unw_init_remote(w->c, w->ctx.proc->unwind->as, &w->ctx) >= 0;
+	return unw_init_remote(w->c, w->up->as, &w->ctx) >= 0;
 }
 
 /* One CFI step from the frame the cursor is at.  A frame without CFI ends
@@ -295,7 +301,7 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 	if (cursor_at(w, regs, w->n)) {
 		push_frame(w, ra - 1, false);
 		w->check_left = CHECK_FRAMES;
-		uint64_t t0 = depth ? 0 : monotonic_ns();
+		uint64_t t0 = depth ? 0 : ember_now_ns();
 		enum step_result r = walk_on(w, depth + 1, a->nested);
 		/* (a candidate that is itself the thread's root is a copy of the
 		 * root's return address kept as data: no code without CFI is
@@ -309,7 +315,7 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 			/* (the walk from a kept candidate is the unwinding a stack
 			 * with CFI would have cost: not the scan's) */
 			if (!depth)
-				w->ctx.proc_scan_ns -= monotonic_ns() - t0;
+				w->ctx.proc_scan_ns -= ember_now_ns() - t0;
 			w->out[frame].flags |= EMBER_FRAME_SCANNED;
 			if (m.pending)
 				probe_words_read(w->ctx.in, m.prev_sp, slot + 8, m.pending);
@@ -347,7 +353,7 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	uint64_t slot, ra;
 	struct accept a = { .nested = true };
 	enum step_result r;
-	if (unwind_prologue_slot(w->pm, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) &&
+	if (unwind_prologue_slot(w->u, w->up, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) &&
 	    unwind_copy_word(in, slot, &ra) && unwind_candidate(w->ctx.proc, ra, callee_pc) != CAND_NONE &&
 	    (r = try_candidate(w, frame, regs, slot, ra, &a, depth, NULL)) != STEP_FAILED)
 		return r;
@@ -428,33 +434,73 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
 			return STEP_NO_CFI;
 		if (depth >= MAX_SCANS)
 			return STEP_FAILED;
-		uint64_t t0 = depth ? 0 : monotonic_ns();
+		uint64_t t0 = depth ? 0 : ember_now_ns();
 		r = scan_past(w, at, depth);
 		if (!depth) {
-			w->ctx.proc_scan_ns += monotonic_ns() - t0;   /* (may have gone below 0 meanwhile) */
+			w->ctx.proc_scan_ns += ember_now_ns() - t0;   /* (may have gone below 0 meanwhile) */
 			w->ctx.proc_scans++;
 		}
 		return r;
 	}
 }
 
-uint32_t unwind_sample(struct process_model *pm, struct process *proc, const struct unwind_input *in,
+/* ---- per-process caches ---- */
+
+void unwinder_init(struct unwinder *u)
+{
+	*u = (struct unwinder){ 0 };
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	for (size_t i = 0; i < u->procs_cap; i++) {
+		if (u->procs[i].as)
+			unw_destroy_addr_space(u->procs[i].as);
+		free(u->procs[i].jit_code);
+	}
+	free(u->procs);
+	*u = (struct unwinder){ 0 };
+}
+
+/* proc's caches, made on first use, and emptied when code proc had mapped
+ * is gone (a replaced load, an exec).  JIT code entries check their own
+ * load (jit_code in unwind_scan.c).  NULL on OOM. */
+static struct unwind_proc *proc_caches(struct unwinder *u, const struct process *proc)
+{
+	size_t cap = u->procs_cap;
+	if (proc->index >= cap) {
+		if (EMBER_GROW(u->procs, u->procs_cap, (size_t)proc->index + 1) != 0)
+			return NULL;
+		memset(u->procs + cap, 0, (u->procs_cap - cap) * sizeof *u->procs);
+	}
+	struct unwind_proc *up = &u->procs[proc->index];
+	if (!up->as) {
+		if (!(up->as = unwind_space_new()))
+			return NULL;
+		up->unmap_gen = proc->unmap_gen;
+	} else if (up->unmap_gen != proc->unmap_gen) {
+		/* (libunwind's cache is one per address space: it goes whole) */
+		unw_flush_cache(up->as, 0, UINT64_MAX);
+		up->unmap_gen = proc->unmap_gen;
+	}
+	return up;
+}
+
+/* ---- one sample ---- */
+
+uint32_t unwind_sample(struct unwinder *u, const struct process *proc, const struct unwind_input *in,
 		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags, struct unwind_probes *probes)
 {
 	uint64_t ip = in->regs[PERF_REG_IP];
 	if (probes)
 		probes->n = 0;
-	/* A PC in no known module: its MMAP2 may still sit in another CPU's
-	 * ring (dlopen), so look at /proc/PID/maps once before giving up. */
-	if (!process_find(proc, ip) && !proc->exited)
-		process_load_proc_maps(pm, proc, false);
-	if (!proc->unwind || max == 0)
+	struct unwind_proc *up = proc_caches(u, proc);
+	if (!up || max == 0)
 		return 0;
 
 	unw_cursor_t cursor;
-	struct walk w = { .ctx = { .proc = proc, .in = in }, .pm = pm, .c = &cursor, .out = out, .max = max,
-			  .probes = probes,
-			  .prev_sp = in->regs[PERF_REG_SP] };
+	struct walk w = { .ctx = { .proc = proc, .in = in }, .u = u, .up = up, .c = &cursor, .out = out, .max = max,
+			  .probes = probes, .prev_sp = in->regs[PERF_REG_SP] };
 	unwind_lock_enter();
 	if (!cursor_at(&w, in->regs, 0)) {
 		unwind_lock_leave();
@@ -466,8 +512,8 @@ uint32_t unwind_sample(struct process_model *pm, struct process *proc, const str
 	w.prev_signal = unw_is_signal_frame(w.c) > 0;
 	enum step_result r = walk_on(&w, 0, true);
 	unwind_lock_leave();
-	pm->scans += w.ctx.proc_scans;
-	pm->scan_ns += w.ctx.proc_scan_ns;
+	u->scans += w.ctx.proc_scans;
+	u->scan_ns += w.ctx.proc_scan_ns;
 	if (w.no_cfi)
 		*flags |= EMBER_SAMPLE_NO_CFI | (r != STEP_FAILED ? EMBER_SAMPLE_SCANNED : 0);
 	if (r == STEP_FAILED)

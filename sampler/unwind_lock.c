@@ -14,7 +14,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "sampler_internal.h"
+#include "unwind_internal.h"
 
 static __thread bool in_unwinder;
 

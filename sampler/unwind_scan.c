@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "arch_insn.h"
+#include "hash.h"
 #include "unwind_internal.h"
 
 /* Is ra a return address, to a call that can have gone to callee_pc?
@@ -18,16 +19,16 @@
 enum candidate unwind_candidate(const struct process *proc, uint64_t ra, uint64_t callee_pc)
 {
 	const struct module_load *ml = process_find(proc, ra);
-	if (!ml || !ml->mod->img_ok)
+	if (!ml || !ml->mod->elf_ok)
 		return CAND_NONE;
-	const struct elf_image *img = &ml->mod->img;
+	const struct ember_elf *elf = &ml->mod->elf;
 	uint64_t v = ra - ml->bias;
-	if (v <= img->exec_lo || v > img->exec_hi)
+	if (v <= elf->exec_lo || v > elf->exec_hi)
 		return CAND_NONE;
-	size_t n = v - img->exec_lo < CALL_INSN_MAX ? (size_t)(v - img->exec_lo) : CALL_INSN_MAX;
+	size_t n = v - elf->exec_lo < CALL_INSN_MAX ? (size_t)(v - elf->exec_lo) : CALL_INSN_MAX;
 	uint8_t b[CALL_INSN_MAX];
 	uint64_t target = 0, next;
-	if (!elf_image_read(img, v - n, b, n))
+	if (!ember_elf_read(elf, v - n, b, n))
 		return CAND_NONE;
 	enum call_kind k = ARCH_CALL_BEFORE(b, n, ra, &target);
 	if (k != CALL_DIRECT)
@@ -35,11 +36,11 @@ enum candidate unwind_candidate(const struct process *proc, uint64_t ra, uint64_
 	/* A direct call: weak when its target begins a function with CFI
 	 * that does not hold the callee (a PLT stub tells nothing). */
 	const struct module_load *tl = process_find(proc, target);
-	if (!tl || !tl->mod->img_ok || !elf_image_fde_start(&tl->mod->img, target - tl->bias, &next))
+	if (!tl || !tl->mod->elf_ok || !ember_elf_fde_start(&tl->mod->elf, target - tl->bias, &next))
 		return CAND_GOOD;
 	if (callee_pc >= target && callee_pc - tl->bias < next)
 		return CAND_GOOD;
-	if (elf_image_read(&tl->mod->img, target - tl->bias, b, CALL_INSN_MAX) && ARCH_PLT_STUB(b, CALL_INSN_MAX))
+	if (ember_elf_read(&tl->mod->elf, target - tl->bias, b, CALL_INSN_MAX) && ARCH_PLT_STUB(b, CALL_INSN_MAX))
 		return CAND_GOOD;
 	return CAND_WEAK;
 }
@@ -57,7 +58,8 @@ static int cmp_window(const void *a, const void *b)
 size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint64_t *regs, uint64_t *slot,
 			 size_t max, bool *reg_beyond, bool *beyond)
 {
-	static const int anchors[ANCHOR_REGS] = { 1, PERF_REG_BP, 16, 17, 18, 19 };   /* bx bp r12..r15 */
+	static const int anchors[ANCHOR_REGS] = { PERF_REG_BX, PERF_REG_BP, PERF_REG_R12,
+						  PERF_REG_R13, PERF_REG_R14, PERF_REG_R15 };
 	uint64_t top = in->regs[PERF_REG_SP] + (in->stack_len & ~7ull);
 	bool full = in->stack_len >= in->stack_reserved;
 	struct window win[1 + ANCHOR_REGS];
@@ -68,7 +70,7 @@ size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint6
 		uint64_t r = regs[anchors[i]] & ~7ull;
 		if (r >= win[0].hi && r < top)
 			win[nw++] = (struct window){ r, r + ANCHOR_WORDS * 8 };
-		*reg_beyond |= full && r >= top && r - top < (1u << 20);
+		*reg_beyond |= full && r >= top && r - top < PAST_COPY_SLACK;
 	}
 	*beyond = *reg_beyond;
 	qsort(win + 1, nw - 1, sizeof *win, cmp_window);
@@ -85,29 +87,36 @@ size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint6
 }
 
 /* The first bytes of the JIT function at start, read from the target once
- * (JIT code cannot be read from a file). */
-static const uint8_t *jit_code(struct process *proc, uint64_t start, size_t *len)
+ * (JIT code cannot be read from a file).  An entry stands while the load
+ * that held start when it was read still does: code mapped over it is
+ * another load (process_model.h).  pc_load: the load of a pc at or after
+ * start, which usually holds start too. */
+static const uint8_t *jit_code(struct unwind_proc *up, const struct process *proc,
+			       const struct module_load *pc_load, uint64_t start, size_t *len)
 {
-	if (!proc->jit_code && !(proc->jit_code = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *proc->jit_code)))
+	if (!up->jit_code && !(up->jit_code = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *up->jit_code)))
 		return NULL;
+	const struct module_load *ml = start >= pc_load->lo ? pc_load : process_find(proc, start);
+	uint64_t serial = ml ? ml->serial : 0;
 	/* (JIT functions are small and packed: hash the whole address) */
-	struct jit_code *set = &proc->jit_code[((start * 0x9e3779b97f4a7c15ull) >> 59) * JIT_CODE_WAYS];
+	struct jit_code *set = &up->jit_code[((start * EMBER_HASH_GOLDEN) >> (64 - JIT_CODE_SET_BITS)) * JIT_CODE_WAYS];
 	for (int i = 0; i < JIT_CODE_WAYS; i++)
-		if (set[i].start == start) {
+		if (set[i].start == start && set[i].serial == serial) {
 			*len = set[i].len;
 			return set[i].bytes;
 		}
-	struct jit_code *jc = &set[proc->jit_code_next++ % JIT_CODE_WAYS];
+	struct jit_code *jc = &set[up->jit_code_next++ % JIT_CODE_WAYS];
 	struct iovec local = { jc->bytes, JIT_CODE_BYTES }, remote = { (void *)(uintptr_t)start, JIT_CODE_BYTES };
 	ssize_t got = process_vm_readv(proc->pid, &local, 1, &remote, 1, 0);
 	jc->start = got > 0 ? start : 0;
+	jc->serial = serial;
 	jc->len = got > 0 ? (uint32_t)got : 0;
 	*len = jc->len;
 	return jc->start ? jc->bytes : NULL;
 }
 
-bool unwind_prologue_slot(struct process_model *pm, struct process *proc, uint64_t pc, const uint64_t *regs,
-			  uint64_t *slot)
+bool unwind_prologue_slot(const struct unwinder *u, struct unwind_proc *up, const struct process *proc,
+			  uint64_t pc, const uint64_t *regs, uint64_t *slot)
 {
 	const struct module_load *ml = process_find(proc, pc);
 	uint64_t start;
@@ -118,16 +127,16 @@ bool unwind_prologue_slot(struct process_model *pm, struct process *proc, uint64
 	if (!ml) {
 		return false;
 	} else if (ml->mod->jit_pid) {
-		if (!pm->jit_start || !pm->jit_start(pm->jit_start_arg, (uint32_t)proc->pid, pc, &start) || pc < start ||
-		    !(code = jit_code(proc, start, &n)))
+		if (!u->jit_start || !u->jit_start(u->jit_start_arg, (uint32_t)proc->pid, pc, &start) || pc < start ||
+		    !(code = jit_code(up, proc, ml, start, &n)))
 			return false;
 		n = pc - start < n ? (size_t)(pc - start) : n;
 	} else {
 		uint64_t v = pc - ml->bias;
-		if (!ml->mod->img_ok || !elf_image_func_start(&ml->mod->img, v, &start))
+		if (!ml->mod->elf_ok || !ember_elf_func_start(&ml->mod->elf, v, &start))
 			return false;
 		n = v - start < sizeof buf ? (size_t)(v - start) : sizeof buf;
-		if (!elf_image_read(&ml->mod->img, start, buf, n))
+		if (!ember_elf_read(&ml->mod->elf, start, buf, n))
 			return false;
 	}
 	if (!ARCH_PROLOGUE(code, n, &pro))

@@ -1,7 +1,8 @@
 /* libunwind's remote address space over one sample: registers from the
  * sample (or a scan's guess), memory from the stack copy and the ELF files
  * of the loaded modules, never from the live target.  One space per
- * process with the global cache on, so caller frames hit the cache. */
+ * process (struct unwind_proc) with the global cache on, so caller frames
+ * hit the cache. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,13 +13,13 @@
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
 					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
-/* (mask 0xff0fff: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15) */
-const int8_t unwind_dwarf_to_perf[17] = {
-	[UNW_X86_64_RAX] = 0, [UNW_X86_64_RDX] = 3, [UNW_X86_64_RCX] = 2, [UNW_X86_64_RBX] = 1,
-	[UNW_X86_64_RSI] = 4, [UNW_X86_64_RDI] = 5, [UNW_X86_64_RBP] = 6, [UNW_X86_64_RSP] = 7,
-	[UNW_X86_64_R8] = 12, [UNW_X86_64_R9] = 13, [UNW_X86_64_R10] = 14, [UNW_X86_64_R11] = 15,
-	[UNW_X86_64_R12] = 16, [UNW_X86_64_R13] = 17, [UNW_X86_64_R14] = 18, [UNW_X86_64_R15] = 19,
-	[UNW_X86_64_RIP] = 8,
+const int8_t unwind_dwarf_to_perf[UNW_X86_64_RIP + 1] = {
+	[UNW_X86_64_RAX] = PERF_REG_AX, [UNW_X86_64_RDX] = PERF_REG_DX, [UNW_X86_64_RCX] = PERF_REG_CX,
+	[UNW_X86_64_RBX] = PERF_REG_BX, [UNW_X86_64_RSI] = PERF_REG_SI, [UNW_X86_64_RDI] = PERF_REG_DI,
+	[UNW_X86_64_RBP] = PERF_REG_BP, [UNW_X86_64_RSP] = PERF_REG_SP, [UNW_X86_64_R8] = PERF_REG_R8,
+	[UNW_X86_64_R9] = PERF_REG_R9, [UNW_X86_64_R10] = PERF_REG_R10, [UNW_X86_64_R11] = PERF_REG_R11,
+	[UNW_X86_64_R12] = PERF_REG_R12, [UNW_X86_64_R13] = PERF_REG_R13, [UNW_X86_64_R14] = PERF_REG_R14,
+	[UNW_X86_64_R15] = PERF_REG_R15, [UNW_X86_64_RIP] = PERF_REG_IP,
 };
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -27,16 +28,16 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct unwind_ctx *ctx = arg;
 	const struct module_load *ml = process_find(ctx->proc, ip);
 	int rc = -UNW_ENOINFO;
-	if (ml && ml->mod->img_ok && ml->mod->img.eh_frame_hdr) {
-		const struct elf_image *img = &ml->mod->img;
+	if (ml && ml->mod->elf_ok && ml->mod->elf.eh_frame_hdr) {
+		const struct ember_elf *elf = &ml->mod->elf;
 		unw_dyn_info_t di = {
 			.format = UNW_INFO_FORMAT_REMOTE_TABLE,
-			.start_ip = ml->bias + img->exec_lo,
-			.end_ip = ml->bias + img->exec_hi,
+			.start_ip = ml->bias + elf->exec_lo,
+			.end_ip = ml->bias + elf->exec_hi,
 			.u.rti = {
-				.segbase = ml->bias + img->eh_frame_hdr,
-				.table_data = ml->bias + img->eh_frame_hdr + 12,
-				.table_len = img->fde_count * 8 / sizeof(unw_word_t),
+				.segbase = ml->bias + elf->eh_frame_hdr,
+				.table_data = ml->bias + elf->eh_frame_hdr + EMBER_EH_FRAME_HDR_TABLE,
+				.table_len = elf->fde_count * EMBER_EH_FRAME_HDR_ENTRY / sizeof(unw_word_t),
 			},
 		};
 		rc = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
@@ -83,13 +84,16 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	const struct module_load *ml = ctx->last_load;
 	if (!ml || addr < ml->lo || addr >= ml->hi)
 		ml = ctx->last_load = process_find(ctx->proc, addr);
-	if (ml && ml->mod->img_ok && elf_image_read(&ml->mod->img, addr - ml->bias, valp, sizeof *valp))
+	const uint8_t *p = ml && ml->mod->elf_ok ? ember_elf_at(&ml->mod->elf, addr - ml->bias, sizeof *valp) : NULL;
+	if (p) {
+		memcpy(valp, p, sizeof *valp);   /* (a fixed size: one load, no call) */
 		return 0;
+	}
 	/* A read just above a copy that filled its whole reservation: the stack
 	 * goes on, we simply did not copy it. */
 	uint64_t sp = in->regs[PERF_REG_SP];
 	if (addr >= sp + in->stack_len && in->stack_len >= in->stack_reserved &&
-	    addr - sp < in->stack_len + (1u << 20))
+	    addr - sp < in->stack_len + PAST_COPY_SLACK)
 		ctx->read_past_copy = true;
 	return -UNW_EINVAL;
 }
@@ -134,29 +138,10 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-struct unwind_space *unwind_space_new(void)
+unw_addr_space_t unwind_space_new(void)
 {
-	struct unwind_space *us = calloc(1, sizeof *us);
-	if (!us)
-		return NULL;
-	us->as = unw_create_addr_space(&accessors, 0);
-	if (!us->as) {
-		free(us);
-		return NULL;
-	}
-	unw_set_caching_policy(us->as, UNW_CACHE_GLOBAL);
-	return us;
-}
-
-void unwind_space_free(struct unwind_space *us)
-{
-	if (!us)
-		return;
-	unw_destroy_addr_space(us->as);
-	free(us);
-}
-
-void unwind_space_flush(struct unwind_space *us, uint64_t lo, uint64_t hi)
-{
-	unw_flush_cache(us->as, lo, hi);
+	unw_addr_space_t as = unw_create_addr_space(&accessors, 0);
+	if (as)
+		unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
+	return as;
 }

@@ -1,5 +1,5 @@
-# sampler/: ELF images, the process model and the unwinder, exercised in
-# process on the test binary itself (no perf_event needed).
+# sampler/: the process model and the unwinder, with the ELF view of the
+# modules, exercised in process on the test binary itself (no perf_event needed).
 add_executable(test_sampler ${PROJECT_SOURCE_DIR}/tests/unit/test_sampler.c)
 target_link_libraries(test_sampler PRIVATE ember_sampler)
 target_include_directories(test_sampler PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PROJECT_SOURCE_DIR}/sampler)

@@ -11,7 +11,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sampler_internal.h"
+#ifdef UNWIND_BENCH_OLD
+#include "sampler_internal.h"   /* another revision's sampler/ (bench/no_cfi_bench.py --old) */
+#else
+#include "perf_regs.h"
+#endif
 
 struct snapshot {
 	uint64_t regs[PERF_REGS_COUNT];

@@ -1,5 +1,5 @@
-/* Unit tests for sampler/: ELF image parsing and load bias against what the
- * dynamic loader says, a full unwind of a stack copy taken in process
+/* Unit tests for sampler/: the ELF view of the test binary and load bias
+ * against what the dynamic loader says, a full unwind of a stack copy taken in process
  * through a known call chain, through frames without CFI (the stack scan),
  * and the call-instruction decoders the scan relies on. */
 #define _GNU_SOURCE
@@ -13,9 +13,9 @@
 
 #include "arch_insn.h"
 #include "check.h"
-#include "sampler_internal.h"
+#include "unwinder.h"
 
-/* ---- ELF image and bias ---- */
+/* ---- ELF files (common/elf_view.h) as the unwinder reads them, and load bias ---- */
 
 struct loaded { const char *name_part; uintptr_t bias; bool found; };
 
@@ -33,10 +33,10 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static void test_elf_image_self(void)
+static void test_elf_view_self(void)
 {
-	struct elf_image img;
-	CHECK(elf_image_open(&img, "/proc/self/exe") == 0);
+	struct ember_elf img;
+	CHECK(ember_elf_open(&img, "/proc/self/exe") == 0);
 	CHECK(img.nloads >= 2);
 	CHECK(img.eh_frame_hdr != 0);
 	CHECK(img.fde_count > 10);
@@ -48,13 +48,13 @@ static void test_elf_image_self(void)
 	dl_iterate_phdr(find_object, &exe);
 	CHECK(exe.found);
 	uint8_t from_file[32];
-	uint64_t vaddr = (uintptr_t)test_elf_image_self - exe.bias;
-	CHECK(elf_image_read(&img, vaddr, from_file, sizeof from_file));
-	CHECK(memcmp(from_file, (const void *)(uintptr_t)test_elf_image_self, sizeof from_file) == 0);
-	CHECK(!elf_image_read(&img, img.max_vaddr + 4096, from_file, 8));
-	elf_image_close(&img);
-	CHECK(elf_image_open(&img, "/proc/self/status") != 0);   /* not ELF */
-	CHECK(elf_image_open(&img, "/nonexistent/file") != 0);
+	uint64_t vaddr = (uintptr_t)test_elf_view_self - exe.bias;
+	CHECK(ember_elf_read(&img, vaddr, from_file, sizeof from_file));
+	CHECK(memcmp(from_file, (const void *)(uintptr_t)test_elf_view_self, sizeof from_file) == 0);
+	CHECK(!ember_elf_read(&img, img.max_vaddr + 4096, from_file, 8));
+	ember_elf_close(&img);
+	CHECK(ember_elf_open(&img, "/proc/self/status") != 0);   /* not ELF */
+	CHECK(ember_elf_open(&img, "/nonexistent/file") != 0);
 }
 
 static void test_bias_matches_loader(void)
@@ -123,6 +123,50 @@ static void test_jit_mappings(void)
 	uint32_t gen = a->code_gen;
 	process_add_mapping(&pm, a, 0x7f0000010000, 0x1000, 0, "//anon", NULL, 0);
 	CHECK(a->code_gen == gen && a->nloads == 3);
+	/* Code mapped over code is another load (a new serial, which the
+	 * unwinder's cache of JIT code bytes checks); code of another module
+	 * there, or an exec, makes what was read from the old code stale. */
+	uint64_t serial = process_find(a, 0x7f0000000000)->serial;
+	uint32_t unmapped = a->unmap_gen;
+	process_add_mapping(&pm, a, 0x7f0000000000, 0x1000, 0, "//anon", NULL, 0);
+	CHECK(process_find(a, 0x7f0000000000)->serial != serial && a->unmap_gen == unmapped);
+	process_add_mapping(&pm, a, 0x7f0000000000, 0x1000, 0, "[anon:other-jit]", NULL, 0);
+	CHECK(a->unmap_gen == unmapped + 1);
+	process_exec(&pm, a);
+	CHECK(a->nloads == 0 && a->unmap_gen == unmapped + 2 && a->code_gen > gen);
+	process_model_free(&pm);
+}
+
+/* One module per path and namespace, unless the build-ids in the mappings
+ * say the file was replaced: then one per build, found by its build-id. */
+static void test_module_builds(void)
+{
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	struct ember_elf e;
+	CHECK(len > 0 && ember_elf_open(&e, "/proc/self/exe") == 0 && e.build_id_len == 20);
+	if (len <= 0 || e.build_id_len != 20)
+		return;
+	exe[len] = 0;
+	uint8_t mine[20], other[20];
+	memcpy(mine, e.build_id, 20);
+	memset(other, 0xab, sizeof other);
+	ember_elf_close(&e);
+	struct process_model pm;
+	process_model_init(&pm);
+	struct process *p = process_get(&pm, 300, true), *q = process_get(&pm, 301, true);
+	process_add_mapping(&pm, p, 0x10000000, 0x1000, 0, exe, mine, 20);
+	process_add_mapping(&pm, q, 0x10000000, 0x1000, 0, exe, other, 20);
+	process_add_mapping(&pm, q, 0x20000000, 0x1000, 0, exe, NULL, 0);
+	const struct module_load *a = process_find(p, 0x10000000), *b = process_find(q, 0x10000000),
+				 *c = process_find(q, 0x20000000);
+	CHECK(a && b && c && pm.nmods == 2);
+	if (a && b && c) {
+		CHECK(a->mod != b->mod && a->mod->elf_ok && !b->mod->elf_ok);   /* the other build: no file */
+		CHECK(c->mod == a->mod);                                        /* no build-id: the first */
+	}
+	process_add_mapping(&pm, p, 0x30000000, 0x1000, 0, exe, other, 20);
+	CHECK(process_find(p, 0x30000000) && b && process_find(p, 0x30000000)->mod == b->mod && pm.nmods == 2);
 	process_model_free(&pm);
 }
 
@@ -163,10 +207,11 @@ static const char *name_of(const struct process *proc, const struct ember_frame_
 	return "?";
 }
 
-/* A process model of this process, its mappings loaded. */
-static struct process *self_model(struct process_model *pm)
+/* A process model of this process, its mappings loaded, and an unwinder. */
+static struct process *self_model(struct process_model *pm, struct unwinder *uw)
 {
 	process_model_init(pm);
+	unwinder_init(uw);
 	struct process *self = process_get(pm, getpid(), true);
 	process_load_proc_maps(pm, self, true);
 	return self;
@@ -186,11 +231,12 @@ void test_unwind_in_process(void)
 	chain_a(&snap);
 
 	struct process_model pm;
-	struct process *self = self_model(&pm);
+	struct unwinder uw;
+	struct process *self = self_model(&pm, &uw);
 	struct unwind_input in = input_of(&snap);
 	struct ember_frame_addr frames[64];
 	uint32_t flags = 0;
-	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(n >= 5);
 	const char *want[] = { "?", "chain_c", "chain_b", "chain_a", "test_unwind_in_process" };
 	for (int i = 1; i < 5 && i < (int)n; i++)
@@ -206,7 +252,7 @@ void test_unwind_in_process(void)
 	in.stack_len = 64;
 	in.stack_reserved = 64;
 	flags = 0;
-	uint32_t m = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	uint32_t m = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(m < n);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
 
@@ -214,8 +260,9 @@ void test_unwind_in_process(void)
 	in.stack_len = snap.len;
 	in.stack_reserved = snap.len + 8;
 	flags = 0;
-	CHECK(unwind_sample(&pm, self, &in, frames, 3, &flags, NULL) == 3);
+	CHECK(unwind_sample(&uw, self, &in, frames, 3, &flags, NULL) == 3);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
+	unwinder_free(&uw);
 	process_model_free(&pm);
 }
 
@@ -243,7 +290,8 @@ void test_unwind_no_cfi(void)
 {
 	static struct snapshot snap;
 	struct process_model pm;
-	struct process *self = self_model(&pm);
+	struct unwinder uw;
+	struct process *self = self_model(&pm, &uw);
 	struct ember_frame_addr frames[64];
 
 	/* A leaf kernel: its caller is found by scanning, past stale return
@@ -251,7 +299,7 @@ void test_unwind_no_cfi(void)
 	kern_outer(&snap);
 	struct unwind_input in = input_of(&snap);
 	uint32_t flags = 0;
-	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	const char *want_k[] = { "kernel_no_cfi", "kern_caller", "kern_outer", "test_unwind_no_cfi" };
 	CHECK(n >= 5);
 	for (int i = 0; i < 4 && i < (int)n; i++)
@@ -266,7 +314,7 @@ void test_unwind_no_cfi(void)
 	 * above what was copied, so the stack is truncated, not complete. */
 	in.stack_len = in.stack_reserved = 8192;
 	flags = 0;
-	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(n == 1);
 	CHECK(flags & EMBER_SAMPLE_TRUNCATED);
 	CHECK(!(frames[0].flags & EMBER_FRAME_SCANNED));
@@ -275,7 +323,7 @@ void test_unwind_no_cfi(void)
 	cb_outer(&snap);
 	in = input_of(&snap);
 	flags = 0;
-	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	const char *want_c[] = { "?", "cb_leaf", "callback_no_cfi", "cb_outer", "test_unwind_no_cfi" };
 	CHECK(n >= 6);
 	for (int i = 1; i < 5 && i < (int)n; i++)
@@ -296,11 +344,11 @@ void test_unwind_no_cfi(void)
 		const struct module_load *jl = process_find(self, (uint64_t)(uintptr_t)jit_kernel_fn);
 		CHECK(jl && jl->mod->jit_pid == getpid());
 		for (int with_start = 0; with_start < 2; with_start++) {
-			pm.jit_start = with_start ? jit_start_of : NULL;
+			uw.jit_start = with_start ? jit_start_of : NULL;
 			in = input_of(&snap);
 			flags = 0;
-			uint64_t scans0 = pm.scans;
-			n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+			uint64_t scans0 = uw.scans;
+			n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 			CHECK(n >= 4 && frames[0].module == (jl ? jl->mod->id : 0) && (frames[0].flags & EMBER_FRAME_SCANNED));
 			if (n < 2 || strcmp(name_of(self, &frames[1]), "jit_caller") != 0) {
 				fprintf(stderr, "  JIT kernel, %s:", with_start ? "its start known" : "scan only");
@@ -310,22 +358,23 @@ void test_unwind_no_cfi(void)
 			}
 			CHECK(n >= 2 && !strcmp(name_of(self, &frames[1]), "jit_caller"));
 			CHECK(n >= 3 && !strcmp(name_of(self, &frames[2]), "test_unwind_no_cfi"));
-			CHECK(reaches_main(self, frames, n) && pm.scans == scans0 + 1);
+			CHECK(reaches_main(self, frames, n) && uw.scans == scans0 + 1);
 			CHECK(!(flags & (EMBER_SAMPLE_UNWIND_ERROR | EMBER_SAMPLE_TRUNCATED)));
 		}
-		pm.jit_start = NULL;
+		uw.jit_start = NULL;
 	}
 
 	/* A stack with CFI all the way scans nothing. */
 	chain_a(&snap);
 	in = input_of(&snap);
 	flags = 0;
-	n = unwind_sample(&pm, self, &in, frames, 64, &flags, NULL);
+	n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	CHECK(!(flags & (EMBER_SAMPLE_NO_CFI | EMBER_SAMPLE_SCANNED)));
 	bool any = false;
 	for (uint32_t i = 0; i < n; i++)
 		any |= (frames[i].flags & EMBER_FRAME_SCANNED) != 0;
 	CHECK(!any);
+	unwinder_free(&uw);
 	process_model_free(&pm);
 }
 #endif
@@ -475,7 +524,8 @@ void test_frame_probes(void)
 	probe_holder(&snap);
 
 	struct process_model pm;
-	struct process *self = self_model(&pm);
+	struct unwinder uw;
+	struct process *self = self_model(&pm, &uw);
 	struct unwind_input in = input_of(&snap);
 	/* probe_holder's extent: from its symbol, generously (it is small) */
 	Dl_info di;
@@ -485,29 +535,31 @@ void test_frame_probes(void)
 	struct unwind_probes pr = { .fn = pick_holder, .arg = &pick, .out = out };
 	struct ember_frame_addr frames[64];
 	uint32_t flags = 0;
-	uint32_t n = unwind_sample(&pm, self, &in, frames, 64, &flags, &pr);
+	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, &pr);
 	CHECK(n >= 4);
 	CHECK(pick.asked >= n - 1);          /* asked for every frame */
 	CHECK(pr.n == 1);
 	if (pr.n == 1) {
 		CHECK(!out[0].leaf);
 		CHECK_STR(name_of(self, &frames[out[0].frame]), "probe_holder");
-		CHECK(out[0].cand[14] == HELD_IN_REG);       /* r15, as the unwinder restored it */
-		CHECK(out[0].cand[0] == 0);                  /* rax: not callee-saved, unknown */
+		CHECK(out[0].cand[EMBER_PROBE_R15] == HELD_IN_REG);   /* r15, as the unwinder restored it */
+		CHECK(out[0].cand[EMBER_PROBE_AX] == 0);              /* rax: not callee-saved, unknown */
 		bool found = false;
 		for (uint32_t k = EMBER_PROBE_REGS; k < out[0].ncand; k++)
 			found |= out[0].cand[k] == HELD_ON_STACK;
 		CHECK(out[0].ncand > EMBER_PROBE_REGS && found);
 	}
+	unwinder_free(&uw);
 	process_model_free(&pm);
 }
 
 int main(void)
 {
 	test_frame_probes();
-	test_elf_image_self();
+	test_elf_view_self();
 	test_bias_matches_loader();
 	test_thread_names();
+	test_module_builds();
 	test_jit_mappings();
 	test_unwind_in_process();
 	test_call_decoding_aarch64();

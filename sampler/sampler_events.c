@@ -1,0 +1,312 @@
+/* Opening the events (sampler.h: ember_sampler_launch, _attach, _stop):
+ * one per task and CPU, the first of each CPU owning its ring, with the
+ * errors the kernel gives turned into the line the user needs.  What each
+ * attribute does is docs/sampling.md. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "hash.h"
+#include "sampler_internal.h"
+
+/* The rings: by default room for RING_SAMPLES samples per CPU (each
+ * reserves its stack copy and about SAMPLE_OVERHEAD bytes more), within
+ * RING_BUDGET bytes over all CPUs, and never under RING_MIN_PAGES data pages. */
+#define RING_SAMPLES 128
+#define SAMPLE_OVERHEAD 512
+#define RING_BUDGET (64u << 20)
+#define RING_MIN_PAGES 8
+
+static int read_int_file(const char *path, int dflt)
+{
+	FILE *f = fopen(path, "re");
+	int v = dflt;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = dflt;
+		fclose(f);
+	}
+	return v;
+}
+
+void sampler_close_events(struct ember_sampler *s)
+{
+	for (int i = 0; i < s->ncpus; i++)
+		perf_ring_unmap(&s->rings[i]);
+	for (size_t i = 0; i < s->nfds; i++)
+		close(s->fds[i]);
+	s->nfds = 0;
+}
+
+static bool add_fd(struct ember_sampler *s, int fd)
+{
+	if (EMBER_GROW(s->fds, s->fds_cap, s->nfds + 1) != 0)
+		return false;
+	s->fds[s->nfds++] = fd;
+	return true;
+}
+
+/* Turn a failed perf_event_open into the one line the user needs. */
+static int open_error(struct ember_sampler *s, int err, pid_t pid)
+{
+	int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
+	switch (err) {
+	case ESRCH:
+		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "no process with pid %d", pid);
+	case EACCES:
+		if (paranoid >= 3 && geteuid() != 0)
+			return sampler_fail(s, EMBER_SERR_PERMISSION,
+				    "perf events are disabled for unprivileged users (kernel.perf_event_paranoid=%d): "
+				    "run as root, or sysctl kernel.perf_event_paranoid=2", paranoid);
+		return sampler_fail(s, EMBER_SERR_PERMISSION,
+			    "permission denied profiling pid %d: it belongs to another user or is not dumpable "
+			    "(run as that user, as root, or with CAP_SYS_PTRACE and CAP_PERFMON)", pid);
+	case EPERM:
+		return sampler_fail(s, EMBER_SERR_PERMISSION,
+			    "perf_event_open is not permitted here (a container's seccomp profile blocks it: "
+			    "docker run --cap-add PERFMON, or run on the host)");
+	case EMFILE:
+	case ENFILE:
+		return sampler_fail(s, EMBER_SERR_LIMIT, "too many open files for %zu events: raise ulimit -n", s->nfds + 1);
+	case EINVAL:
+		return sampler_fail(s, EMBER_SERR_INVALID,
+			    "the kernel rejected the sampling settings (-F %u, --stack-size %u; "
+			    "kernel.perf_event_max_sample_rate=%d)", s->opts.freq_hz, s->opts.stack_size,
+			    read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0));
+	case ENOSYS:
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "this kernel has no perf_event support (CONFIG_PERF_EVENTS)");
+	default:
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "perf_event_open failed: %s", strerror(err));
+	}
+}
+
+/* Open one event for (pid, cpu index), with the kernel-permission fallback
+ * decided on the first event. */
+static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
+{
+	int fd = perf_open(&s->attr, pid, s->cpus[ci]);
+	if (fd < 0 && errno == EACCES && !s->attr.exclude_kernel && s->nfds == 0) {
+		perf_fill_attr(&s->attr, &s->opts, s->hooks.wake_per_sample, launch, true);
+		s->stats.kernel_excluded = true;
+		fd = perf_open(&s->attr, pid, s->cpus[ci]);
+	}
+	if (fd < 0)
+		return -errno;
+	/* The BPF program is optional: without it, readers read after the sample. */
+	if (s->hooks.bpf_prog_fd > 0) {
+		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->hooks.bpf_prog_fd) == 0)
+			s->stats.bpf_attached++;
+		else
+			s->stats.bpf_failed++;
+	}
+	if (!add_fd(s, fd)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	struct perf_ring *r = &s->rings[ci];
+	if (!r->base) {
+		/* Big rings lose nothing at 999 Hz; an unprivileged user's
+		 * locked-memory budget may allow less, so halve until it fits. */
+		int rc;
+		while ((rc = perf_ring_map(r, fd, s->ring_pages)) == -EPERM && s->ring_pages > RING_MIN_PAGES)
+			s->ring_pages /= 2;
+		if (rc < 0) {
+			errno = -rc;
+			return rc == -EPERM ? -EDQUOT : rc;
+		}
+		s->pfds[ci] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0) {
+		return -errno;
+	}
+	return 0;
+}
+
+/* A sample reserves its whole stack_size in the ring, however little of the
+ * stack was there to copy: room for RING_SAMPLES of them per CPU (wakeups
+ * come at half), within RING_BUDGET of locked memory over all CPUs. */
+static size_t default_ring_pages(const struct ember_sampler *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t want = RING_SAMPLES * ((size_t)s->opts.stack_size + SAMPLE_OVERHEAD), pages = RING_MIN_PAGES;
+	while (pages * page < want)
+		pages *= 2;
+	while (pages > RING_MIN_PAGES && pages * page * (size_t)s->ncpus > RING_BUDGET)
+		pages /= 2;
+	return pages;
+}
+
+static void setup_attr(struct ember_sampler *s, bool launch)
+{
+	s->ring_pages = s->opts.ring_pages ? s->opts.ring_pages : default_ring_pages(s);
+	perf_fill_attr(&s->attr, &s->opts, s->hooks.wake_per_sample, launch, false);
+}
+
+static int open_for_task(struct ember_sampler *s, pid_t tid, bool launch)
+{
+	for (int ci = 0; ci < s->ncpus; ci++) {
+		int rc = open_one(s, tid, ci, launch);
+		if (rc == -EDQUOT)
+			return sampler_fail(s, EMBER_SERR_LIMIT,
+				    "ring buffer does not fit the locked-memory limit: raise ulimit -l or "
+				    "kernel.perf_event_mlock_kb");
+		if (rc < 0)
+			return open_error(s, -rc, tid);
+	}
+	return 0;
+}
+
+int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *child)
+{
+	int go[2], report[2];
+	if (pipe2(go, O_CLOEXEC) != 0)
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "pipe: %s", strerror(errno));
+	if (pipe2(report, O_CLOEXEC) != 0) {
+		close(go[0]), close(go[1]);
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "pipe: %s", strerror(errno));
+	}
+	pid_t pid = fork();
+	if (pid < 0)
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(go[1]);
+		close(report[0]);
+		char c;
+		/* Wait until the events are open, so sampling starts at exec. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(report[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+	}
+	close(go[0]);
+	close(report[1]);
+	*child = pid;
+	s->target = pid;
+	setup_attr(s, true);
+	int rc = open_for_task(s, pid, true);
+	if (rc < 0) {
+		close(go[1]);
+		close(report[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		*child = 0;
+		return rc;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		/* The child is gone already; the caller will reap it. */
+	}
+	close(go[1]);
+	int e;
+	ssize_t n = read(report[0], &e, sizeof e);
+	close(report[0]);
+	if (n == (ssize_t)sizeof e)
+		return sampler_fail(s, EMBER_SERR_NOT_FOUND, "%s: %s", argv[0],
+			    e == ENOENT ? "command not found" : strerror(e));
+	return 0;
+}
+
+/* The tids an attach has opened events for. */
+struct tid_set {
+	pid_t *tids;
+	size_t n, cap;
+	struct ember_idtab index;
+};
+
+static bool tid_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct tid_set *)ctx)->tids[id] == *(const pid_t *)key;
+}
+
+/* 1 when tid is new to the set (now in it), 0 when known, -1 on OOM. */
+static int tid_set_add(struct tid_set *set, pid_t tid)
+{
+	uint64_t h = ember_hash_mix((uint64_t)(uint32_t)tid);
+	if (ember_idtab_find(&set->index, h, tid_eq, set, &tid) != UINT32_MAX)
+		return 0;
+	if (EMBER_GROW(set->tids, set->cap, set->n + 1) != 0 || ember_idtab_insert(&set->index, h, (uint32_t)set->n) != 0)
+		return -1;
+	set->tids[set->n++] = tid;
+	return 1;
+}
+
+/* Open events for every thread of pid.  Threads may appear while they are
+ * opened: list again until a pass finds nothing new.  0 or -enum
+ * ember_sampler_err. */
+static int open_threads(struct ember_sampler *s, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	struct tid_set seen = { 0 };
+	if (ember_idtab_init(&seen.index) != 0)
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "out of memory");
+	int rc = 0;
+	for (bool found = true; found && rc == 0;) {
+		found = false;
+		DIR *d = opendir(path);
+		if (!d) {
+			rc = seen.n ? 0 : -EMBER_SERR_NO_PROCESS;
+			break;
+		}
+		struct dirent *de;
+		while ((de = readdir(d)) && rc == 0) {
+			pid_t tid = atoi(de->d_name);
+			int added = tid > 0 ? tid_set_add(&seen, tid) : 0;
+			if (added < 0)
+				rc = sampler_fail(s, EMBER_SERR_SYSTEM, "out of memory");
+			if (added <= 0)
+				continue;
+			found = true;
+			rc = open_for_task(s, tid, false);
+			if (rc == -EMBER_SERR_NO_PROCESS && tid != pid)
+				rc = 0;   /* that thread ended meanwhile */
+		}
+		closedir(d);
+	}
+	free(seen.tids);
+	ember_idtab_free(&seen.index);
+	return rc;
+}
+
+int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
+{
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "no process with pid %d", pid);
+	s->target = pid;
+	s->attached = true;
+	setup_attr(s, false);
+	int rc = open_threads(s, pid);
+	if (rc == -EMBER_SERR_NO_PROCESS)
+		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "process %d exited during attach", pid);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < s->nfds; i++)
+		ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	/* Mappings made before we attached have no MMAP2 record; read them
+	 * after enabling so nothing falls in between. */
+	struct process *proc = process_get(&s->pm, pid, true);
+	if (!proc || process_load_proc_maps(&s->pm, proc, true) != 0) {
+		if (kill(pid, 0) != 0)
+			return sampler_fail(s, EMBER_SERR_NO_PROCESS, "process %d exited during attach", pid);
+		return sampler_fail(s, EMBER_SERR_PERMISSION, "cannot read /proc/%d/maps: %s", pid, strerror(errno));
+	}
+	threads_load_proc(&s->pm, pid);
+	return 0;
+}
+
+void ember_sampler_stop(struct ember_sampler *s)
+{
+	for (size_t i = 0; i < s->nfds; i++)
+		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	s->stopped = true;
+}

@@ -1,0 +1,123 @@
+/* What each record does (sampler_internal.h: sampler_handle_record): a
+ * sample is unwound and delivered with the caller's hooks around it;
+ * mappings, names, forks, execs and exits go into the process model. */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+
+#include "clock.h"
+#include "sampler_internal.h"
+
+#define MAX_PATH_LEN 4096            /* a mapped file's name, NUL included (PATH_MAX) */
+
+static void handle_sample(struct ember_sampler *s, const struct perf_event_header *h)
+{
+	struct perf_sample ps;
+	if (!perf_parse_sample(h, s->attr.sample_type, &ps, s->kernel_ips, MAX_KERNEL_FRAMES))
+		return;
+	struct ember_sample smp = { .pid = ps.pid, .tid = ps.tid, .time_ns = ps.time_ns, .nkernel = ps.nkernel };
+	if (h->misc & PERF_RECORD_MISC_KERNEL)
+		smp.flags |= EMBER_SAMPLE_IN_KERNEL;
+	if (s->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+		smp.kernel_ips = s->kernel_ips;
+	s->stats.samples++;
+	if (!ps.abi) {
+		/* No user registers: a kernel thread, or a task exiting. */
+		s->stats.unwind_errors++;
+		return;
+	}
+	struct process *proc = process_get(&s->pm, (pid_t)smp.pid, true);
+	if (!proc)
+		return;
+	if (proc->nloads == 0 && !proc->exited)
+		process_load_proc_maps(&s->pm, proc, true);
+	smp.sp = ps.regs[PERF_REG_SP];
+	smp.ip = ps.regs[PERF_REG_IP];
+	smp.code_gen = proc->code_gen;
+	if (s->hooks.early)
+		s->hooks.early(s->hooks.early_arg, &smp);
+	struct unwind_input in = { .regs = ps.regs, .stack = ps.stack, .stack_len = ps.stack_len,
+				   .stack_reserved = ps.stack_size };
+	uint64_t t0 = ember_now_ns();
+	/* A PC in no known module: its MMAP2 may still sit in another CPU's
+	 * ring (dlopen), so look at /proc/PID/maps once before giving up. */
+	if (!process_find(proc, smp.ip) && !proc->exited)
+		process_load_proc_maps(&s->pm, proc, false);
+	struct unwind_probes pr = { .fn = s->hooks.probe, .arg = s->hooks.probe_arg, .out = s->probes };
+	smp.nframes = unwind_sample(&s->unw, proc, &in, s->frames, EMBER_MAX_FRAMES, &smp.flags,
+				    s->hooks.probe ? &pr : NULL);
+	smp.nprobes = s->hooks.probe ? pr.n : 0;
+	smp.probes = s->probes;
+	s->stats.unwind_ns += ember_now_ns() - t0;
+	smp.frames = s->frames;
+	s->stats.no_cfi += (smp.flags & EMBER_SAMPLE_NO_CFI) != 0;
+	s->stats.scanned += (smp.flags & EMBER_SAMPLE_SCANNED) != 0;
+	if (smp.flags & EMBER_SAMPLE_TRUNCATED) {
+		s->stats.truncated++;
+		s->stats.frame_capped += (smp.flags & EMBER_SAMPLE_FRAME_CAP) != 0;
+	}
+	else if (smp.flags & EMBER_SAMPLE_UNWIND_ERROR)
+		s->stats.unwind_errors++;
+	s->fn(s->fn_arg, &smp);
+	s->delivered++;
+}
+
+/* An executable mapping: into the process model. */
+static void handle_mmap2(struct ember_sampler *s, const struct perf_event_header *h)
+{
+	struct perf_mmap2 m;
+	char name[MAX_PATH_LEN];
+	if (!perf_parse_mmap2(h, &m) || m.name_len >= sizeof name)
+		return;
+	memcpy(name, m.name, m.name_len);
+	name[m.name_len] = 0;
+	if (!(m.prot & PROT_EXEC))
+		return;
+	struct process *proc = process_get(&s->pm, (pid_t)m.pid, true);
+	if (proc)
+		process_add_mapping(&s->pm, proc, m.addr, m.len, m.pgoff, name, m.build_id, m.build_id_len);
+}
+
+void sampler_handle_record(void *arg, const struct perf_event_header *h)
+{
+	struct ember_sampler *s = arg;
+	struct perf_comm c;
+	struct perf_task t;
+	uint64_t lost;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		handle_sample(s, h);
+		break;
+	case PERF_RECORD_MMAP2:
+		handle_mmap2(s, h);
+		break;
+	case PERF_RECORD_COMM:
+		if (!perf_parse_comm(h, &c))
+			break;
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			struct process *proc = process_get(&s->pm, (pid_t)c.pid, false);
+			if (proc)
+				process_exec(&s->pm, proc);
+		}
+		thread_set_name(&s->pm, c.pid, c.tid, c.comm, c.comm_len);
+		break;
+	case PERF_RECORD_FORK:
+		if (!perf_parse_task(h, &t))
+			break;
+		if (t.pid != t.ppid)
+			process_fork(&s->pm, (pid_t)t.ppid, (pid_t)t.pid);
+		thread_set_parent(&s->pm, t.pid, t.tid, t.ptid);
+		break;
+	case PERF_RECORD_EXIT:
+		if (perf_parse_task(h, &t) && t.pid == t.tid)
+			process_exit(&s->pm, (pid_t)t.pid);
+		break;
+	case PERF_RECORD_LOST:
+		if (perf_parse_lost(h, &lost))
+			s->stats.lost += lost;
+		break;
+	default:
+		break;
+	}
+}
