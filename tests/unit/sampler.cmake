@@ -6,5 +6,5 @@ target_include_directories(test_sampler PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit
 # -rdynamic: dladdr must name the test's own functions.
 target_link_options(test_sampler PRIVATE -rdynamic)
 target_compile_options(test_sampler PRIVATE -fomit-frame-pointer)
-add_test(NAME unit_sampler COMMAND test_sampler)
-set_tests_properties(unit_sampler PROPERTIES LABELS unit)
+add_test(NAME unit.sampler COMMAND test_sampler)
+set_tests_properties(unit.sampler PROPERTIES LABELS unit)
