@@ -44,7 +44,8 @@
 #include "diff_union.h"
 #include "exporters.h"
 #include "json_out.h"
-#include "pprof_internal.h"
+#include "pprof_tables.h"
+#include "pprof_wire.h"
 
 static void write_value_type(struct gz *g, struct pb *m, uint32_t field, uint32_t type, uint32_t unit)
 {

@@ -1,10 +1,10 @@
-/* The tables of the pprof writer (pprof_internal.h): every string,
+/* The tables of the pprof writer (pprof_tables.h): every string,
  * function, location and mapping a profile needs, interned through id
  * tables, and each stack as leaf-first location ids. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "pprof_internal.h"
+#include "pprof_tables.h"
 
 int pp_ctx_init(struct pp_ctx *c, const struct ember_profile *p)
 {

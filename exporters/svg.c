@@ -10,7 +10,8 @@
  *   3. rendering (here), with the fill colour and the tooltip numbers of a
  *      node supplied by a style (callbacks), the only mode-specific part.
  * svg_diff.c draws the differential graph of `ember diff` with all three
- * (svg_internal.h) and its own style.
+ * (svg_internal.h) and its own style; every stage writes through
+ * svg_writer.h.
  *
  * Every frame is written as
  *   <g class="kK" s="START" n="WIDTH"><title>NAME (N samples, P%)</title>
@@ -28,6 +29,8 @@
 #include "flame_tree.h"
 #include "profile_internal.h"
 #include "svg_internal.h"
+#include "svg_labels.h"
+#include "svg_writer.h"
 #include "svg_script.h"
 
 /* ---- rendering ---- */

@@ -24,6 +24,7 @@
 #include "exporters.h"
 #include "flame_tree.h"
 #include "svg_internal.h"
+#include "svg_writer.h"
 
 struct diff_style {
 	const struct ember_diff_export_opts *o;

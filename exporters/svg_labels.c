@@ -1,4 +1,4 @@
-/* The labels of SVG flame graphs (svg_internal.h): every distinct frame
+/* The labels of SVG flame graphs (svg_labels.h): every distinct frame
  * text as folded output prints it, in bytewise order, with its escaped XML,
  * display width and colour; and the XML text escaping the renderer shares. */
 #define _GNU_SOURCE
@@ -9,7 +9,8 @@
 
 #include "folded_text.h"
 #include "profile_internal.h"
-#include "svg_internal.h"
+#include "svg_labels.h"
+#include "svg_writer.h"
 
 /* Display width of a character, in average glyphs: CJK and emoji are wide. */
 static unsigned cp_units(uint32_t cp)

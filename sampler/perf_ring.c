@@ -166,7 +166,7 @@ struct sample_reader {
 	bool ok;
 };
 
-static uint64_t rd64(struct sample_reader *r)
+static uint64_t next_u64(struct sample_reader *r)
 {
 	uint64_t v = 0;
 	if (r->end - r->p < 8) {
@@ -186,33 +186,33 @@ bool perf_parse_sample(const struct perf_event_header *h, uint64_t sample_type, 
 	struct sample_reader r = { b, b + len, true };
 	memset(out, 0, sizeof *out);
 	/* The fields come in the order of their PERF_SAMPLE_* bits. */
-	rd64(&r);                                   /* ip (a kernel address when in the kernel) */
-	uint64_t pidtid = rd64(&r);
+	next_u64(&r);                               /* ip (a kernel address when in the kernel) */
+	uint64_t pidtid = next_u64(&r);
 	out->pid = (uint32_t)pidtid;
 	out->tid = (uint32_t)(pidtid >> 32);
-	out->time_ns = rd64(&r);
-	rd64(&r);                                   /* cpu, reserved */
-	rd64(&r);                                   /* period */
+	out->time_ns = next_u64(&r);
+	next_u64(&r);                               /* cpu, reserved */
+	next_u64(&r);                               /* period */
 	if (sample_type & PERF_SAMPLE_CALLCHAIN) {
-		uint64_t nr = rd64(&r);
+		uint64_t nr = next_u64(&r);
 		for (uint64_t i = 0; i < nr && r.ok; i++) {
-			uint64_t ip = rd64(&r);
+			uint64_t ip = next_u64(&r);
 			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
 				continue;   /* context markers */
 			if (out->nkernel < max_kernel)
 				kernel_ips[out->nkernel++] = ip;
 		}
 	}
-	out->abi = rd64(&r);
+	out->abi = next_u64(&r);
 	if (out->abi) {
 		for (int i = 0; i < PERF_REGS_COUNT; i++)
-			out->regs[i] = rd64(&r);
+			out->regs[i] = next_u64(&r);
 	}
-	out->stack_size = rd64(&r);
+	out->stack_size = next_u64(&r);
 	out->stack = r.p;
 	if (out->stack_size && r.ok && (uint64_t)(r.end - r.p) >= out->stack_size + 8) {
 		r.p += out->stack_size;
-		out->stack_len = rd64(&r);
+		out->stack_len = next_u64(&r);
 		if (out->stack_len > out->stack_size)
 			out->stack_len = out->stack_size;
 	}

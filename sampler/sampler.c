@@ -1,28 +1,20 @@
 /* The sampler's lifecycle and its drain (sampler.h): state made and freed,
  * the hooks set, every CPU's ring drained at each poll, and what the model
  * knows handed out.  Opening the events is sampler_events.c; what each
- * record does, sampler_records.c. */
+ * record does, sampler_records.c; the state they share, with the error
+ * every failing call leaves in it, sampler_state.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "proc.h"
-#include "sampler_internal.h"
-
-int sampler_fail(struct ember_sampler *s, enum ember_sampler_err code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof s->err, fmt, ap);
-	va_end(ap);
-	return -(int)code;
-}
+#include "sampler_events.h"
+#include "sampler_records.h"
+#include "sampler_state.h"
 
 struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts)
 {

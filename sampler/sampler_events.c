@@ -16,7 +16,8 @@
 
 #include "grow.h"
 #include "hash.h"
-#include "sampler_internal.h"
+#include "sampler_events.h"
+#include "sampler_state.h"
 
 /* The rings: by default room for RING_SAMPLES samples per CPU (each
  * reserves its stack copy and about SAMPLE_OVERHEAD bytes more), within

@@ -1,4 +1,4 @@
-/* What each record does (sampler_internal.h: sampler_handle_record): a
+/* What each record does (sampler_records.h: sampler_handle_record): a
  * sample is unwound and delivered with the caller's hooks around it;
  * mappings, names, forks, execs and exits go into the process model. */
 #define _GNU_SOURCE
@@ -6,7 +6,8 @@
 #include <sys/mman.h>
 
 #include "clock.h"
-#include "sampler_internal.h"
+#include "sampler_records.h"
+#include "sampler_state.h"
 
 #define MAX_PATH_LEN 4096            /* a mapped file's name, NUL included (PATH_MAX) */
 

@@ -15,7 +15,9 @@
 
 #include "clock.h"
 #include "grow.h"
-#include "unwind_internal.h"
+#include "unwind_lock.h"
+#include "unwind_scan.h"
+#include "unwind_space.h"
 
 /* Bounds of the search past frames without CFI: candidates tried per scan
  * by CFI alone, and of those that led to another frame without CFI, how
@@ -28,6 +30,13 @@
 #define TRIAL_STEPS 4096
 #define MAX_SCANS 64
 #define CHECK_FRAMES 8
+
+/* What the unwinder keeps for one process. */
+struct unwind_proc {
+	unw_addr_space_t as;       /* NULL until its first sample */
+	uint32_t unmap_gen;        /* the process's unmap_gen when as's cache was last valid */
+	struct jit_code_cache jit_code;   /* the first bytes of its JIT functions (unwind_scan.h) */
+};
 
 /* ---- the walk ---- */
 
@@ -353,7 +362,8 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	uint64_t slot, ra;
 	struct accept a = { .nested = true };
 	enum step_result r;
-	if (unwind_prologue_slot(w->u, w->up, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs, &slot) &&
+	if (unwind_prologue_slot(w->u, &w->up->jit_code, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs,
+				 &slot) &&
 	    unwind_copy_word(in, slot, &ra) && unwind_candidate(w->ctx.proc, ra, callee_pc) != CAND_NONE &&
 	    (r = try_candidate(w, frame, regs, slot, ra, &a, depth, NULL)) != STEP_FAILED)
 		return r;
@@ -456,7 +466,7 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->procs_cap; i++) {
 		if (u->procs[i].as)
 			unw_destroy_addr_space(u->procs[i].as);
-		free(u->procs[i].jit_code);
+		unwind_jit_code_free(&u->procs[i].jit_code);
 	}
 	free(u->procs);
 	*u = (struct unwinder){ 0 };

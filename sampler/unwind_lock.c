@@ -12,9 +12,10 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include "unwind_internal.h"
+#include "unwind_lock.h"
 
 static __thread bool in_unwinder;
 

@@ -10,7 +10,8 @@
 
 #include "arch_insn.h"
 #include "hash.h"
-#include "unwind_internal.h"
+#include "unwind_scan.h"
+#include "unwind_space.h"
 
 /* Is ra a return address, to a call that can have gone to callee_pc?
  * Tells a return address from any other pointer into code a stack holds
@@ -86,26 +87,46 @@ size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint6
 	return n;
 }
 
+/* The first bytes of a JIT function, read from the target once (its
+ * prologue tells where its return address is; samples unwound after the
+ * process exited can no longer read it).  A small set-associative cache,
+ * not a map: its size is bounded, and a miss costs one read. */
+#define JIT_CODE_SET_BITS 5
+#define JIT_CODE_SETS (1u << JIT_CODE_SET_BITS)
+#define JIT_CODE_WAYS 4
+#define JIT_CODE_BYTES 256
+struct jit_code {
+	uint64_t start;            /* 0: empty */
+	uint64_t serial;           /* module_load.serial of the load holding start when read */
+	uint32_t len;
+	uint8_t bytes[JIT_CODE_BYTES];
+};
+
+void unwind_jit_code_free(struct jit_code_cache *jc)
+{
+	free(jc->sets);
+}
+
 /* The first bytes of the JIT function at start, read from the target once
  * (JIT code cannot be read from a file).  An entry stands while the load
  * that held start when it was read still does: code mapped over it is
  * another load (process_model.h).  pc_load: the load of a pc at or after
  * start, which usually holds start too. */
-static const uint8_t *jit_code(struct unwind_proc *up, const struct process *proc,
+static const uint8_t *jit_code(struct jit_code_cache *jcc, const struct process *proc,
 			       const struct module_load *pc_load, uint64_t start, size_t *len)
 {
-	if (!up->jit_code && !(up->jit_code = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *up->jit_code)))
+	if (!jcc->sets && !(jcc->sets = calloc(JIT_CODE_SETS * JIT_CODE_WAYS, sizeof *jcc->sets)))
 		return NULL;
 	const struct module_load *ml = start >= pc_load->lo ? pc_load : process_find(proc, start);
 	uint64_t serial = ml ? ml->serial : 0;
 	/* (JIT functions are small and packed: hash the whole address) */
-	struct jit_code *set = &up->jit_code[((start * EMBER_HASH_GOLDEN) >> (64 - JIT_CODE_SET_BITS)) * JIT_CODE_WAYS];
+	struct jit_code *set = &jcc->sets[((start * EMBER_HASH_GOLDEN) >> (64 - JIT_CODE_SET_BITS)) * JIT_CODE_WAYS];
 	for (int i = 0; i < JIT_CODE_WAYS; i++)
 		if (set[i].start == start && set[i].serial == serial) {
 			*len = set[i].len;
 			return set[i].bytes;
 		}
-	struct jit_code *jc = &set[up->jit_code_next++ % JIT_CODE_WAYS];
+	struct jit_code *jc = &set[jcc->next++ % JIT_CODE_WAYS];
 	struct iovec local = { jc->bytes, JIT_CODE_BYTES }, remote = { (void *)(uintptr_t)start, JIT_CODE_BYTES };
 	ssize_t got = process_vm_readv(proc->pid, &local, 1, &remote, 1, 0);
 	jc->start = got > 0 ? start : 0;
@@ -115,7 +136,7 @@ static const uint8_t *jit_code(struct unwind_proc *up, const struct process *pro
 	return jc->start ? jc->bytes : NULL;
 }
 
-bool unwind_prologue_slot(const struct unwinder *u, struct unwind_proc *up, const struct process *proc,
+bool unwind_prologue_slot(const struct unwinder *u, struct jit_code_cache *jc, const struct process *proc,
 			  uint64_t pc, const uint64_t *regs, uint64_t *slot)
 {
 	const struct module_load *ml = process_find(proc, pc);
@@ -128,7 +149,7 @@ bool unwind_prologue_slot(const struct unwinder *u, struct unwind_proc *up, cons
 		return false;
 	} else if (ml->mod->jit_pid) {
 		if (!u->jit_start || !u->jit_start(u->jit_start_arg, (uint32_t)proc->pid, pc, &start) || pc < start ||
-		    !(code = jit_code(up, proc, ml, start, &n)))
+		    !(code = jit_code(jc, proc, ml, start, &n)))
 			return false;
 		n = pc - start < n ? (size_t)(pc - start) : n;
 	} else {

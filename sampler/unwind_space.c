@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind_internal.h"
+#include "unwind_space.h"
 
 /* Exported by libunwind-x86_64 but not declared in its headers (perf
  * declares it the same way). */

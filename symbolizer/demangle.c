@@ -1,4 +1,4 @@
-/* Demangling, and the symbolizer's names (symbolizer_internal.h).
+/* Demangling, and the symbolizer's names (demangle.h).
  *
  * All strings in returned frames live in the name table's interner until
  * the symbolizer is freed: the public contract promises that, and it lets a
@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer_internal.h"
+#include "demangle.h"
+#include "grow.h"
+#include "hash.h"
 
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>); the library links stdc++. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

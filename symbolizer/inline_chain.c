@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer_internal.h"
+#include "grow.h"
+#include "inline_chain.h"
+#include "sym_search.h"
 
 /* Deepest DIE nesting followed (scopes + namespaces); real code stays far below. */
 #define MAX_DEPTH 256

@@ -11,7 +11,9 @@
 #include "clock.h"
 #include "jit_map.h"
 #include "proc.h"
-#include "symbolizer_internal.h"
+#include "grow.h"
+#include "strtab.h"
+#include "sym_search.h"
 
 #define JITDUMP_MAGIC 0x4a695444u      /* "JiTD" as a native 32-bit word */
 #define JITDUMP_HEADER 40

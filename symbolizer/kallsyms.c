@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer_internal.h"
+#include "grow.h"
+#include "kallsyms.h"
+#include "sym_search.h"
 
 /* No kernel function is this big: an address further past the last symbol
  * (module area holes, data) is not attributed to it. */

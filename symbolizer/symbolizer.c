@@ -14,8 +14,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "demangle.h"
+#include "grow.h"
+#include "hash.h"
+#include "idtab.h"
+#include "inline_chain.h"
 #include "jit_map.h"
+#include "kallsyms.h"
+#include "strtab.h"
 #include "symbolizer_internal.h"
+#include "symtab.h"
 
 /* Ids are documented as small and dense; the module table is a plain array
  * indexed by id, so refuse ids that would make it absurdly large. */

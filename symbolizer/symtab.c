@@ -10,7 +10,8 @@
 
 #include <gelf.h>
 
-#include "symbolizer_internal.h"
+#include "sym_search.h"
+#include "symtab.h"
 
 struct cand {
 	uint64_t addr, size, limit; /* limit: end of the containing section */

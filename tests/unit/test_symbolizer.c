@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "demangle.h"
 #include "symbolizer.h"
 #include "symbolizer_internal.h"
 

@@ -1,9 +1,11 @@
-/* Private to the sampler's own files (sampler.c, sampler_events.c,
- * sampler_records.c): the state behind struct ember_sampler, and the
- * functions one file gives another.  Below them: the process model, the
- * perf rings and the unwinder, which never call back up. */
-#ifndef EMBER_SAMPLER_INTERNAL_H
-#define EMBER_SAMPLER_INTERNAL_H
+/* The sampler's state (sampler_state.c), private to the sampler's own
+ * files: what struct ember_sampler holds, and sampler_fail, which records
+ * an error in it.  sampler.c (the lifecycle and the drain),
+ * sampler_events.c (opening the events) and sampler_records.c (what each
+ * record does) stand above it; below it, the process model, the perf rings
+ * and the unwinder, which never call back up. */
+#ifndef EMBER_SAMPLER_STATE_H
+#define EMBER_SAMPLER_STATE_H
 
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -46,21 +48,8 @@ struct ember_sampler {
 	char err[512];
 };
 
-/* ---- sampler.c ---- */
-
 /* Put the message in s->err; returns -code, for `return sampler_fail(...)`. */
 int sampler_fail(struct ember_sampler *s, enum ember_sampler_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/* ---- sampler_events.c ---- */
-
-/* Unmap every ring and close every event. */
-void sampler_close_events(struct ember_sampler *s);
-
-/* ---- sampler_records.c ---- */
-
-/* perf_ring_drain's callback: one record into the process model, or one
- * sample unwound and delivered to s->fn (counted in s->delivered). */
-void sampler_handle_record(void *arg, const struct perf_event_header *h);
 
 #endif

@@ -1,14 +1,14 @@
-/* The pprof writer's tables (pprof_tables.c), shared with the writing
- * itself (pprof.c): the string table, functions, locations and mappings,
- * and each stack's leaf-first locations.  Private to exporters/. */
-#ifndef EMBER_PPROF_INTERNAL_H
-#define EMBER_PPROF_INTERNAL_H
+/* The pprof writer's tables (pprof_tables.c), for the writing itself
+ * (pprof.c): the string table, functions, locations and mappings, and each
+ * stack's leaf-first locations.  The wire format is pprof_wire.h's, and
+ * only pprof.c's.  Private to exporters/. */
+#ifndef EMBER_PPROF_TABLES_H
+#define EMBER_PPROF_TABLES_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pprof_wire.h"
 #include "profile_internal.h"
 #include "text.h"
 
