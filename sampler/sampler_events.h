@@ -1,4 +1,4 @@
-/* Opening and closing the events (sampler_events.c), for sampler.c: the
+/* Opening and closing the events (sampler_events.c), for sampler_poll.c: the
  * public half, ember_sampler_launch, _attach and _stop, is in sampler.h;
  * this is the half only the sampler's lifecycle calls. */
 #ifndef EMBER_SAMPLER_EVENTS_H

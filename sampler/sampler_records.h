@@ -1,4 +1,4 @@
-/* What each record does (sampler_records.c), for sampler.c's drain. */
+/* What each record does (sampler_records.c), for sampler_poll.c's drain. */
 #ifndef EMBER_SAMPLER_RECORDS_H
 #define EMBER_SAMPLER_RECORDS_H
 

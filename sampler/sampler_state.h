@@ -1,6 +1,6 @@
 /* The sampler's state (sampler_state.c), private to the sampler's own
  * files: what struct ember_sampler holds, and sampler_fail, which records
- * an error in it.  sampler.c (the lifecycle and the drain),
+ * an error in it.  sampler_poll.c (the lifecycle and the drain),
  * sampler_events.c (opening the events) and sampler_records.c (what each
  * record does) stand above it; below it, the process model, the perf rings
  * and the unwinder, which never call back up. */
