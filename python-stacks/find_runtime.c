@@ -222,13 +222,11 @@ static int locate(struct ember_python *py, const struct proc_maps *m, const stru
 		return fail(msg, msglen, EMBER_PY_UNSUPPORTED,
 			    "CPython %s%s (%s): not supported (supported: 2.7, 3.6-3.13)",
 			    py->version, debug ? " debug build" : "", obj->path);
-	tbl = py_offsets_for(maj, min);
+	tbl = py_offsets_for(maj, min, mic);
 	if (!tbl)
 		return fail(msg, msglen, EMBER_PY_UNSUPPORTED, "CPython %s: no offset table", py->version);
 	py->off = *tbl;
 	py->lt_kind = maj == 2 ? PY_LT_LNOTAB_UNSIGNED : min <= 9 ? PY_LT_LNOTAB : min == 10 ? PY_LT_310 : PY_LT_LOCATIONS;
-	if (maj == 3 && min == 7 && mic >= 0 && mic <= 3)
-		py->off.rt_tstate_current = 1392;   /* 3.7.0-3.7.3 (py-spy's table) */
 	if (maj == 3 && min >= 13) {
 		uint8_t dbg[600];
 		char why[160];

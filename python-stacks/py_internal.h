@@ -18,6 +18,7 @@
  * unicode, gil_ = struct _gil_runtime_state). */
 struct py_offsets {
 	uint8_t major, minor;
+	uint8_t micro_first, micro_last;   /* the patch releases it is for (0-255: all) */
 	const char *headers_version;
 	int32_t rt_size, rt_interp_head, rt_interp_main, rt_main_thread, rt_tstate_current;
 	int32_t rt_gil_last_holder, rt_gil_locked;
@@ -56,7 +57,9 @@ struct py_offsets {
 extern const struct py_offsets py_offsets_table[];
 extern const size_t py_offsets_table_len;
 
-const struct py_offsets *py_offsets_for(int major, int minor);
+/* The entry for release major.minor.micro (micro -1: unknown, then the
+ * entry for every patch release), NULL if none. */
+const struct py_offsets *py_offsets_for(int major, int minor, int micro);
 /* 3.13+: overwrite o with the values of the _Py_DebugOffsets struct read
  * from &_PyRuntime (dbg = its bytes).  Returns false if implausible. */
 bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *dbg, size_t len, char *msg, size_t msglen);

@@ -13,7 +13,8 @@
  *       time) and reads every thread a few thousand times: no crash, no hang,
  *       every returned frame resolvable, every thread name found well-formed.
  *   test_python_stacks notpython
- *       /bin/sleep -> EMBER_PY_NOT_PYTHON; a dead pid -> EMBER_PY_NO_ACCESS.
+ *       /bin/sleep -> EMBER_PY_NOT_PYTHON; a dead pid -> EMBER_PY_NO_ACCESS;
+ *       the offset table's entry per patch release (3.7.0-3.7.3 own theirs).
  * Exit 77 (skip) when PYTHON is not installed. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -671,6 +672,14 @@ static int test_notpython(void)
 	rc = ember_python_open(&py, 0x3ffffff0, NULL, msg, sizeof msg);
 	printf("dead pid: %d: %s\n", rc, msg);
 	CHECK(rc == EMBER_PY_NO_ACCESS);
+	/* 3.7.0-3.7.3 keep the GIL holder elsewhere than later 3.7 releases;
+	 * an unknown patch release gets the entry for all of them */
+	const struct py_offsets *early = py_offsets_for(3, 7, 3), *late = py_offsets_for(3, 7, 4);
+	CHECK(early && late && early != late && early->rt_tstate_current == 1392);
+	CHECK(late && late->rt_tstate_current != 1392 && py_offsets_for(3, 7, -1) == late);
+	CHECK(late && early && late->rt_interp_head == early->rt_interp_head);
+	CHECK(py_offsets_for(3, 11, 7) && py_offsets_for(3, 11, 7) == py_offsets_for(3, 11, -1));
+	CHECK(!py_offsets_for(3, 5, 0));
 	return check_report();
 }
 
