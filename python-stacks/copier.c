@@ -56,7 +56,7 @@ struct ember_py_copier {
 	struct bpf_object *obj;
 	struct ring_buffer *rb;
 	int prog_fd, threads_fd;
-	int stats_fd;                 /* >= 0: the kernel times every run (EMBER_BPF_STATS set) */
+	int stats_fd;                 /* >= 0: the kernel times every run (opts.stats) */
 	struct sf_kept recent[COPIER_RECENT];   /* ring, oldest overwritten */
 	uint64_t kept, replaced;      /* copied (the next goes to recent[kept % COPIER_RECENT]);
 	                               * overwritten before a read took them */
@@ -74,10 +74,13 @@ struct ember_py_copier {
 };
 
 /* libbpf's own messages (a failed load prints the verifier's whole log):
- * ember's one-line reason says enough; EMBER_BPF_DEBUG shows them. */
-static int sf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+ * ember's one-line reason says enough; opts.debug of the copier opened
+ * last shows them (libbpf has one print function per process). */
+static bool copier_debug;
+
+static int copier_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG || !getenv("EMBER_BPF_DEBUG"))
+	if (level == LIBBPF_DEBUG || !copier_debug)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
@@ -212,8 +215,10 @@ static int on_record(void *arg, void *data, size_t size)
 	return 0;
 }
 
-int ember_py_copier_open(struct ember_py_copier **out, char *msg, size_t msglen)
+int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_copier_opts *opts, char *msg,
+			 size_t msglen)
 {
+	struct ember_py_copier_opts none = { 0 };
 	struct ember_py_copier *st = calloc(1, sizeof *st);
 	*out = NULL;
 	if (!st) {
@@ -222,8 +227,11 @@ int ember_py_copier_open(struct ember_py_copier **out, char *msg, size_t msglen)
 	}
 	st->stats_fd = -1;
 	st->codes_fd = -1;
-	libbpf_set_print(sf_print);
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_sample_frames");
+	if (!opts)
+		opts = &none;
+	copier_debug = opts->debug;
+	libbpf_set_print(copier_print);
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_copier");
 	st->obj = bpf_object__open_mem(ember_sf_bpf_obj, (size_t)(ember_sf_bpf_obj_end - ember_sf_bpf_obj), &oo);
 	int err = st->obj ? 0 : -errno;
 	/* The record's scratch space: one per CPU (copier.bpf.c) */
@@ -269,7 +277,7 @@ int ember_py_copier_open(struct ember_py_copier **out, char *msg, size_t msglen)
 	}
 	/* For the bench: the program's cost in the target, timed by the kernel
 	 * (system-wide while the fd is open, so only on request). */
-	if (getenv("EMBER_BPF_STATS"))
+	if (opts->stats)
 		st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	*out = st;
 	return EMBER_PY_OK;
