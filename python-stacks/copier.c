@@ -1,4 +1,4 @@
-/* User-space half of sample-time Python frames: loads the in-kernel frame
+/* The copier's user-space half: loads the in-kernel frame
  * copier (copier.bpf.c, built into ember), registers each Python
  * thread's state with it, drains its ring buffer and keeps the last
  * COPIER_RECENT records until the samples they belong to are read.
@@ -44,10 +44,10 @@
 #define COPIER_STOP (-1)             /* on_record: stop consuming, this one is read */
 
 /* The compiled BPF object, embedded by copier_obj.c. */
-extern const unsigned char ember_sf_bpf_obj[], ember_sf_bpf_obj_end[];
+extern const unsigned char ember_copier_bpf_obj[], ember_copier_bpf_obj_end[];
 
-struct sf_kept {
-	struct ember_sf_record *rec;  /* NULL until first used */
+struct copier_kept {
+	struct ember_copier_record *rec;  /* NULL until first used */
 	size_t cap;                   /* bytes allocated at rec */
 	bool fresh;                   /* holds a record not yet taken by a read */
 };
@@ -57,7 +57,7 @@ struct ember_py_copier {
 	struct ring_buffer *rb;
 	int prog_fd, threads_fd;
 	int stats_fd;                 /* >= 0: the kernel times every run (opts.stats) */
-	struct sf_kept recent[COPIER_RECENT];   /* ring, oldest overwritten */
+	struct copier_kept recent[COPIER_RECENT];   /* ring, oldest overwritten */
 	uint64_t kept, replaced;      /* copied (the next goes to recent[kept % COPIER_RECENT]);
 	                               * overwritten before a read took them */
 	uint64_t fresh;               /* recent[] entries not taken by a read yet */
@@ -90,7 +90,7 @@ static int copier_print(enum libbpf_print_level level, const char *fmt, va_list 
  * its names and line table are read now, as the record arrives, not when
  * its sample's turn comes in the batch (code_cache.c; cached ones cost a
  * lookup). */
-static void learn_codes(struct ember_py_copier *st, const struct ember_sf_record *r)
+static void learn_codes(struct ember_py_copier *st, const struct ember_copier_record *r)
 {
 	struct ember_python *py = NULL;
 	for (size_t i = 0; i < st->nreaders && !py; i++)
@@ -108,7 +108,7 @@ static void learn_codes(struct ember_py_copier *st, const struct ember_sf_record
 			py_code_get(py, a & ~EMBER_COPIER_CODE_TAG, q + 8, rd64(q + 8, r->code_len));
 			st->learnt += py->st.codes != before;
 		}
-		q += 8 + ember_sf_entry_bytes(r, a);
+		q += 8 + ember_copier_entry_bytes(r, a);
 	}
 	py->objs = NULL;
 }
@@ -125,9 +125,9 @@ static const uint8_t *obj_bytes(const uint8_t *q, uint64_t *len)
 	return q + 8;
 }
 
-bool py_copier_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len)
+bool py_copier_obj_read(const struct ember_copier_record *r, uint64_t addr, void *buf, size_t len)
 {
-	const uint8_t *first = r->data + r->ts_len + ember_sf_frames_bytes(r);
+	const uint8_t *first = r->data + r->ts_len + ember_copier_frames_bytes(r);
 	/* A line table's rest is an entry of its own, right after its start:
 	 * a read may take bytes from both. */
 	while (len) {
@@ -174,14 +174,14 @@ static int64_t objs_bytes(const uint8_t *q, uint32_t nobjs, uint64_t avail)
 static int on_record(void *arg, void *data, size_t size)
 {
 	struct ember_py_copier *st = arg;
-	const struct ember_sf_record *r = data;
-	size_t head = offsetof(struct ember_sf_record, data);
+	const struct ember_copier_record *r = data;
+	size_t head = offsetof(struct ember_copier_record, data);
 	if (size < head || r->nframes > EMBER_COPIER_MAX_FRAMES || r->ncodes > EMBER_COPIER_MAX_FRAMES ||
 	    r->nobjs > EMBER_COPIER_NEW_CODES * (EMBER_COPIER_OBJS + 1) || r->ts_len > EMBER_COPIER_TS_BYTES ||
 	    r->frame_len > EMBER_COPIER_FRAME_BYTES || r->code_len > EMBER_COPIER_CODE_BYTES ||
-	    size < head + r->ts_len + ember_sf_frames_bytes(r))
+	    size < head + r->ts_len + ember_copier_frames_bytes(r))
 		return 0;
-	uint64_t fixed = head + r->ts_len + ember_sf_frames_bytes(r);
+	uint64_t fixed = head + r->ts_len + ember_copier_frames_bytes(r);
 	if (objs_bytes(r->data + (fixed - head), r->nobjs, size - fixed) != (int64_t)(size - fixed))
 		return 0;
 	st->records++;
@@ -199,7 +199,7 @@ static int on_record(void *arg, void *data, size_t size)
 	}
 	if ((r->flags & EMBER_COPIER_WOKE) && r->ncodes)
 		learn_codes(st, r);
-	struct sf_kept *k = &st->recent[st->kept % COPIER_RECENT];
+	struct copier_kept *k = &st->recent[st->kept % COPIER_RECENT];
 	if (k->cap < size) {
 		void *p = realloc(k->rec, size);
 		if (!p)
@@ -232,7 +232,7 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 	copier_debug = opts->debug;
 	libbpf_set_print(copier_print);
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_copier");
-	st->obj = bpf_object__open_mem(ember_sf_bpf_obj, (size_t)(ember_sf_bpf_obj_end - ember_sf_bpf_obj), &oo);
+	st->obj = bpf_object__open_mem(ember_copier_bpf_obj, (size_t)(ember_copier_bpf_obj_end - ember_copier_bpf_obj), &oo);
 	int err = st->obj ? 0 : -errno;
 	/* The record's scratch space: one per CPU (copier.bpf.c) */
 	struct bpf_map *scratch = st->obj ? bpf_object__find_map_by_name(st->obj, "scratch") : NULL;
@@ -254,7 +254,7 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 	struct bpf_map *config = bpf_object__find_map_by_name(st->obj, "config");
 	struct bpf_map *codes = bpf_object__find_map_by_name(st->obj, "codes");
 	/* Thread ids as ember sees them: its own pid namespace. */
-	struct ember_sf_config cfg = { 0 };
+	struct ember_copier_config cfg = { 0 };
 	struct stat ns;
 	if (stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != PROC_PID_INIT_INO) {
 		cfg.ns_dev = ns.st_dev;
@@ -331,8 +331,8 @@ static uint32_t py_copier_mark_off(const struct ember_python *py)
 void ember_python_set_copier(struct ember_python *py, struct ember_py_copier *st)
 {
 	py_copier_detach(py);
-	py->sf = st;
-	py->sf_mark_off = st ? py_copier_mark_off(py) : 0;
+	py->copier = st;
+	py->copier_mark_off = st ? py_copier_mark_off(py) : 0;
 	if (!st)
 		return;
 	if (st->nreaders == st->readers_cap) {
@@ -348,7 +348,7 @@ void ember_python_set_copier(struct ember_python *py, struct ember_py_copier *st
 
 void py_copier_detach(struct ember_python *py)
 {
-	struct ember_py_copier *st = py->sf;
+	struct ember_py_copier *st = py->copier;
 	if (!st)
 		return;
 	for (size_t i = 0; i < st->nreaders; i++)
@@ -356,22 +356,22 @@ void py_copier_detach(struct ember_python *py)
 			st->readers[i] = st->readers[--st->nreaders];
 			break;
 		}
-	py->sf = NULL;
+	py->copier = NULL;
 }
 
 void py_copier_forget_code(struct ember_python *py, uint64_t addr)
 {
-	if (!py->sf)
+	if (!py->copier)
 		return;
-	struct ember_sf_code_key key = { .addr = addr, .pid = (uint32_t)py->pid };
-	bpf_map_delete_elem(py->sf->codes_fd, &key);
+	struct ember_copier_code_key key = { .addr = addr, .pid = (uint32_t)py->pid };
+	bpf_map_delete_elem(py->copier->codes_fd, &key);
 }
 
 bool py_copier_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
 		     uint64_t *type)
 {
-	uint32_t at = py->sf_mark_off;
-	if (!py->sf || !at)
+	uint32_t at = py->copier_mark_off;
+	if (!py->copier || !at)
 		return false;
 	if (rd64(b, at) == (f ^ EMBER_COPIER_ARG_MARK)) {
 		*arg = rd64(b, at + 8);
@@ -380,22 +380,22 @@ bool py_copier_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, 
 	}
 	/* Not asked for yet (or the copier's entry is a newer object's): from
 	 * its next sample on. */
-	struct ember_sf_code_key key = { .addr = py->codes[code_id - 1]->addr, .pid = (uint32_t)py->pid };
+	struct ember_copier_code_key key = { .addr = py->codes[code_id - 1]->addr, .pid = (uint32_t)py->pid };
 	uint64_t v;
-	if (bpf_map_lookup_elem(py->sf->codes_fd, &key, &v) == 0 && !(v & EMBER_COPIER_CODE_METHOD)) {
+	if (bpf_map_lookup_elem(py->copier->codes_fd, &key, &v) == 0 && !(v & EMBER_COPIER_CODE_METHOD)) {
 		v |= EMBER_COPIER_CODE_METHOD;
-		bpf_map_update_elem(py->sf->codes_fd, &key, &v, BPF_EXIST);
+		bpf_map_update_elem(py->copier->codes_fd, &key, &v, BPF_EXIST);
 	}
 	return false;
 }
 
-bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v)
+bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_copier_thread *v)
 {
 	const struct py_offsets *o = &py->off;
 	if (!t->tstate || py->fr_len > EMBER_COPIER_FRAME_BYTES || py->co_len > EMBER_COPIER_CODE_BYTES ||
 	    py->ts_len > EMBER_COPIER_TS_BYTES)
 		return false;
-	*v = (struct ember_sf_thread){
+	*v = (struct ember_copier_thread){
 		.pid = (uint32_t)py->pid,
 		.frame_len = py->fr_len,
 		.tstate = t->tstate,
@@ -406,7 +406,7 @@ bool py_copier_thread_entry(const struct ember_python *py, const struct py_threa
 		.table_sval = o->bytes_sval > 0 && o->bytes_sval < 64 ? (uint32_t)o->bytes_sval : 0,
 		.arg_off = o->fo_localsplus > 0 && o->fo_localsplus % 8 == 0 && o->fo_localsplus < 1024
 				   ? (uint32_t)o->fo_localsplus : 0,
-		.mark_off = py->sf_mark_off,
+		.mark_off = py->copier_mark_off,
 		.ob_type_off = o->ob_type >= 0 && o->ob_type < 256 && o->ob_type % 8 == 0 ? (uint32_t)o->ob_type : 8,
 		/* (0 on 3.12+: co_version, a key word, tells code objects apart) */
 	};
@@ -459,26 +459,26 @@ bool py_copier_thread_entry(const struct ember_python *py, const struct py_threa
 /* Tell the copier where thread t's frames start (once per thread state). */
 void py_copier_register(struct ember_python *py, struct py_thread *t)
 {
-	struct ember_sf_thread v;
-	if (!py->sf || t->sf_tstate == t->tstate || !py_copier_thread_entry(py, t, &v))
+	struct ember_copier_thread v;
+	if (!py->copier || t->copier_tstate == t->tstate || !py_copier_thread_entry(py, t, &v))
 		return;
 	uint32_t key = t->tid;
-	if (bpf_map_update_elem(py->sf->threads_fd, &key, &v, BPF_ANY) == 0) {
-		t->sf_tstate = t->tstate;
-		t->sf_since_ns = py_now_ns();
+	if (bpf_map_update_elem(py->copier->threads_fd, &key, &v, BPF_ANY) == 0) {
+		t->copier_tstate = t->tstate;
+		t->copier_since_ns = py_now_ns();
 	}
 }
 
 /* The kept record of rd's sample: the nearest of its thread's from before
  * before_ns to after_ns after the sample, NULL if none. */
-static struct sf_kept *find_kept(struct ember_py_copier *st, const struct ember_python *py,
+static struct copier_kept *find_kept(struct ember_py_copier *st, const struct ember_python *py,
 				 const struct py_copier_read *rd, uint64_t before_ns, uint64_t after_ns)
 {
-	struct sf_kept *best = NULL;
+	struct copier_kept *best = NULL;
 	uint64_t best_d = 0;
 	uint64_t n = st->kept < COPIER_RECENT ? st->kept : COPIER_RECENT;
 	for (uint64_t i = 1; i <= n && st->fresh; i++) {
-		struct sf_kept *k = &st->recent[(st->kept - i) % COPIER_RECENT];
+		struct copier_kept *k = &st->recent[(st->kept - i) % COPIER_RECENT];
 		uint64_t t = k->rec->time_ns;
 		if (t + COPIER_SCAN_BACK_NS < rd->time_ns)
 			break;   /* older than any record of this sample */
@@ -496,12 +496,12 @@ static struct sf_kept *find_kept(struct ember_py_copier *st, const struct ember_
 
 bool py_copier_read(struct ember_python *py, struct py_copier_read *rd)
 {
-	struct ember_py_copier *st = py->sf;
+	struct ember_py_copier *st = py->copier;
 	if (!st)
 		return false;
 	/* Copied aside already (its CPU's ring drained after another's)?
 	 * Else consume up to it: it is read where it lies. */
-	struct sf_kept *best = find_kept(st, py, rd, COPIER_MATCH_NOW_NS, COPIER_MATCH_NOW_NS);
+	struct copier_kept *best = find_kept(st, py, rd, COPIER_MATCH_NOW_NS, COPIER_MATCH_NOW_NS);
 	if (!best) {
 		st->want_py = py;
 		st->want = rd;

@@ -1,8 +1,8 @@
 /* The record the in-kernel frame copier (copier.bpf.c) hands to
  * ember, and the per-thread entry ember gives it.  Shared by the BPF
  * program and user space (copier.c); nothing else includes it. */
-#ifndef EMBER_SAMPLE_FRAMES_H
-#define EMBER_SAMPLE_FRAMES_H
+#ifndef EMBER_COPIER_H
+#define EMBER_COPIER_H
 
 #include <linux/types.h>
 
@@ -24,7 +24,7 @@
                                     * (a power of two) */
 
 /* What ember registers per OS thread (key: the tid as the kernel sees it). */
-struct ember_sf_thread {
+struct ember_copier_thread {
 	__u32 pid;          /* the process it belongs to: a reused tid elsewhere is ignored */
 	__u32 frame_len;    /* bytes copied per frame, <= EMBER_COPIER_FRAME_BYTES */
 	__u64 tstate;       /* its PyThreadState */
@@ -76,7 +76,7 @@ struct ember_sf_thread {
  * over, its arguments cleared and `self` freed. */
 #define EMBER_COPIER_CODE_METHOD 1ull
 #define EMBER_COPIER_ARG_MARK 0x5e1f7e9e5e1f7e9eull
-struct ember_sf_code_key {
+struct ember_copier_code_key {
 	__u64 addr;
 	__u32 pid, pad;
 };
@@ -84,11 +84,11 @@ struct ember_sf_code_key {
 /* ember's pid namespace (st_dev and st_ino of /proc/self/ns/pid): threads
  * are looked up by their tid as ember sees it (the same as in its samples),
  * also when ember runs inside a container.  ino 0: the root namespace's. */
-struct ember_sf_config {
+struct ember_copier_config {
 	__u64 ns_dev, ns_ino;
 };
 
-enum ember_sf_flags {
+enum ember_copier_flags {
 	EMBER_COPIER_UNREADABLE = 1u << 0,   /* a read failed (page not present, bad pointer) */
 	EMBER_COPIER_MORE = 1u << 1,         /* the chain goes on past the frames copied */
 	EMBER_COPIER_WOKE = 1u << 2,         /* the record woke ember (see below) */
@@ -140,7 +140,7 @@ enum ember_sf_flags {
 #define EMBER_COPIER_DATA_BYTES (EMBER_COPIER_FRAMES_BYTES + \
 	EMBER_COPIER_NEW_CODES * (EMBER_COPIER_OBJS * (8 + EMBER_COPIER_OBJ_BYTES) + 16 + EMBER_COPIER_TABLE_MORE))
 
-struct ember_sf_record {
+struct ember_copier_record {
 	__u32 pid, tid;
 	__u64 time_ns;      /* CLOCK_MONOTONIC, taken just before the kernel writes the sample */
 	__u64 tstate;
@@ -157,13 +157,13 @@ struct ember_sf_record {
 };
 
 /* Bytes after the address word of the entry whose (tagged) address is a. */
-static inline __u32 ember_sf_entry_bytes(const struct ember_sf_record *r, __u64 a)
+static inline __u32 ember_copier_entry_bytes(const struct ember_copier_record *r, __u64 a)
 {
 	return a & EMBER_COPIER_OBJ_TAG ? EMBER_COPIER_OBJ_BYTES : a & EMBER_COPIER_CODE_TAG ? r->code_len + 8 : r->frame_len;
 }
 
 /* Bytes of the frames and code objects after the thread state. */
-static inline __u64 ember_sf_frames_bytes(const struct ember_sf_record *r)
+static inline __u64 ember_copier_frames_bytes(const struct ember_copier_record *r)
 {
 	return r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len + 8);
 }

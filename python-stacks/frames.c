@@ -21,7 +21,7 @@ static void check_gil(struct ember_python *py, const struct py_thread *t, const 
 			*flags |= EMBER_PY_HOLDS_GIL;
 		return;
 	}
-	const struct ember_sf_record *rec = py->seeded ? py->snap->rec : NULL;
+	const struct ember_copier_record *rec = py->seeded ? py->snap->rec : NULL;
 	if (rec && (rec->flags & EMBER_COPIER_GIL_KNOWN)) {   /* read by the copier at the sample */
 		*flags |= EMBER_PY_GIL_KNOWN;
 		if (rec->flags & EMBER_COPIER_HOLDS_GIL)

@@ -212,8 +212,8 @@ struct py_thread {
 	                                    * (what CPython records); == tid outside containers */
 	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
 	struct py_plan *plan;              /* allocated on first read */
-	uint64_t sf_tstate;                /* thread state registered with the frame copier */
-	uint64_t sf_since_ns;              /* ... since then (CLOCK_MONOTONIC, as samples) */
+	uint64_t copier_tstate;                /* thread state registered with the frame copier */
+	uint64_t copier_since_ns;              /* ... since then (CLOCK_MONOTONIC, as samples) */
 	uint64_t tid_checked_ns;           /* <= 3.10: last check of the TID in struct pthread */
 };
 
@@ -238,7 +238,7 @@ struct snap {
 	uint32_t memo_id;           /* and code id (recursion asks for the same one again) */
 	/* Frames copied at the sample (NULL: none), used where they lie: the
 	 * walk asks for them in the record's order, so a cursor finds them. */
-	const struct ember_sf_record *rec;
+	const struct ember_copier_record *rec;
 	const uint8_t *rec_cur, *rec_end;  /* the next entry, the end of the entries */
 	bool rec_ts;                /* it holds the thread state's bytes */
 	uint64_t rec_seen;          /* frames handed out from it, one bit per hash, */
@@ -297,7 +297,7 @@ struct ember_python {
 	uint64_t gil_tstate_addr;    /* 2.7-3.11: where the GIL holder's tstate pointer lives */
 	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;
 	uint32_t ts_len, fr_len, co_len, str_hdr_len;
-	uint32_t sf_mark_off;       /* <= 3.10 with the copier: where in a frame's copy it puts
+	uint32_t copier_mark_off;       /* <= 3.10 with the copier: where in a frame's copy it puts
 	                             * a method's first argument (0: nowhere; copier.c) */
 	uint32_t str_hash_off;       /* of the cached hash in a str (2.7: PyStringObject.ob_shash);
 	                              * 0 on 3.12+, whose code objects are numbered (co_version):
@@ -354,9 +354,9 @@ struct ember_python {
 	uint16_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
 
 	struct snap *snap;
-	struct ember_py_copier *sf; /* sample-time frame copier (not owned), or NULL */
+	struct ember_py_copier *copier; /* the frame copier (not owned), or NULL */
 	bool seeded;                   /* this read walks frames copied at the sample */
-	const struct ember_sf_record *objs; /* a record whose copied objects code objects are
+	const struct ember_copier_record *objs; /* a record whose copied objects code objects are
 	                                * decoded from (copier.h), or NULL */
 	uint32_t objs_missed;          /* reads of this decode its objects did not cover */
 	uint64_t seed_top;             /* ... from this innermost frame */
@@ -412,16 +412,16 @@ void snap_begin(struct ember_python *py, struct py_thread *t);
 const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
 struct snap_ent *snap_find(struct snap *s, uint64_t addr);
 /* this read answers from rec (copied at the sample) first */
-struct ember_sf_record;
-void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t ts_len);
+struct ember_copier_record;
+void snap_use_record(struct snap *s, const struct ember_copier_record *rec, uint32_t ts_len);
 /* snap_get, also giving the object's snapshot entry (NULL: none) */
 const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent);
 void snap_end(struct ember_python *py, struct py_thread *t);
 
 /* threads.c: one read of tid; rec: frames copied at the sample (valid for
  * the call), or NULL; at_ns: the sample's time (rec's instant), or 0. */
-struct ember_sf_record;
-int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec, uint64_t at_ns,
+struct ember_copier_record;
+int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_copier_record *rec, uint64_t at_ns,
 		   struct ember_py_frame *out, int max, uint32_t *flags);
 
 /* copier.c: register t's thread state with the frame copier (once
@@ -452,10 +452,10 @@ bool py_copier_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, 
 		     uint64_t *type);
 /* The len bytes at addr from the objects r copied for new code objects:
  * true when one of them holds them all. */
-bool py_copier_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len);
+bool py_copier_obj_read(const struct ember_copier_record *r, uint64_t addr, void *buf, size_t len);
 /* What the copier is told about t (false: it cannot copy this version) */
-struct ember_sf_thread;
-bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v);
+struct ember_copier_thread;
+bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_copier_thread *v);
 
 /* frames.c */
 int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,

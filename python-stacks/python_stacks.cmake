@@ -24,7 +24,7 @@ add_library(ember_python STATIC
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)
 target_link_libraries(ember_python PUBLIC ember_common ember_sampler PRIVATE PkgConfig::LIBDW PkgConfig::LIBBPF Threads::Threads)
 
-# The sample-time frame copier: a BPF program compiled by clang and embedded
+# The frame copier: a BPF program compiled by clang and embedded
 # in ember (copier_obj.c includes the object file's bytes).
 find_program(EMBER_BPF_CLANG NAMES clang clang-16 clang-15 clang-14 REQUIRED)
 set(EMBER_COPIER_BPF_OBJECT ${CMAKE_BINARY_DIR}/copier.bpf.o)

@@ -125,12 +125,12 @@ const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len)
 /* This read's frames come from rec (copied at the sample; its sizes were
  * checked when it arrived): the thread state's bytes when it has all
  * ts_len of them, and its entries, found by rec_get. */
-void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t ts_len)
+void snap_use_record(struct snap *s, const struct ember_copier_record *rec, uint32_t ts_len)
 {
 	s->rec = rec;
 	s->rec_ts = rec->ts_len == ts_len;
 	s->rec_cur = rec->data + rec->ts_len;
-	s->rec_end = s->rec_cur + ember_sf_frames_bytes(rec);
+	s->rec_end = s->rec_cur + ember_copier_frames_bytes(rec);
 	s->rec_seen = 0;
 	s->rec_nframes = 0;
 }
@@ -144,14 +144,14 @@ void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t
  * cycle, in garbage) comes back marked visited. */
 static const uint8_t *rec_get(struct snap *s, uint64_t addr, uint32_t len, struct snap_ent **ent)
 {
-	const struct ember_sf_record *r = s->rec;
+	const struct ember_copier_record *r = s->rec;
 	const uint8_t *first = r->data + r->ts_len, *q = s->rec_cur;
 	if (addr == r->tstate)
 		return s->rec_ts && len <= r->ts_len ? r->data : NULL;
 	for (int scan = 0; scan < 2; scan++, q = first) {
 		for (uint32_t elen; q + 8 <= s->rec_end; q += 8 + elen) {
 			uint64_t a = rd64(q, 0);
-			elen = ember_sf_entry_bytes(r, a);
+			elen = ember_copier_entry_bytes(r, a);
 			if ((a & ~EMBER_COPIER_CODE_TAG) != addr) {
 				if (!scan && !(a & EMBER_COPIER_CODE_TAG))
 					break;   /* not at the cursor: search from the start */

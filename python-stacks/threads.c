@@ -312,7 +312,7 @@ int ember_python_threads(struct ember_python *py, uint32_t *tids, int max)
 
 /* ------------------------------------------------------------ read a thread */
 
-static int read_once(struct ember_python *py, struct py_thread *t, const struct ember_sf_record *rec,
+static int read_once(struct ember_python *py, struct py_thread *t, const struct ember_copier_record *rec,
 		     struct ember_py_frame *out, int max, uint32_t *flags, bool *stale)
 {
 	const struct py_offsets *o = &py->off;
@@ -369,7 +369,7 @@ static int read_once(struct ember_python *py, struct py_thread *t, const struct 
 
 #define TORN_RETRIES 2
 
-int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec, uint64_t at_ns,
+int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_copier_record *rec, uint64_t at_ns,
 		   struct ember_py_frame *out, int max, uint32_t *flags)
 {
 	uint32_t fl = 0;
@@ -461,9 +461,9 @@ int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t tim
 	 * have made one.  Until ember registers a thread its records hold no
 	 * frames (its first samples; many when ember is late).  (Threads
 	 * without a Python state, BLAS workers, are never registered.) */
-	if (flags && py->sf && !(*flags & EMBER_PY_AT_SAMPLE)) {
+	if (flags && py->copier && !(*flags & EMBER_PY_AT_SAMPLE)) {
 		const struct py_thread *t = py_thread_find(py, tid);
-		if (t && t->tstate && (!t->sf_tstate || t->sf_since_ns > time_ns))
+		if (t && t->tstate && (!t->copier_tstate || t->copier_since_ns > time_ns))
 			*flags |= EMBER_PY_BEFORE_COPIER;
 	}
 	return n;

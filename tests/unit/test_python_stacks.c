@@ -292,13 +292,13 @@ enum rec_layout {
 /* The record the in-kernel copier (copier.bpf.c) would write for
  * thread t now, built the same way over process_vm_readv, in one of the
  * layouts above.  Returns false when a read failed. */
-static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t tid, enum rec_layout how,
-			  struct ember_sf_record *r)
+static bool copy_like_bpf(pid_t pid, const struct ember_copier_thread *t, uint32_t tid, enum rec_layout how,
+			  struct ember_copier_record *r)
 {
 	static uint8_t codes[EMBER_COPIER_MAX_FRAMES * (8 + EMBER_COPIER_CODE_BYTES + 8)];
 	size_t off = 0, coff = 0;
 	uint64_t f = 0, last_code = 0, first = 0;
-	memset(r, 0, offsetof(struct ember_sf_record, data));
+	memset(r, 0, offsetof(struct ember_copier_record, data));
 	r->pid = t->pid;
 	r->tid = tid;
 	r->tstate = t->tstate;
@@ -357,7 +357,7 @@ static bool copy_like_bpf(pid_t pid, const struct ember_sf_thread *t, uint32_t t
  * torn, not followed, and the frames are read live instead. */
 static void check_records(pid_t pid, const struct ready *r)
 {
-	static struct ember_sf_record rec;
+	static struct ember_copier_record rec;
 	struct ember_py_frame fr[256];
 	char why[256], msg[256];
 	struct ember_python *py = NULL;
@@ -370,7 +370,7 @@ static void check_records(pid_t pid, const struct ready *r)
 	for (int e = 1; e < NEXPECT; e++) {
 		uint32_t tid = tid_of(r, expect[e].thread);
 		struct py_thread *t = tid ? py_thread_find(py, tid) : NULL;
-		struct ember_sf_thread entry;
+		struct ember_copier_thread entry;
 		if (!t)
 			continue;
 		CHECK(py_copier_thread_entry(py, t, &entry));
