@@ -87,6 +87,15 @@ static __always_inline void copy_first_arg(struct ember_copier_record *r, __u8 *
 	*(__u64 *)(fr + mark_off + 16) = type;
 }
 
+/* The program.  It stays one long function on purpose: what the verifier
+ * checks is this body's compiled code, and the way it is written (lengths
+ * as LEN_IN ranges, the packing offset and counts through the record's
+ * memory) is what keeps its paths within the verifier's 1M-instruction
+ * budget; splitting it into BPF-to-BPF calls, or helpers the compiler
+ * inlines differently, changes that code for every kernel that must
+ * accept it.  Its parts: find the thread, read the GIL holder, copy the
+ * thread state, the frames and their code headers, then the objects new
+ * code objects are named from, and send. */
 SEC("perf_event")
 int ember_copy_frames(struct bpf_perf_event_data *ctx)
 {
@@ -302,7 +311,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			__u8 *slot = r->data + off;
 			*(__u64 *)slot = p | EMBER_COPIER_OBJ_TAG;
 			if (bpf_probe_read_user(slot + 8, EMBER_COPIER_OBJ_BYTES, (const void *)p) != 0)
-				continue;   /* (at the end of a mapping): read by ember as before */
+				continue;   /* (at the end of a mapping): ember reads it from the target */
 			off += 8 + EMBER_COPIER_OBJ_BYTES;
 			no++;
 			/* A longer line table: the rest of it (copier.h) */
@@ -337,7 +346,7 @@ send:;
 	if (size > sizeof *r)
 		size = sizeof *r;
 	/* A wakeup costs the target an irq_work interrupt (~8 us at 99 Hz,
-	 * bench/RESULTS.md session 7): only for records ember must read now. */
+	 * bench/RESULTS.md): only for records ember must read now. */
 	bpf_ringbuf_output(&records, r, size, (r->flags & EMBER_COPIER_WOKE) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 1;
 }

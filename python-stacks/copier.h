@@ -1,13 +1,13 @@
-/* The record the in-kernel frame copier (copier.bpf.c) hands to
- * ember, and the per-thread entry ember gives it.  Shared by the BPF
- * program and user space (copier.c); nothing else includes it. */
+/* The record the in-kernel frame copier (copier.bpf.c) hands to ember,
+ * and the per-thread entry ember gives it: the format both sides share
+ * (BPF C and user space; its inline helpers are plain C for both). */
 #ifndef EMBER_COPIER_H
 #define EMBER_COPIER_H
 
 #include <linux/types.h>
 
 #define EMBER_COPIER_MAX_FRAMES 128    /* frames copied per sample; a deeper stack's outer
-                                    * frames are read afterwards as before */
+                                    * frames are read afterwards, from the target */
 #define EMBER_COPIER_FRAME_BYTES 128   /* >= every version's frame length (fr_len) */
 #define EMBER_COPIER_CODE_BYTES 256    /* >= every version's code-object header (co_len) */
 #define EMBER_COPIER_TS_BYTES 256      /* >= every version's thread-state prefix (ts_len) */
@@ -130,7 +130,7 @@ enum ember_copier_flags {
  * EMBER_COPIER_OBJ_BYTES) tagged EMBER_COPIER_OBJ_TAG | EMBER_COPIER_LONG_TAG; u64
  * length, a multiple of 8; bytes } (also counted in nobjs): a module's code
  * object is freed as soon as its import is done, often before ember could
- * read it.  Longer objects are read from the target as before. */
+ * read it.  Longer objects are read from the target. */
 #define EMBER_COPIER_CODE_TAG 1ull
 #define EMBER_COPIER_OBJ_TAG 2ull
 #define EMBER_COPIER_LONG_TAG 4ull
@@ -160,6 +160,20 @@ struct ember_copier_record {
 static inline __u32 ember_copier_entry_bytes(const struct ember_copier_record *r, __u64 a)
 {
 	return a & EMBER_COPIER_OBJ_TAG ? EMBER_COPIER_OBJ_BYTES : a & EMBER_COPIER_CODE_TAG ? r->code_len + 8 : r->frame_len;
+}
+
+/* The object entry at q (after the frames and code objects): its bytes,
+ * and how many (*len); the next entry follows them. */
+static inline const __u8 *ember_copier_obj_bytes(const __u8 *q, __u64 *len)
+{
+	__u64 a;
+	__builtin_memcpy(&a, q, 8);
+	if (a & EMBER_COPIER_LONG_TAG) {
+		__builtin_memcpy(len, q + 8, 8);
+		return q + 16;
+	}
+	*len = EMBER_COPIER_OBJ_BYTES;
+	return q + 8;
 }
 
 /* Bytes of the frames and code objects after the thread state. */

@@ -277,10 +277,6 @@ struct ember_python_stats {
 };
 void ember_python_stats(const struct ember_python *py, struct ember_python_stats *out);
 
-/* Which thread state list entries exist and their OS thread ids (for tests
- * and --threads labels): fills up to max tids, returns the count (<0 errno). */
-int ember_python_threads(struct ember_python *py, uint32_t *tids, int max);
-
 /* The Python name of OS thread tid, threading.Thread.name ("MainThread",
  * "Thread-3 (worker)", Dummy-N for foreign threads that called
  * threading.current_thread()), as UTF-8 into buf (NUL-terminated, cut at a

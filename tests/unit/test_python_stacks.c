@@ -365,7 +365,7 @@ static void check_records(pid_t pid, const struct ready *r)
 	uint32_t tids[64];
 	o.no_gil_check = true;
 	CHECK(ember_python_open(&py, pid, &o, msg, sizeof msg) == EMBER_PY_OK);
-	if (!py || ember_python_threads(py, tids, 64) < 1)
+	if (!py || py_list_threads(py, tids, 64) < 1)
 		return;
 	for (int e = 1; e < NEXPECT; e++) {
 		uint32_t tid = tid_of(r, expect[e].thread);
@@ -440,7 +440,7 @@ static int test_stacks(const char *python, const char *dir)
 
 	/* every thread of the script is a Python thread with the right TID */
 	uint32_t tids[64];
-	int nt = ember_python_threads(py, tids, 64);
+	int nt = py_list_threads(py, tids, 64);
 	CHECK(nt == r.nthreads);
 	for (int i = 0; i < r.nthreads; i++) {
 		bool found = false;
