@@ -255,6 +255,70 @@ uint64_t ember_elf_symbol(const struct ember_elf *e, const char *name, uint64_t 
 	return b.found ? b.value : 0;
 }
 
+struct by_names {
+	const char *const *names;
+	size_t n, left;
+	uint64_t *values, *sizes;
+	bool *found;
+};
+
+static void match_names(struct by_names *b, const Elf64_Sym *sym, const char *name)
+{
+	for (size_t i = 0; i < b->n; i++)
+		/* (the first two bytes settle most mismatches without a call) */
+		if (!b->found[i] && name[0] == b->names[i][0] && (!name[0] || name[1] == b->names[i][1]) &&
+		    strcmp(name, b->names[i]) == 0) {
+			b->found[i] = true;
+			b->values[i] = sym->st_value;
+			if (b->sizes)
+				b->sizes[i] = sym->st_size;
+			b->left--;
+		}
+}
+
+/* The symbols of the tables of type `type`, as the file holds them (the
+ * view takes 64-bit files only), against b's names: one pass, no copy per
+ * symbol.  A table whose string table does not end in a NUL is skipped. */
+static void match_table(Elf *elf, Elf64_Word type, struct by_names *b)
+{
+	Elf_Scn *scn = NULL, *str_scn;
+	while (b->left && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data, *strs;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || sh.sh_entsize != sizeof(Elf64_Sym) ||
+		    !(data = elf_getdata(scn, NULL)) || !(str_scn = elf_getscn(elf, sh.sh_link)) ||
+		    !(strs = elf_getdata(str_scn, NULL)) || !strs->d_size || ((const char *)strs->d_buf)[strs->d_size - 1])
+			continue;
+		const Elf64_Sym *sym = data->d_buf;
+		const char *str = strs->d_buf;
+		for (size_t k = 0; k < data->d_size / sizeof *sym && b->left; k++)
+			if (sym[k].st_shndx != SHN_UNDEF && sym[k].st_name < strs->d_size)
+				match_names(b, &sym[k], str + sym[k].st_name);
+	}
+}
+
+size_t ember_elf_symbols(const struct ember_elf *e, const char *const *names, size_t n, uint64_t *values,
+			 uint64_t *sizes)
+{
+	struct by_names b = { .names = names, .n = n, .left = n, .values = values, .sizes = sizes };
+	for (size_t i = 0; i < n; i++) {
+		values[i] = 0;
+		if (sizes)
+			sizes[i] = 0;
+	}
+	if (!n || !(b.found = calloc(n, sizeof *b.found)))
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)e->data, e->size);
+	if (elf) {
+		match_table(elf, SHT_SYMTAB, &b);
+		match_table(elf, SHT_DYNSYM, &b);
+		elf_end(elf);
+	}
+	free(b.found);
+	return n - b.left;
+}
+
 uint64_t ember_elf_section(const struct ember_elf *e, const char *name, uint64_t *size)
 {
 	elf_version(EV_CURRENT);

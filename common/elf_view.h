@@ -67,6 +67,12 @@ bool ember_elf_read(const struct ember_elf *e, uint64_t vaddr, void *buf, size_t
 /* Value of the defined symbol name (.symtab first, then .dynsym), and its
  * size when size is not NULL; 0 when there is none. */
 uint64_t ember_elf_symbol(const struct ember_elf *e, const char *name, uint64_t *size);
+/* The same for n names in one pass over each symbol table (as many
+ * ember_elf_symbol calls would give): values[i] (and sizes[i] when sizes is
+ * not NULL) for names[i], 0 when there is none.  Returns how many were
+ * found. */
+size_t ember_elf_symbols(const struct ember_elf *e, const char *const *names, size_t n, uint64_t *values,
+			 uint64_t *sizes);
 /* Address of section name (and its size), 0 when there is none. */
 uint64_t ember_elf_section(const struct ember_elf *e, const char *name, uint64_t *size);
 /* Where the function holding vaddr starts, by the file's function symbols

@@ -1,6 +1,6 @@
-/* In-kernel half of sample-time Python frames: attached to ember's perf
- * events, it runs in the sampled thread's context right before the kernel
- * writes the sample, and copies that thread's Python frame chain (the raw
+/* The copier's in-kernel half: attached to ember's perf events, it runs in
+ * the sampled thread's context right before the kernel writes the sample,
+ * and copies that thread's Python frame chain (the raw
  * bytes of each frame, innermost first) into a ring buffer.  User space then
  * walks these bytes exactly as it walks frames it reads itself, so the
  * Python stack and the native stack are of the same instant.
@@ -25,13 +25,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, EMBER_COPIER_MAX_THREADS);
 	__type(key, __u32);
-	__type(value, struct ember_sf_thread);
+	__type(value, struct ember_copier_thread);
 } threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, EMBER_COPIER_MAX_CODES);
-	__type(key, struct ember_sf_code_key);
+	__type(key, struct ember_copier_code_key);
 	__type(value, __u64);
 } codes SEC(".maps");
 
@@ -44,7 +44,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ember_sf_config);
+	__type(value, struct ember_copier_config);
 } config SEC(".maps");
 
 /* The record is built here (too big for the BPF stack), then sent trimmed:
@@ -55,7 +55,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ember_sf_record);
+	__type(value, struct ember_copier_record);
 } scratch SEC(".maps");
 
 /* A length from ember, as a range the verifier keeps without splitting
@@ -68,7 +68,7 @@ struct {
 /* A method's first argument and its type (copier.h), into the copy
  * fr of the frame at address at.  (A method calling methods of the same
  * object: its type is read once.) */
-static __always_inline void copy_first_arg(struct ember_sf_record *r, __u8 *fr, __u64 at, __u32 arg_off,
+static __always_inline void copy_first_arg(struct ember_copier_record *r, __u8 *fr, __u64 at, __u32 arg_off,
 					   __u32 mark_off, __u32 type_off)
 {
 	__u64 arg = 0, type = 0;
@@ -87,13 +87,22 @@ static __always_inline void copy_first_arg(struct ember_sf_record *r, __u8 *fr, 
 	*(__u64 *)(fr + mark_off + 16) = type;
 }
 
+/* The program.  It stays one long function on purpose: what the verifier
+ * checks is this body's compiled code, and the way it is written (lengths
+ * as LEN_IN ranges, the packing offset and counts through the record's
+ * memory) is what keeps its paths within the verifier's 1M-instruction
+ * budget; splitting it into BPF-to-BPF calls, or helpers the compiler
+ * inlines differently, changes that code for every kernel that must
+ * accept it.  Its parts: find the thread, read the GIL holder, copy the
+ * thread state, the frames and their code headers, then the objects new
+ * code objects are named from, and send. */
 SEC("perf_event")
 int ember_copy_frames(struct bpf_perf_event_data *ctx)
 {
 	__u32 zero = 0, tid, pid;
 	(void)ctx;
 
-	struct ember_sf_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct ember_copier_config *cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
 		return 1;
 	if (cfg->ns_ino) {
@@ -107,7 +116,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		tid = (__u32)id;
 		pid = (__u32)(id >> 32);
 	}
-	struct ember_sf_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct ember_copier_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	__u32 comm_mix = 0;
 	if (!t || t->pid != pid || !t->tstate) {
 		__u32 comm[4] = { 0 };
@@ -123,7 +132,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			return 1;   /* not a Python thread, as far as ember knows */
 	}
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct ember_sf_record *r = bpf_map_lookup_elem(&scratch, &cpu);
+	struct ember_copier_record *r = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!r)
 		return 1;
 	r->pid = pid;
@@ -141,7 +150,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	__u32 off = 0;
 	if (!t || t->pid != pid) {
 		/* New to the copier: remember it, and let ember look now. */
-		struct ember_sf_thread fresh = { .pid = pid, .wakes = 1, .comm_mix = comm_mix };
+		struct ember_copier_thread fresh = { .pid = pid, .wakes = 1, .comm_mix = comm_mix };
 		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
 		goto send;
 	}
@@ -258,7 +267,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3) ^
 			   (*(const __u64 *)(h + key4) << 4) ^ (name_hash * 0x9E3779B97F4A7C15ull);
 		id &= ~EMBER_COPIER_CODE_METHOD;
-		struct ember_sf_code_key ck = { .addr = code, .pid = pid };
+		struct ember_copier_code_key ck = { .addr = code, .pid = pid };
 		__u64 *seen = bpf_map_lookup_elem(&codes, &ck);
 		/* (through memory, as off: not a path of its own per frame) */
 		r->bpf_method = seen && (*seen & ~EMBER_COPIER_CODE_METHOD) == id && (*seen & EMBER_COPIER_CODE_METHOD);
@@ -302,7 +311,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 			__u8 *slot = r->data + off;
 			*(__u64 *)slot = p | EMBER_COPIER_OBJ_TAG;
 			if (bpf_probe_read_user(slot + 8, EMBER_COPIER_OBJ_BYTES, (const void *)p) != 0)
-				continue;   /* (at the end of a mapping): read by ember as before */
+				continue;   /* (at the end of a mapping): ember reads it from the target */
 			off += 8 + EMBER_COPIER_OBJ_BYTES;
 			no++;
 			/* A longer line table: the rest of it (copier.h) */
@@ -333,11 +342,11 @@ send:;
 	 * could fill up before then */
 	if (bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= EMBER_COPIER_RING_BYTES / 4)
 		r->flags |= EMBER_COPIER_WOKE;
-	__u64 size = (__u64)__builtin_offsetof(struct ember_sf_record, data) + off;
+	__u64 size = (__u64)__builtin_offsetof(struct ember_copier_record, data) + off;
 	if (size > sizeof *r)
 		size = sizeof *r;
 	/* A wakeup costs the target an irq_work interrupt (~8 us at 99 Hz,
-	 * bench/RESULTS.md session 7): only for records ember must read now. */
+	 * bench/RESULTS.md): only for records ember must read now. */
 	bpf_ringbuf_output(&records, r, size, (r->flags & EMBER_COPIER_WOKE) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 1;
 }

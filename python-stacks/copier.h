@@ -1,13 +1,13 @@
-/* The record the in-kernel frame copier (copier.bpf.c) hands to
- * ember, and the per-thread entry ember gives it.  Shared by the BPF
- * program and user space (copier.c); nothing else includes it. */
-#ifndef EMBER_SAMPLE_FRAMES_H
-#define EMBER_SAMPLE_FRAMES_H
+/* The record the in-kernel frame copier (copier.bpf.c) hands to ember,
+ * and the per-thread entry ember gives it: the format both sides share
+ * (BPF C and user space; its inline helpers are plain C for both). */
+#ifndef EMBER_COPIER_H
+#define EMBER_COPIER_H
 
 #include <linux/types.h>
 
 #define EMBER_COPIER_MAX_FRAMES 128    /* frames copied per sample; a deeper stack's outer
-                                    * frames are read afterwards as before */
+                                    * frames are read afterwards, from the target */
 #define EMBER_COPIER_FRAME_BYTES 128   /* >= every version's frame length (fr_len) */
 #define EMBER_COPIER_CODE_BYTES 256    /* >= every version's code-object header (co_len) */
 #define EMBER_COPIER_TS_BYTES 256      /* >= every version's thread-state prefix (ts_len) */
@@ -24,7 +24,7 @@
                                     * (a power of two) */
 
 /* What ember registers per OS thread (key: the tid as the kernel sees it). */
-struct ember_sf_thread {
+struct ember_copier_thread {
 	__u32 pid;          /* the process it belongs to: a reused tid elsewhere is ignored */
 	__u32 frame_len;    /* bytes copied per frame, <= EMBER_COPIER_FRAME_BYTES */
 	__u64 tstate;       /* its PyThreadState */
@@ -76,7 +76,7 @@ struct ember_sf_thread {
  * over, its arguments cleared and `self` freed. */
 #define EMBER_COPIER_CODE_METHOD 1ull
 #define EMBER_COPIER_ARG_MARK 0x5e1f7e9e5e1f7e9eull
-struct ember_sf_code_key {
+struct ember_copier_code_key {
 	__u64 addr;
 	__u32 pid, pad;
 };
@@ -84,11 +84,11 @@ struct ember_sf_code_key {
 /* ember's pid namespace (st_dev and st_ino of /proc/self/ns/pid): threads
  * are looked up by their tid as ember sees it (the same as in its samples),
  * also when ember runs inside a container.  ino 0: the root namespace's. */
-struct ember_sf_config {
+struct ember_copier_config {
 	__u64 ns_dev, ns_ino;
 };
 
-enum ember_sf_flags {
+enum ember_copier_flags {
 	EMBER_COPIER_UNREADABLE = 1u << 0,   /* a read failed (page not present, bad pointer) */
 	EMBER_COPIER_MORE = 1u << 1,         /* the chain goes on past the frames copied */
 	EMBER_COPIER_WOKE = 1u << 2,         /* the record woke ember (see below) */
@@ -130,7 +130,7 @@ enum ember_sf_flags {
  * EMBER_COPIER_OBJ_BYTES) tagged EMBER_COPIER_OBJ_TAG | EMBER_COPIER_LONG_TAG; u64
  * length, a multiple of 8; bytes } (also counted in nobjs): a module's code
  * object is freed as soon as its import is done, often before ember could
- * read it.  Longer objects are read from the target as before. */
+ * read it.  Longer objects are read from the target. */
 #define EMBER_COPIER_CODE_TAG 1ull
 #define EMBER_COPIER_OBJ_TAG 2ull
 #define EMBER_COPIER_LONG_TAG 4ull
@@ -140,7 +140,7 @@ enum ember_sf_flags {
 #define EMBER_COPIER_DATA_BYTES (EMBER_COPIER_FRAMES_BYTES + \
 	EMBER_COPIER_NEW_CODES * (EMBER_COPIER_OBJS * (8 + EMBER_COPIER_OBJ_BYTES) + 16 + EMBER_COPIER_TABLE_MORE))
 
-struct ember_sf_record {
+struct ember_copier_record {
 	__u32 pid, tid;
 	__u64 time_ns;      /* CLOCK_MONOTONIC, taken just before the kernel writes the sample */
 	__u64 tstate;
@@ -157,13 +157,27 @@ struct ember_sf_record {
 };
 
 /* Bytes after the address word of the entry whose (tagged) address is a. */
-static inline __u32 ember_sf_entry_bytes(const struct ember_sf_record *r, __u64 a)
+static inline __u32 ember_copier_entry_bytes(const struct ember_copier_record *r, __u64 a)
 {
 	return a & EMBER_COPIER_OBJ_TAG ? EMBER_COPIER_OBJ_BYTES : a & EMBER_COPIER_CODE_TAG ? r->code_len + 8 : r->frame_len;
 }
 
+/* The object entry at q (after the frames and code objects): its bytes,
+ * and how many (*len); the next entry follows them. */
+static inline const __u8 *ember_copier_obj_bytes(const __u8 *q, __u64 *len)
+{
+	__u64 a;
+	__builtin_memcpy(&a, q, 8);
+	if (a & EMBER_COPIER_LONG_TAG) {
+		__builtin_memcpy(len, q + 8, 8);
+		return q + 16;
+	}
+	*len = EMBER_COPIER_OBJ_BYTES;
+	return q + 8;
+}
+
 /* Bytes of the frames and code objects after the thread state. */
-static inline __u64 ember_sf_frames_bytes(const struct ember_sf_record *r)
+static inline __u64 ember_copier_frames_bytes(const struct ember_copier_record *r)
 {
 	return r->nframes * (8ull + r->frame_len) + r->ncodes * (8ull + r->code_len + 8);
 }

@@ -2,10 +2,10 @@
  * build as EMBER_COPIER_BPF_OBJECT), embedded in ember's read-only data. */
 __asm__(".section .rodata\n"
 	".balign 8\n"
-	".globl ember_sf_bpf_obj\n"
-	".type ember_sf_bpf_obj, @object\n"
-	"ember_sf_bpf_obj:\n"
+	".globl ember_copier_bpf_obj\n"
+	".type ember_copier_bpf_obj, @object\n"
+	"ember_copier_bpf_obj:\n"
 	".incbin \"" EMBER_COPIER_BPF_OBJECT "\"\n"
-	".globl ember_sf_bpf_obj_end\n"
-	"ember_sf_bpf_obj_end:\n"
+	".globl ember_copier_bpf_obj_end\n"
+	"ember_copier_bpf_obj_end:\n"
 	".previous\n");

@@ -12,7 +12,8 @@
  * the CFI rows they span.  The byte scan can see a false "jump" inside
  * another instruction; it lands where the frame is another size, or among
  * too few others.  x86-64 only; checked against the .cold symbols of pyenv
- * builds and the DWARF of Debian's (tests/unit/test_python_stacks.c). */
+ * builds and the DWARF of Debian's (tests/unit/test_python_cold.c).  Also
+ * the offline libdwfl session eval_dwarf.c reads the DWARF with. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -25,6 +26,24 @@
 #define MAX_TARGETS 8192
 #define CLUSTER_GAP 65536       /* targets farther apart belong to different regions */
 #define MIN_TARGETS 8           /* a real cold part gets many jumps */
+
+Dwfl *py_dwfl_open(const char *path, Dwfl_Module **mod)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	*mod = NULL;
+	Dwfl *dwfl = dwfl_begin(&cb);
+	if (!dwfl)
+		return NULL;
+	dwfl_report_begin(dwfl);
+	/* base 0 + add_p_vaddr: module addresses are the file's own vaddrs */
+	*mod = dwfl_report_elf(dwfl, "python", path, -1, 0, true);
+	dwfl_report_end(dwfl, NULL, NULL);
+	return dwfl;
+}
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -1,5 +1,5 @@
 /* Where the eval loop keeps its instruction pointer and its frame, from the
- * interpreter's own DWARF (see py_internal.h, "eval_dwarf.c").
+ * interpreter's own DWARF.
  *
  * The sample check (evidence.c) maps the eval loop's `next_instr` variable,
  * as the native sample held it, back to a code object and line, and its
@@ -17,7 +17,9 @@
  * Loaded once per process, in a thread of its own started at open; lookups
  * are a binary search.  The subprogram's address ranges also give the eval
  * function's `.cold` part when the mapped ELF has no symbol for it
- * (Debian's stripped python3); without DWARF, eval_cold.c looks for it. */
+ * (Debian's stripped python3); without DWARF, eval_cold.c looks for it.
+ * Which native frames are eval-loop activations (ember_python_is_eval) is
+ * answered here too: the symbols' ranges and that .cold part. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -27,7 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "py_internal.h"
+
+#define DWARF_AFTER_READS 200           /* opts.defer_debug_info: reads without a copy
+                                        * before the eval loop's DWARF is loaded */
 
 /* DWARF x86-64 register number -> probe candidate index (ax bx cx dx si di
  * bp r8..r15); -1 for rsp and anything else. */
@@ -83,14 +89,8 @@ struct collect {
 
 static int push(struct collect *c, uint64_t lo, uint64_t hi, int cand)
 {
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 256;
-		struct py_eval_loc *t = realloc(c->v, nc * sizeof *t);
-		if (!t)
-			return -1;
-		c->v = t;
-		c->cap = nc;
-	}
+	if (EMBER_GROW(c->v, c->cap, c->n + 1) != 0)
+		return -1;
 	c->v[c->n++] = (struct py_eval_loc){ .lo = lo, .hi = hi, .cand = (int16_t)cand, .var = (uint8_t)c->var };
 	return 0;
 }
@@ -193,24 +193,6 @@ struct py_dwarf_job {
 	bool cold_scanned;             /* found by eval_cold.c, not DWARF */
 };
 
-Dwfl *py_dwfl_open(const char *path, Dwfl_Module **mod)
-{
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-	};
-	*mod = NULL;
-	Dwfl *dwfl = dwfl_begin(&cb);
-	if (!dwfl)
-		return NULL;
-	dwfl_report_begin(dwfl);
-	/* base 0 + add_p_vaddr: module addresses are the file's own vaddrs */
-	*mod = dwfl_report_elf(dwfl, "python", path, -1, 0, true);
-	dwfl_report_end(dwfl, NULL, NULL);
-	return dwfl;
-}
-
 static void load(struct py_dwarf_job *j)
 {
 	Dwfl_Module *mod;
@@ -271,21 +253,22 @@ static void *loader(void *arg)
 /* Reading a separate debug file costs up to ~200 ms (Debian's python3:
  * 11 MB of compressed DWARF): a thread of its own, so that no sample's
  * read waits for it.  Until it is done, sites are learnt as without DWARF. */
-void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, bool cold_only)
+static void start(struct ember_python *py, const char *elf_path, uint64_t bias, bool cold_only)
 {
-	if (py->neval == 0 || (cold_only && py->neval > 1))
+	const struct py_runtime *rt = &py->rt;
+	if (rt->neval == 0 || (cold_only && rt->neval > 1))
 		return;
-	const char *eval_name = py->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault";
+	const char *eval_name = rt->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault";
 	struct py_dwarf_job *j = calloc(1, sizeof *j);
 	if (!j || !(j->path = strdup(elf_path))) {
 		free(j);
 		return;
 	}
 	j->bias = bias;
-	j->hot_lo = py->eval_lo[0];
-	j->hot_hi = py->eval_hi[0];
-	j->want_cold = py->neval == 1;
-	j->frame_objects = py->off.ts_frame >= 0;
+	j->hot_lo = rt->eval_lo[0];
+	j->hot_hi = rt->eval_hi[0];
+	j->want_cold = rt->neval == 1;
+	j->frame_objects = rt->off.ts_frame >= 0;
 	j->cold_only = cold_only;
 	snprintf(j->name, sizeof j->name, "%s", eval_name);
 	atomic_init(&j->done, false);
@@ -294,69 +277,108 @@ void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t
 		free(j);
 		return;
 	}
-	py->dwarf_job = j;
+	py->eval.job = j;
 }
 
-void py_eval_dwarf_adopt(struct ember_python *py)
+void py_eval_dwarf_open(struct ember_python *py)
 {
-	struct py_dwarf_job *j = py->dwarf_job;
-	if (!j || !atomic_load_explicit(&j->done, memory_order_acquire))
-		return;
-	pthread_join(j->thread, NULL);
-	py->eval_locs = j->locs;
-	py->neval_locs = j->nlocs;
-	if (j->cold_hi && py->neval == 1) {
-		py->eval_lo[1] = j->cold_lo;
-		py->eval_hi[1] = j->cold_hi;
-		py->neval = 2;
-	}
-	/* How much of the loop it covers: GCC's variable tracking gives up on
-	 * parts of a function this large (pyenv 3.13: next_instr nowhere). */
-	uint64_t covered = 0, size = 0;
-	for (uint32_t i = 0; i < py->neval; i++)
-		size += py->eval_hi[i] - py->eval_lo[i];
-	for (size_t i = 0; i < py->neval_locs; i++)
-		if (py->eval_locs[i].var == PY_EVAL_NEXT_INSTR)
-			covered += py->eval_locs[i].hi - py->eval_locs[i].lo;
-	size_t len = strlen(py->describe);
-	if (py->neval_locs)
-		snprintf(py->describe + len, sizeof py->describe - len,
-			 "; eval loop from DWARF%s: instruction pointer known at %.0f%% of it",
+	py->eval.deferred = py->opts.defer_debug_info && !py->opts.no_debug_info;
+	if (!py->opts.no_debug_info)
+		start(py, py->rt.opened, py->rt.bias, py->eval.deferred);
+}
+
+/* How much of the loop it covers: GCC's variable tracking gives up on
+ * parts of a function this large (pyenv 3.13: next_instr nowhere). */
+static void describe_coverage(struct ember_python *py, const struct py_dwarf_job *j)
+{
+	struct py_eval *ev = &py->eval;
+	uint64_t covered = 0, size = ev->cold_hi - ev->cold_lo;
+	for (uint32_t i = 0; i < py->rt.neval; i++)
+		size += py->rt.eval_hi[i] - py->rt.eval_lo[i];
+	for (size_t i = 0; i < ev->nlocs; i++)
+		if (ev->locs[i].var == PY_EVAL_NEXT_INSTR)
+			covered += ev->locs[i].hi - ev->locs[i].lo;
+	if (ev->nlocs)
+		snprintf(ev->note, sizeof ev->note, "; eval loop from DWARF%s: instruction pointer known at %.0f%% of it",
 			 j->cold_hi ? " (its .cold part too)" : "", size ? 100.0 * (double)covered / (double)size : 0.0);
 	else if (j->cold_scanned)
-		snprintf(py->describe + len, sizeof py->describe - len, "; eval loop's .cold part found by its jumps");
+		snprintf(ev->note, sizeof ev->note, "; eval loop's .cold part found by its jumps");
+}
+
+bool py_eval_dwarf_adopt(struct ember_python *py)
+{
+	struct py_dwarf_job *j = py->eval.job;
+	if (!j || !atomic_load_explicit(&j->done, memory_order_acquire))
+		return false;
+	pthread_join(j->thread, NULL);
+	py->eval.locs = j->locs;
+	py->eval.nlocs = j->nlocs;
+	if (j->cold_hi && py->rt.neval == 1) {
+		py->eval.cold_lo = j->cold_lo;
+		py->eval.cold_hi = j->cold_hi;
+	}
+	describe_coverage(py, j);
 	free(j->path);
 	free(j);
-	py->dwarf_job = NULL;
+	py->eval.job = NULL;
+	return true;
+}
+
+void py_eval_dwarf_count(struct ember_python *py, int n)
+{
+	struct py_eval *ev = &py->eval;
+	if (ev->deferred && n > 0 && ++ev->reads_without_copy >= DWARF_AFTER_READS && !ev->job) {
+		/* Frames keep coming without a copy (BPF not attached, ember
+		 * behind): the check against the sample needs the DWARF now. */
+		ev->deferred = false;
+		start(py, py->rt.opened, py->rt.bias, false);
+	}
 }
 
 void py_eval_dwarf_stop(struct ember_python *py)
 {
-	struct py_dwarf_job *j = py->dwarf_job;
-	if (!j)
-		return;
-	pthread_join(j->thread, NULL);
-	free(j->locs);
-	free(j->path);
-	free(j);
-	py->dwarf_job = NULL;
+	struct py_dwarf_job *j = py->eval.job;
+	if (j) {
+		pthread_join(j->thread, NULL);
+		free(j->locs);
+		free(j->path);
+		free(j);
+		py->eval.job = NULL;
+	}
+	free(py->eval.locs);
+	py->eval.locs = NULL;
+	py->eval.nlocs = 0;
 }
 
 int py_eval_dwarf_cand(const struct ember_python *py, uint64_t pc, enum py_eval_var var)
 {
 	/* first entry of a later variable, or of this one starting after pc */
-	size_t lo = 0, hi = py->neval_locs;
+	const struct py_eval_loc *locs = py->eval.locs;
+	size_t lo = 0, hi = py->eval.nlocs;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct py_eval_loc *l = &py->eval_locs[mid];
+		const struct py_eval_loc *l = &locs[mid];
 		if (l->var < var || (l->var == var && l->lo <= pc))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* Ranges of different lexical-block variables may nest: look back a few. */
-	for (size_t i = lo, k = 0; i-- > 0 && k < 8 && py->eval_locs[i].var == var; k++)
-		if (pc < py->eval_locs[i].hi)
-			return py->eval_locs[i].cand;
+	for (size_t i = lo, k = 0; i-- > 0 && k < 8 && locs[i].var == var; k++)
+		if (pc < locs[i].hi)
+			return locs[i].cand;
 	return -1;
+}
+
+bool ember_python_is_eval(const struct ember_python *py, uint64_t pc)
+{
+	for (uint32_t i = 0; i < py->rt.neval; i++)
+		if (pc >= py->rt.eval_lo[i] && pc < py->rt.eval_hi[i])
+			return true;
+	return py->eval.cold_hi && pc >= py->eval.cold_lo && pc < py->eval.cold_hi;
+}
+
+bool ember_python_is_eval_vaddr(const struct ember_python *py, const char *path, uint64_t vaddr)
+{
+	return py && path && strcmp(path, py->rt.path) == 0 && ember_python_is_eval(py, vaddr + py->rt.bias);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "py_internal.h"
 
 #define MAX_TABLE (1u << 20)
@@ -98,7 +99,7 @@ int py_line_direct(enum py_linetable_kind k, const uint8_t *t, size_t n, int fir
 	return -1;
 }
 
-static bool push(struct py_lines *l, uint32_t *cap, uint32_t start, int32_t line)
+static bool push(struct py_lines *l, size_t *cap, uint32_t start, int32_t line)
 {
 	/* Later entries at the same start win (lnotab with zero address steps;
 	 * empty ranges elsewhere are never pushed). */
@@ -108,14 +109,8 @@ static bool push(struct py_lines *l, uint32_t *cap, uint32_t start, int32_t line
 	}
 	if (l->n && l->runs[l->n - 1].line == line)
 		return true;   /* merge equal neighbours */
-	if (l->n == *cap) {
-		uint32_t nc = *cap ? *cap * 2 : 16;
-		struct py_line_run *r = realloc(l->runs, nc * sizeof *r);
-		if (!r)
-			return false;
-		l->runs = r;
-		*cap = nc;
-	}
+	if (EMBER_GROW(l->runs, *cap, (size_t)l->n + 1) != 0)
+		return false;
 	l->runs[l->n].start = start;
 	l->runs[l->n].line = line;
 	l->n++;
@@ -124,7 +119,7 @@ static bool push(struct py_lines *l, uint32_t *cap, uint32_t start, int32_t line
 
 int py_lines_build(struct py_lines *l, enum py_linetable_kind k, const uint8_t *t, size_t n, int firstlineno)
 {
-	uint32_t cap = 0;
+	size_t cap = 0;
 	memset(l, 0, sizeof *l);
 	l->firstlineno = firstlineno;
 	if (n > MAX_TABLE)

@@ -52,7 +52,7 @@ uint8_t ember_py_native_class(const char *function, const char *module)
 
 uint8_t ember_py_eval_class(const struct ember_python *py)
 {
-	return py->major == 2 ? EMBER_NATIVE_EVAL_EX : EMBER_NATIVE_EVAL;
+	return py->rt.major == 2 ? EMBER_NATIVE_EVAL_EX : EMBER_NATIVE_EVAL;
 }
 
 /* Whether a native group is shown (Python threads hide the interpreter). */

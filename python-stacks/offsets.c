@@ -1,15 +1,20 @@
 /* Per-version struct offsets: the generated table (offsets_table.c, from
- * each version's headers) plus the 3.13 run-time _Py_DebugOffsets. */
+ * each version's headers, with entries of their own for patch releases laid
+ * out differently) plus the 3.13 run-time _Py_DebugOffsets. */
 #include <stdio.h>
 #include <string.h>
 
 #include "py_internal.h"
 
-const struct py_offsets *py_offsets_for(int major, int minor)
+const struct py_offsets *py_offsets_for(int major, int minor, int micro)
 {
-	for (size_t i = 0; i < py_offsets_table_len; i++)
-		if (py_offsets_table[i].major == major && py_offsets_table[i].minor == minor)
-			return &py_offsets_table[i];
+	for (size_t i = 0; i < py_offsets_table_len; i++) {
+		const struct py_offsets *o = &py_offsets_table[i];
+		bool every = o->micro_first == 0 && o->micro_last == 255;
+		if (o->major == major && o->minor == minor &&
+		    (micro < 0 ? every : micro >= o->micro_first && micro <= o->micro_last))
+			return o;
+	}
 	return NULL;
 }
 

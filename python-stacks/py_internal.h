@@ -1,4 +1,22 @@
-/* Internal interfaces of python-stacks/ (not for other modules). */
+/* Internal interfaces of python-stacks/ (not for other modules), one
+ * section per layer, the lowest first:
+ *
+ *   remote memory, offsets, line tables
+ *   -> the runtime found in the target
+ *   -> the per-read snapshot
+ *   -> code objects (strings, the code cache, the bytecode index)
+ *   -> frames
+ *   -> threads (the thread table; one read of a thread)
+ *   -> { the sample check, thread names, the copier's user-space half }
+ *   -> the entry points (python_stacks.c; session.c and merge.c above them)
+ *
+ * A file calls functions of its own layer's files below it and of lower
+ * layers only, and no two files call each other.  A lower layer tells an
+ * upper one something only through a hook the upper one registered
+ * (py_code_cache.on_unnamed, py_frames.on_method) or a counter it reads
+ * (py_threads.scans).  struct ember_python holds one sub-struct per layer,
+ * each written by its own files only (upper layers read lower ones').
+ * Not thread-safe, like the reader. */
 #ifndef EMBER_PY_INTERNAL_H
 #define EMBER_PY_INTERNAL_H
 
@@ -7,7 +25,23 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "idtab.h"
 #include "python_stacks.h"
+
+struct ember_copier_record;
+
+static inline uint64_t rd64(const uint8_t *p, int32_t off)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p + off, 8);
+	return v;
+}
+static inline int32_t rd32(const uint8_t *p, int32_t off)
+{
+	int32_t v;
+	__builtin_memcpy(&v, p + off, 4);
+	return v;
+}
 
 /* ---- offsets (offsets.c, generated offsets_table.c) ---- */
 
@@ -18,6 +52,7 @@
  * unicode, gil_ = struct _gil_runtime_state). */
 struct py_offsets {
 	uint8_t major, minor;
+	uint8_t micro_first, micro_last;   /* the patch releases it is for (0-255: all) */
 	const char *headers_version;
 	int32_t rt_size, rt_interp_head, rt_interp_main, rt_main_thread, rt_tstate_current;
 	int32_t rt_gil_last_holder, rt_gil_locked;
@@ -56,7 +91,9 @@ struct py_offsets {
 extern const struct py_offsets py_offsets_table[];
 extern const size_t py_offsets_table_len;
 
-const struct py_offsets *py_offsets_for(int major, int minor);
+/* The entry for release major.minor.micro (micro -1: unknown, then the
+ * entry for every patch release), NULL if none. */
+const struct py_offsets *py_offsets_for(int major, int minor, int micro);
 /* 3.13+: overwrite o with the values of the _Py_DebugOffsets struct read
  * from &_PyRuntime (dbg = its bytes).  Returns false if implausible. */
 bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *dbg, size_t len, char *msg, size_t msglen);
@@ -69,7 +106,9 @@ struct rm_req {
 	uint32_t len;
 	bool ok;         /* out: fully read */
 };
-/* Read len bytes at addr; true only if all were read.  *err gets errno on failure. */
+/* Read len bytes at addr of process pid; true only if all were read.  *err
+ * (may be NULL) gets errno on failure; *syscalls (may be NULL) counts the
+ * process_vm_readv calls. */
 bool rm_read(pid_t pid, uint64_t addr, void *buf, size_t len, int *err, uint64_t *syscalls);
 /* Read many; each req's ok tells.  Returns the number read fully.  Retries
  * past a failed element so one bad address does not hide the others. */
@@ -79,40 +118,6 @@ static inline bool rm_ptr_ok(uint64_t p, uint64_t align)
 {
 	return p >= 4096 && p < 0x800000000000ull && (p & (align - 1)) == 0;
 }
-
-/* ---- ELF + runtime discovery (proc_maps.c, elf_syms.c, find_runtime.c) ---- */
-
-struct map_entry {
-	uint64_t start, end, offset, inode;
-	char perms[5];
-	char *path;       /* NULL for anonymous */
-};
-struct proc_maps {
-	struct map_entry *v;
-	size_t n;
-};
-int proc_maps_read(pid_t pid, struct proc_maps *m);
-void proc_maps_free(struct proc_maps *m);
-
-struct elf_file {
-	const uint8_t *data;
-	size_t size;
-	bool is_exec;            /* ET_EXEC (non-PIE) */
-	bool has_symtab;
-	uint8_t build_id[20];
-	size_t build_id_len;
-	uint64_t build_id_vaddr; /* vaddr of the note descriptor, 0 if none */
-	uint64_t first_load_vaddr, first_load_offset; /* PT_LOAD containing file offset 0 */
-};
-int elf_open(struct elf_file *e, const char *path);
-void elf_close(struct elf_file *e);
-/* Symbol value (st_value) by exact name from .symtab then .dynsym; 0 if absent.
- * *size gets st_size when non-NULL. */
-uint64_t elf_symbol(const struct elf_file *e, const char *name, uint64_t *size);
-/* Section address (sh_addr) by name, 0 if absent. */
-uint64_t elf_section(const struct elf_file *e, const char *name, uint64_t *size);
-/* File bytes at a virtual address (via PT_LOAD), NULL if outside the file. */
-const uint8_t *elf_at_vaddr(const struct elf_file *e, uint64_t vaddr, size_t len);
 
 /* ---- line tables (linetable.c) ---- */
 
@@ -142,13 +147,111 @@ int py_lines_build(struct py_lines *out, enum py_linetable_kind k, const uint8_t
 int py_lines_lookup(const struct py_lines *l, int addr);   /* -1 = no line */
 void py_lines_free(struct py_lines *l);
 
-/* ---- strings (strings.c) ---- */
+/* ---- the runtime (runtime.c): found at open, read-only afterwards ---- */
 
-/* UTF-8 encode code points; returns bytes written (excl. NUL), always NUL-terminates when cap>0. */
-size_t py_utf8_from_ucs(const void *data, size_t n, int kind, char *out, size_t cap);
+struct py_runtime {
+	char version[40];            /* "3.11.7" */
+	char where[512];             /* where and how it was found (ember_python_describe) */
+	int major, minor, micro;     /* micro -1: unknown */
+	struct py_offsets off;
+	enum py_linetable_kind lt_kind;
+	uint64_t runtime;            /* &_PyRuntime (3.7+) */
+	uint64_t interp_head_addr;   /* where the first interpreter pointer lives */
+	uint64_t gil_tstate_addr;    /* 2.7-3.11: where the GIL holder's tstate pointer lives */
+	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;   /* type objects */
+	uint32_t ts_len, fr_len, co_len, str_hdr_len;   /* bytes read of a thread state, frame,
+	                                                 * code object header, str header */
+	uint32_t str_hash_off;       /* of the cached hash in a str (2.7: PyStringObject.ob_shash);
+	                              * 0 on 3.12+, whose code objects are numbered (co_version):
+	                              * code objects' names are not hashed there */
+	char root[64];               /* "/proc/PID/root" */
+	char path[4096];             /* the runtime object as mapped (maps path) */
+	char opened[4200];           /* ... as ember opened it (the same bytes), for the DWARF */
+	uint64_t bias;               /* its load bias: absolute = file vaddr + bias */
+	uint64_t eval_lo[2], eval_hi[2];   /* the eval function (and its .cold part) by the
+	                                    * symbols, absolute */
+	uint32_t neval;
+};
+/* Find the runtime of process py->pid (py->opts read): libpython or the
+ * executable, its version, offsets and type objects.  EMBER_PY_OK, or
+ * another status with a one-line reason in msg. */
+int py_runtime_find(struct ember_python *py, char *msg, size_t msglen);
 
+/* ---- the per-read snapshot (snapshot.c) ---- */
 
-/* ---- the reader's state (find_runtime.c, threads.c, frames.c, code_cache.c) ---- */
+/* What one thread's next read prefetches (snapshot.c's; a thread keeps
+ * it, and frees it with free()). */
+struct py_plan;
+
+/* One remote object of the read, as the snapshot hands it out.  The walk
+ * marks the frames it met (visited: a second visit is a cycle). */
+struct snap_ent {
+	uint64_t addr;
+	uint32_t len, off;  /* off: its place in the buffer */
+	uint16_t slot;      /* its slot in the snapshot's table */
+	bool ok, used, visited, fetched;
+	bool copied;        /* its bytes are the record's (copied at the sample) */
+};
+struct py_snapshot;     /* snapshot.c's; one per reader */
+
+struct py_snapshot *snap_new(void);
+void snap_free(struct py_snapshot *s);
+/* Start a read: ONE process_vm_readv of plan's ranges (NULL: none). */
+void snap_begin(struct ember_python *py, const struct py_plan *plan);
+/* This read answers from rec (frames copied at the sample, valid until
+ * snap_begin) first: the thread state's bytes and its entries. */
+void snap_use_record(struct ember_python *py, const struct ember_copier_record *rec);
+/* The len bytes at addr as of this read (NULL: unreadable), valid until
+ * snap_begin; *ent (may be NULL) gets its entry, NULL for a read the table
+ * had no room for. */
+const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent);
+const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
+/* End a read: *plan (allocated on first use) is what it used. */
+void snap_end(struct ember_python *py, struct py_plan **plan);
+/* The objects of a plan are no longer a thread's (its state changed). */
+void snap_plan_reset(struct py_plan *plan);
+/* Reads past the snapshot, now (a check that nothing moved meanwhile):
+ * whether all of reqs were read. */
+bool snap_read_now(struct ember_python *py, struct rm_req *reqs, size_t n);
+/* Whether this read came from the one batched prefetch (and the record)
+ * alone, and whether it saw the process gone (ESRCH). */
+bool snap_prefetch_only(const struct ember_python *py);
+bool snap_gone(const struct ember_python *py);
+/* The len bytes at addr from the objects record r copied for new code
+ * objects (copier.h): true when they hold them all. */
+bool snap_record_obj(const struct ember_copier_record *r, uint64_t addr, void *buf, size_t len);
+/* Objects served from the prefetch, and read one by one, so far. */
+void snap_counts(const struct ember_python *py, uint64_t *prefetch_hits, uint64_t *single_reads);
+
+/* ---- code objects: strings (strings.c) ---- */
+
+/* Reads that decode a code object, and the strings of str objects. */
+struct py_strings {
+	struct ember_strtab *tab;            /* every name and file name, interned */
+	struct ember_idtab short_of;         /* file name -> its entry in files[] */
+	struct py_short_name { const char *name, *short_name; } *files;
+	size_t nfiles, files_cap;
+	const struct ember_copier_record *objs;  /* decode from its copies first (NULL: none) */
+	uint32_t objs_missed;                /* reads since py_strings_begin it did not serve */
+};
+int py_strings_init(struct ember_python *py);
+void py_strings_free(struct ember_python *py);
+/* Reads for decoding come from rec's copies first (NULL: the target). */
+void py_strings_source(struct ember_python *py, const struct ember_copier_record *rec);
+/* Count from now the reads rec's copies did not serve; whether none so far. */
+void py_strings_begin(struct ember_python *py);
+bool py_strings_all_copied(const struct ember_python *py);
+/* Text of a str/bytes object as malloc'ed UTF-8 ("?" if unreadable); cold path. */
+char *py_read_string(struct ember_python *py, uint64_t addr);
+/* A bytes object's payload, malloc'ed (*n its length), NULL if none; its
+ * length alone (-1 if it is not one). */
+uint8_t *py_read_bytes(struct ember_python *py, uint64_t addr, size_t *n);
+int64_t py_bytes_len(struct ember_python *py, uint64_t addr);
+/* s interned (valid until close); a file name also gets its short form,
+ * py-spy's package-relative path, in *short_out (may be NULL). */
+const char *py_intern(struct ember_python *py, const char *s, bool filename, const char **short_out);
+
+/* ---- code objects: the cache (code_cache.c) and the bytecode index (code_index.c) ---- */
 
 struct py_code_entry {
 	struct ember_py_code pub;
@@ -174,310 +277,50 @@ struct py_code_entry {
 	uint64_t v_type, v_tp_name; /* a variant: its type object and that type's tp_name pointer */
 	uint32_t prev;              /* the entry this one replaced at the same address (0: none):
 	                             * samples still queued may hold the older object */
-	uint64_t born_ns;           /* the instant it was first seen (read_ns): an older object
+	uint64_t born_ns;           /* the instant it was first seen (now_ns): an older object
 	                             * at its address can only be in samples before it */
 };
 enum { PY_ARG_NONE = 0, PY_ARG_SELF = 1, PY_ARG_CLS = 2 };
-
-/* The real code entry behind id (itself unless a class variant). */
-static inline uint32_t py_code_base(const struct ember_python *py, uint32_t id);
-
-#define PY_PREF_MAX 512         /* remote objects prefetched per thread read */
-struct py_pref {
-	uint64_t addr;
-	uint32_t len;
-};
-/* What one thread's next read prefetches: the objects its last read used
- * (in the order the walk met them, to notice a change cheaply), and, built
- * only when that set changes, the same objects sorted and merged into the
- * ranges of the one process_vm_readv. */
-struct py_plan_range {
-	uint64_t addr;
-	uint32_t len, off;                 /* bytes; offset in the snapshot buffer */
-	uint32_t first;                    /* its objects: sorted[first .. next range's first) */
-};
-struct py_plan {
-	uint32_t npref, nranges;
-	size_t used;                       /* snapshot buffer bytes the ranges take */
-	struct py_pref pref[PY_PREF_MAX];  /* discovery order */
-	struct py_pref sorted[PY_PREF_MAX];
-	struct py_plan_range range[PY_PREF_MAX + 1];
-};
-struct py_thread {
-	uint32_t tid;
-	uint32_t own_tid;                  /* the same thread's id in the target's own pid namespace
-	                                    * (what CPython records); == tid outside containers */
-	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
-	struct py_plan *plan;              /* allocated on first read */
-	uint64_t sf_tstate;                /* thread state registered with the frame copier */
-	uint64_t sf_since_ns;              /* ... since then (CLOCK_MONOTONIC, as samples) */
-	uint64_t tid_checked_ns;           /* <= 3.10: last check of the TID in struct pthread */
-};
-
-/* Read-through snapshot of remote objects for one read_thread call. */
-#define SNAP_MAX 1024
-#define SNAP_SLOTS 2048
-#define SNAP_REC_FRAMES 256      /* > the frames of a record (EMBER_COPIER_MAX_FRAMES) */
-struct snap_ent {
-	uint64_t addr;
-	uint32_t len, off;  /* off: its place in the buffer */
-	uint16_t slot;      /* its hash slot, cleared at the next read */
-	bool ok, used, visited, fetched;
-};
-struct snap {
-	struct snap_ent e[SNAP_MAX];
-	uint16_t slot[SNAP_SLOTS];  /* entry index + 1; 0 = empty */
-	uint32_t n;
-	uint8_t *buf;
-	size_t cap, used;
-	uint8_t scratch[4][512];    /* overflow reads when e[] is full (rotating) */
-	uint64_t memo_code;         /* this read's last code object found in it: address */
-	uint32_t memo_id;           /* and code id (recursion asks for the same one again) */
-	/* Frames copied at the sample (NULL: none), used where they lie: the
-	 * walk asks for them in the record's order, so a cursor finds them. */
-	const struct ember_sf_record *rec;
-	const uint8_t *rec_cur, *rec_end;  /* the next entry, the end of the entries */
-	bool rec_ts;                /* it holds the thread state's bytes */
-	uint64_t rec_seen;          /* frames handed out from it, one bit per hash, */
-	uint64_t rec_frames[SNAP_REC_FRAMES];   /* and their addresses */
-	uint32_t rec_nframes;
-	struct snap_ent rec_ent;    /* stands for the record entry just handed out */
-	unsigned flip;
-	bool gone;                  /* ESRCH seen */
-};
 
 struct py_bc_range {
 	uint64_t start, end;
 	uint32_t code;
 };
-/* Learning which evidence candidate holds an activation's instruction
- * pointer (evidence.c). */
-struct py_calib {
-	uint64_t pc;                   /* the activation's pc (0: free slot) */
-	uint16_t trials;
-	uint16_t code_hits[EMBER_PY_EVIDENCE_MAX];
-	uint16_t line_hits[EMBER_PY_EVIDENCE_MAX];
-	int16_t cand;                  /* -1: not learnt */
-	bool lines;                    /* its line agrees often enough to replace the read's */
-	/* which candidate holds the activation's (innermost) frame */
-	uint16_t ftrials;
-	uint16_t frame_hits[EMBER_PY_EVIDENCE_MAX];
-	int16_t fcand;                 /* -1: not learnt */
-};
-#define PY_FRAME_ADDRS 256
-
-struct str_intern {
-	char **v;                   /* open addressing, cap power of two */
-	char **shortv;              /* short filename per slot (filenames only) */
-	size_t cap, n;
-};
-
-/* thread_names.c: what finding threading._active took, kept between name
- * reads (all zero until the first one; re-validated on every use). */
-struct py_tn_cache {
-	uint64_t t_dict, t_module, t_int;  /* static type objects, recognised by tp_name */
-	uint64_t interp;                   /* the interpreter the rest belongs to */
-	uint64_t module, md_dict;          /* its sys.modules["threading"] and that module's dict */
-	uint64_t hint_keys, hint_entry, hint_key; /* md_dict["_active"]: keys object, entry, key */
-};
-
-struct ember_python {
-	pid_t pid;
-	struct ember_python_opts opts;
-	char version[40];
-	char describe[512];
-	int major, minor, micro;
-	struct py_offsets off;
-	enum py_linetable_kind lt_kind;
-	uint64_t runtime;            /* &_PyRuntime (3.7+) */
-	uint64_t interp_head_addr;   /* where the first interpreter pointer lives */
-	uint64_t gil_tstate_addr;    /* 2.7-3.11: where the GIL holder's tstate pointer lives */
-	uint64_t t_code, t_frame, t_str, t_bytes, t_py2unicode;
-	uint32_t ts_len, fr_len, co_len, str_hdr_len;
-	uint32_t sf_mark_off;       /* <= 3.10 with the copier: where in a frame's copy it puts
-	                             * a method's first argument (0: nowhere; copier.c) */
-	uint32_t str_hash_off;       /* of the cached hash in a str (2.7: PyStringObject.ob_shash);
-	                              * 0 on 3.12+, whose code objects are numbered (co_version):
-	                              * code objects' names are not hashed there */
-	int32_t pthread_tid_off;     /* <=3.10: offset of the TID in glibc's struct pthread, -1 unknown */
-	uint32_t own_pid;            /* the pid in the target's own pid namespace (== pid outside
-	                              * containers); what its main thread's struct pthread holds */
-	bool own_pid_known;          /* own_pid read from /proc (once) */
-	bool tid_calibrated;
-	char root[64];               /* "/proc/PID/root" */
-
-	struct py_thread *threads;
-	size_t nthreads, threads_cap, last_hit;
-	uint64_t last_scan_ns;
-
-	struct py_code_entry **codes;  /* id = index + 1 */
-	size_t ncodes, codes_cap;
-	uint64_t *code_keys;           /* addr -> id hash (open addressing) */
-	uint32_t *var_ids;             /* (base id, type) -> class variant id (open addressing) */
-	size_t var_cap, var_n;
-	uint32_t *code_ids;
-	size_t code_hash_cap, code_hash_n;
-	struct str_intern strs;
-
-	char rt_path[4096];            /* the runtime object as mapped (maps path) */
-	uint64_t rt_bias;              /* its load bias: absolute = file vaddr + rt_bias */
-	/* eval-loop function ranges (absolute) */
-	uint64_t eval_lo[2], eval_hi[2];
-	uint32_t neval;
-	struct py_dwarf_job *dwarf_job; /* eval_dwarf.c loader, until adopted */
-	char dwarf_path[4200];         /* the runtime object as ember opened it, for a later load */
-	uint64_t dwarf_bias;
-	bool dwarf_deferred;           /* opts.defer_debug_info: the DWARF not read yet */
-	uint32_t reads_without_copy;   /* ... and reads since that had no frames copied at the sample */
-	/* where the eval loop's variables live per pc range (eval_dwarf.c),
-	 * sorted by variable then pc; absolute */
-	struct py_eval_loc *eval_locs;
-	size_t neval_locs;
-	/* bytecode address -> code id, sorted by start (evidence.c) */
-	struct py_bc_range *bc;
+struct py_code_cache {
+	struct py_code_entry **v;      /* id = index + 1; append-only until close */
+	size_t n, cap;
+	struct ember_idtab by_addr;    /* address -> the newest id there */
+	struct ember_idtab variants;   /* (base id, type) -> class variant id */
+	struct py_bc_range *bc;        /* bytecode address -> code id, sorted by start (code_index.c) */
 	size_t nbc, bc_cap;
-	/* addresses of the last read's frames (frame objects up to 3.10,
-	 * interpreter frames from 3.11), innermost first: the sample check
-	 * pairs them with the frame pointers the sample held */
-	uint64_t fr_addrs[PY_FRAME_ADDRS];
-	uint32_t nfr_addrs;
-	struct py_calib *calib;        /* by pc, open addressing; NULL until needed */
-	size_t calib_cap, calib_n;
-	uint64_t calib_learnt;         /* sites with a candidate */
-	/* <= 3.10: which candidate holds the frame object at sampled pcs, pooled
-	 * over all of them (each pc is seen too rarely to learn its own; the
-	 * frame object is checked by its f_back before it is used) */
-	uint16_t leaf_ftrials;
-	uint16_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
-
-	struct snap *snap;
-	struct ember_py_copier *sf; /* sample-time frame copier (not owned), or NULL */
-	bool seeded;                   /* this read walks frames copied at the sample */
-	const struct ember_sf_record *objs; /* a record whose copied objects code objects are
-	                                * decoded from (copier.h), or NULL */
-	uint32_t objs_missed;          /* reads of this decode its objects did not cover */
-	uint64_t seed_top;             /* ... from this innermost frame */
-	bool prefetch_only;            /* this read so far came from its one batched prefetch */
-	uint64_t read_ns;              /* time of the current read (code_recheck_ms) */
-	struct ember_python_stats st;
-	struct py_tn_cache tn;         /* thread_names.c */
+	uint64_t now_ns;               /* the instant of the bytes being decoded (py_code_at) */
+	uint64_t created, revalidations_failed;   /* stats */
+	/* Hook: the code object at addr could not be named (freed before ember
+	 * read it); set by whoever must forget it (the copier), or NULL. */
+	void (*on_unnamed)(struct ember_python *py, uint64_t addr);
 };
-
-/* eval_dwarf.c: where the eval loop keeps `next_instr`, from the
- * interpreter's DWARF (its own or a separate debug file), per pc range. */
-enum py_eval_var {
-	PY_EVAL_NEXT_INSTR,            /* the instruction pointer */
-	PY_EVAL_FRAME,                 /* the frame: `f` (PyFrameObject *, <= 3.10), `frame` (3.11+) */
-	PY_EVAL_NVARS
-};
-struct py_eval_loc {
-	uint64_t lo, hi;               /* absolute pcs [lo, hi) */
-	int16_t cand;                  /* evidence candidate index (python_stacks.h layout) */
-	uint8_t var;                   /* enum py_eval_var */
-};
-/* Start loading, in a thread, for the runtime object opened at elf_path
- * (load bias `bias`) once eval_lo/hi[0] is known; nothing when there is no
- * DWARF.  cold_only: only the .cold part, by its jumps (no DWARF read).
- * _adopt (reader thread, at each read) takes the result over once the
- * loader is done: the table, and the .cold part from DWARF when the
- * symbols lacked it.  _stop waits for the loader and frees (at close). */
-void py_eval_dwarf_start(struct ember_python *py, const char *elf_path, uint64_t bias, bool cold_only);
-void py_eval_dwarf_adopt(struct ember_python *py);
-void py_eval_dwarf_stop(struct ember_python *py);
-/* Candidate holding variable var at pc, -1 if unknown. */
-int py_eval_dwarf_cand(const struct ember_python *py, uint64_t pc, enum py_eval_var var);
-
-/* eval_cold.c: the .cold part of the function at [hot_lo, hot_hi) (module
- * addresses) found from the targets of its jumps and the CFI rows there,
- * without symbols or DWARF; x86-64 only.  py_cold_part_of opens path itself
- * (tests). */
-struct Dwfl_Module;
-struct Dwfl;
-/* eval_dwarf.c: libdwfl opened on one file, offline, with its debug file
- * found by build-id or .gnu_debuglink; module addresses are the file's own
- * vaddrs.  NULL (and *mod NULL) on failure; dwfl_end() it. */
-struct Dwfl *py_dwfl_open(const char *path, struct Dwfl_Module **mod);
-bool py_find_cold_part(struct Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
-bool py_cold_part_of(const char *path, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
-
-/* threads.c */
-int py_scan_threads(struct ember_python *py);
-struct py_thread *py_thread_find(struct ember_python *py, uint32_t tid);
-uint64_t py_now_ns(void);
-/* snapshot (threads.c) */
-void snap_begin(struct ember_python *py, struct py_thread *t);
-const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
-struct snap_ent *snap_find(struct snap *s, uint64_t addr);
-/* this read answers from rec (copied at the sample) first */
-struct ember_sf_record;
-void snap_use_record(struct snap *s, const struct ember_sf_record *rec, uint32_t ts_len);
-/* snap_get, also giving the object's snapshot entry (NULL: none) */
-const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent);
-void snap_end(struct ember_python *py, struct py_thread *t);
-
-/* threads.c: one read of tid; rec: frames copied at the sample (valid for
- * the call), or NULL; at_ns: the sample's time (rec's instant), or 0. */
-struct ember_sf_record;
-int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_sf_record *rec, uint64_t at_ns,
-		   struct ember_py_frame *out, int max, uint32_t *flags);
-
-/* copier.c: register t's thread state with the frame copier (once
- * per state).  py_copier_read: read the sample of tid at time_ns with the
- * record copied at that sample (py_read_thread; n its result) and return
- * true, or false when there is none (a record is used once). */
-struct py_copier_read {
-	uint32_t tid;
-	uint64_t time_ns;
-	struct ember_py_frame *out;
-	int max;
-	uint32_t *flags;
-	int n;
-};
-void py_copier_register(struct ember_python *py, struct py_thread *t);
-bool py_copier_read(struct ember_python *py, struct py_copier_read *rd);
-/* Stop using the copier (ember_python_close). */
-void py_copier_detach(struct ember_python *py);
-/* The code object at addr could not be named (freed before ember read it):
- * the copier is to take it as new again, so that its next sample wakes
- * ember again, rather than every later sample of it failing the same way. */
-void py_copier_forget_code(struct ember_python *py, uint64_t addr);
-/* <= 3.10, a method's frame f whose bytes b came from the copier's record:
- * its first argument and that one's type as the copier read them at the
- * sample (true), else false, and the copier is asked to read them from the
- * code object's next sample on (copier.h). */
-bool py_copier_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t code_id, uint64_t *arg,
-		     uint64_t *type);
-/* The len bytes at addr from the objects r copied for new code objects:
- * true when one of them holds them all. */
-bool py_copier_obj_read(const struct ember_sf_record *r, uint64_t addr, void *buf, size_t len);
-/* What the copier is told about t (false: it cannot copy this version) */
-struct ember_sf_thread;
-bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t, struct ember_sf_thread *v);
-
-/* frames.c */
-int py_walk(struct ember_python *py, struct py_thread *t, const uint8_t *ts, struct ember_py_frame *out,
-            int max, uint32_t *flags);
-
-/* <= 3.10: the code id of the frame object at f as it is now (two reads),
- * its f_back and the line of its last instruction; 0 if f is not a frame. */
-uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *back, uint32_t *line);
-
-/* 3.11+: whether the interpreter frame at f runs code id and is, by
- * itself, a whole eval-loop activation: 3.11's entry frame, or (3.12+) a
- * generator's frame, which the sample shows resumed from C.  One read. */
-bool py_frame_starts_activation(struct ember_python *py, uint64_t f, uint32_t id);
-
-/* code_cache.c */
+int py_code_init(struct ember_python *py);
+void py_code_free(struct ember_python *py);
+/* Set (NULL: clear) the on_unnamed hook. */
+void py_code_on_unnamed(struct ember_python *py, void (*fn)(struct ember_python *py, uint64_t addr));
+/* The bytes about to be decoded are of instant ns (CLOCK_MONOTONIC): when
+ * code objects count as validated, and which of several objects that held
+ * an address a sample saw. */
+void py_code_at(struct ember_python *py, uint64_t ns);
 /* Code id for the code object at addr whose header bytes (co_len) are hdr
  * and whose name's cached hash is name_hash (read with the header; 0 or -1:
  * not known, then not checked); 0 if it is not a code object or cannot be
  * read. */
 uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *hdr, uint64_t name_hash);
+/* The same for a header in record rec (copier.h), named from rec's copies
+ * and as of rec's instant. */
+uint32_t py_code_from_record(struct ember_python *py, const struct ember_copier_record *rec, uint64_t addr,
+			     const uint8_t *hdr, uint64_t name_hash);
 /* The cached hash of the name of the code object whose header is hdr, read
- * from the target in the read's snapshot (prefetched by the next read); 0
- * when unreadable. */
+ * in the read's snapshot (prefetched by the next read); 0 when unreadable. */
 uint64_t py_code_name_hash(struct ember_python *py, const uint8_t *hdr);
-void py_code_free_all(struct ember_python *py);
+/* Line of byte offset addr of code id: 0 no line, -2 outside the code. */
+int py_code_line(struct ember_python *py, uint32_t id, int64_t addr);
 /* <= 3.10 methods: the id naming code `base` as "Class.name", for the class
  * whose type object is `type` (tp_name pointer tp_name); base if unknown. */
 uint32_t py_code_variant(struct ember_python *py, uint32_t base, uint64_t type, uint64_t tp_name);
@@ -491,28 +334,253 @@ uint32_t py_code_variant_known(struct ember_python *py, uint32_t base, uint64_t 
 bool py_code_still_there(struct ember_python *py, uint32_t id);
 /* Id cached for addr if it was validated less than code_recheck_ms ago, else 0. */
 uint32_t py_code_recent(struct ember_python *py, uint64_t addr);
-/* evidence.c: index a new code id's bytecode range */
+/* code_index.c: index a new code id's bytecode range; the code id whose
+ * bytecode holds addr, validated in the last 2 s, preferring one of the
+ * frames fr[0..n) (0: none); the line of the instruction before the one
+ * addr points at (a "next instruction" pointer), 0 if none. */
 void py_bc_add(struct ember_python *py, uint32_t id);
-/* Read a str/bytes object's text as UTF-8 ("?" if unreadable); cold path. */
-char *py_read_string(struct ember_python *py, uint64_t addr);
-const char *py_intern(struct ember_python *py, const char *s, bool filename, const char **short_out);
+uint32_t py_bc_lookup(const struct ember_python *py, uint64_t addr, const struct ember_py_frame *fr, int n);
+int py_bc_line(const struct ember_python *py, uint32_t id, uint64_t addr);
 
+/* ---- frames (frames.c) ---- */
+
+#define PY_FRAME_ADDRS 256
+struct py_frames {
+	/* addresses of the last read's frames (frame objects up to 3.10,
+	 * interpreter frames from 3.11), innermost first: the sample check
+	 * pairs them with the frame pointers the sample held */
+	uint64_t addrs[PY_FRAME_ADDRS];
+	uint32_t naddrs;
+	uint64_t memo_code;            /* this walk's last code object: address */
+	uint32_t memo_id;              /* and code id (recursion asks for the same one again) */
+	uint32_t mark_off;             /* <= 3.10: where in a frame's copy the copier puts a
+	                                * method's first argument (copier.h; 0: nowhere) */
+	/* Hook: a method's frame copied without its first argument: the code
+	 * object at addr wants it copied (set by the copier), or NULL. */
+	void (*on_method)(struct ember_python *py, uint64_t code_addr);
+};
+void py_frames_init(struct ember_python *py);
+/* Set (NULL: clear) the on_method hook. */
+void py_frames_on_method(struct ember_python *py, void (*fn)(struct ember_python *py, uint64_t code_addr));
+/* A read starts: no frame addresses yet. */
+void py_frames_reset(struct ember_python *py);
+/* Walk the frames of the thread state at tstate (interpreter interp) whose
+ * bytes are ts, through the snapshot; rec: the record the snapshot answers
+ * from (frames copied at the sample), or NULL.  Innermost first, at most
+ * max; returns the count and ORs enum ember_py_read_flags into *flags. */
+int py_walk(struct ember_python *py, uint64_t tstate, uint64_t interp, const uint8_t *ts,
+	    const struct ember_copier_record *rec, struct ember_py_frame *out, int max, uint32_t *flags);
+/* <= 3.10: the code id of the frame object at f as it is now (two reads),
+ * its f_back and the line of its last instruction; 0 if f is not a frame. */
+uint32_t py_frame_object_code(struct ember_python *py, uint64_t f, uint64_t *back, uint32_t *line);
+/* 3.11+: whether the interpreter frame at f runs code id and is, by
+ * itself, a whole eval-loop activation: 3.11's entry frame, or (3.12+) a
+ * generator's frame, which the sample shows resumed from C.  One read. */
+bool py_frame_starts_activation(struct ember_python *py, uint64_t f, uint32_t id);
+
+/* ---- threads (threads.c: the table; thread_read.c: one read) ---- */
+
+struct py_thread {
+	uint32_t tid;
+	uint32_t own_tid;                  /* the same thread's id in the target's own pid namespace
+	                                    * (what CPython records); == tid outside containers */
+	uint64_t tstate, interp, pthread;  /* tstate 0: no Python state at the last scan */
+	struct py_plan *plan;              /* its next read's prefetch (snapshot.c's), or NULL */
+	uint64_t tid_checked_ns;           /* <= 3.10: last check of the TID in struct pthread */
+	struct {                           /* copier.c's: */
+		uint64_t tstate;           /* the thread state the copier was given */
+		uint64_t since_ns;         /* ... since then (CLOCK_MONOTONIC, as samples) */
+	} copier;
+};
+struct py_threads {
+	struct py_thread *v;
+	size_t n, cap, last_hit;
+	uint64_t last_scan_ns;
+	int32_t pthread_tid_off;     /* <= 3.10: offset of the TID in glibc's struct pthread, -1 unknown */
+	bool tid_calibrated;
+	uint32_t own_pid;            /* the pid in the target's own pid namespace (== pid outside
+	                              * containers); what its main thread's struct pthread holds */
+	bool own_pid_known;          /* own_pid read from /proc (once) */
+	/* counts: scans also tell who registers threads elsewhere that the
+	 * table changed */
+	uint64_t scans, reads, torn, torn_retries, unreadable, at_sample;
+};
+void py_threads_init(struct ember_python *py);
+void py_threads_free(struct ember_python *py);
+/* Walk the interpreters' thread states and rebuild the table: the count
+ * found, or -errno (-ESRCH: the process is gone). */
+int py_scan_threads(struct ember_python *py);
+struct py_thread *py_thread_find(struct ember_python *py, uint32_t tid);
+/* thread_read.c: one read of tid; rec: frames copied at the sample (valid
+ * for the call), or NULL; at_ns: the sample's time (rec's instant), or 0.
+ * As ember_python_read_thread; *flags (not NULL) gets the flags. */
+int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_copier_record *rec, uint64_t at_ns,
+		   struct ember_py_frame *out, int max, uint32_t *flags);
+
+/* ---- the sample check: where the eval loop keeps its state (eval_cold.c, eval_dwarf.c) ---- */
+
+enum py_eval_var {
+	PY_EVAL_NEXT_INSTR,            /* the instruction pointer */
+	PY_EVAL_FRAME,                 /* the frame: `f` (PyFrameObject *, <= 3.10), `frame` (3.11+) */
+	PY_EVAL_NVARS
+};
+struct py_eval_loc {
+	uint64_t lo, hi;               /* absolute pcs [lo, hi) */
+	int16_t cand;                  /* evidence candidate index (python_stacks.h layout) */
+	uint8_t var;                   /* enum py_eval_var */
+};
+struct py_eval {
+	struct py_dwarf_job *job;      /* the loader thread's, until adopted */
+	struct py_eval_loc *locs;      /* where the variables live per pc range, sorted by
+	                                * variable then pc */
+	size_t nlocs;
+	uint64_t cold_lo, cold_hi;     /* the .cold part the symbols lacked, from DWARF or its
+	                                * jumps (absolute; 0: none) */
+	bool deferred;                 /* opts.defer_debug_info: the DWARF not read yet */
+	uint32_t reads_without_copy;   /* ... and reads since that had no frames copied */
+	char note[192];                /* what it found, for ember_python_describe */
+};
+/* eval_cold.c: libdwfl opened on one file, offline, with its debug file
+ * found by build-id or .gnu_debuglink; module addresses are the file's own
+ * vaddrs.  NULL (and *mod NULL) on failure; dwfl_end() it.  The .cold part
+ * of the function at [hot_lo, hot_hi) (module addresses) from the targets
+ * of its jumps and the CFI rows there, without symbols or DWARF; x86-64
+ * only.  py_cold_part_of opens path itself (tests). */
+struct Dwfl_Module;
+struct Dwfl;
+struct Dwfl *py_dwfl_open(const char *path, struct Dwfl_Module **mod);
+bool py_find_cold_part(struct Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
+bool py_cold_part_of(const char *path, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
+/* eval_dwarf.c: at open, start loading the runtime object's DWARF in a
+ * thread of its own, as opts ask (opts.defer_debug_info: only the .cold
+ * part, by its jumps, until _count has seen enough reads without a copy;
+ * nothing with opts.no_debug_info or without DWARF).  _adopt (reader
+ * thread) takes the result over once the loader is done (true then): the
+ * table, and the .cold part.  _count: a read that found n frames without a
+ * copy.  _stop waits for the loader and frees (at close). */
+void py_eval_dwarf_open(struct ember_python *py);
+bool py_eval_dwarf_adopt(struct ember_python *py);
+void py_eval_dwarf_count(struct ember_python *py, int n);
+void py_eval_dwarf_stop(struct ember_python *py);
+/* Candidate holding variable var at pc, -1 if unknown. */
+int py_eval_dwarf_cand(const struct ember_python *py, uint64_t pc, enum py_eval_var var);
+
+/* ---- the sample check: learning and resolving (calib.c) ---- */
+
+/* Learning which evidence candidate holds an activation's instruction
+ * pointer and frame, per site (pc). */
+struct py_calib {
+	uint64_t pc;
+	uint16_t trials;
+	uint16_t code_hits[EMBER_PY_EVIDENCE_MAX];
+	uint16_t line_hits[EMBER_PY_EVIDENCE_MAX];
+	int16_t cand;                  /* -1: not learnt */
+	bool lines;                    /* its line agrees often enough to replace the read's */
+	uint16_t ftrials;              /* which candidate holds the activation's (innermost) frame */
+	uint16_t frame_hits[EMBER_PY_EVIDENCE_MAX];
+	int16_t fcand;                 /* -1: not learnt */
+};
+struct py_check {
+	struct py_calib *sites;        /* NULL until needed */
+	size_t nsites, sites_cap;
+	struct ember_idtab by_pc;      /* pc -> index in sites */
+	uint64_t learnt;               /* sites with a candidate */
+	/* <= 3.10: which candidate holds the frame object at sampled pcs, pooled
+	 * over all of them (each pc is seen too rarely to learn its own; the
+	 * frame object is checked by its f_back before it is used) */
+	uint16_t leaf_ftrials;
+	uint16_t leaf_fhits[EMBER_PY_EVIDENCE_MAX];
+	uint64_t checked, corrected;   /* ember_python_reconcile's results */
+};
+/* What an activation's sample says: code and line, or code 0. */
+struct py_resolved {
+	uint32_t code;    /* 0: unknown */
+	uint32_t line;
+	bool lines;       /* the line is trusted over the read's */
+	bool guess;       /* a site not learnt yet: may confirm a read, never change it */
+};
+void py_check_free(struct ember_python *py);
+/* One trial of site ev->pc: f the read's frame for the activation, frame
+ * its address (0 unknown). */
+void py_calib_update(struct ember_python *py, const struct ember_py_evidence *ev, const struct ember_py_frame *f,
+		     uint64_t frame);
+/* The code and line activation ev ran, by DWARF or the site's learning;
+ * fr, n: the read (its code objects win an address range several held). */
+struct py_resolved py_resolve(struct ember_python *py, const struct ember_py_evidence *ev,
+			      const struct ember_py_frame *fr, int n);
+/* The frame activation ev ran, per DWARF or learnt; 0 if unknown. */
+uint64_t py_frame_of(struct ember_python *py, const struct ember_py_evidence *ev);
+
+/* ---- thread names (py_dict.c, thread_names.c) ---- */
+
+/* What finding threading._active took, kept between name reads (all zero
+ * until the first one; re-validated on every use): thread_names.c's. */
+struct py_tn_cache {
+	uint64_t t_dict, t_module, t_int;  /* static type objects, recognised by tp_name */
+	uint64_t interp;                   /* the interpreter the rest belongs to */
+	uint64_t module, md_dict;          /* its sys.modules["threading"] and that module's dict */
+	uint64_t hint_keys, hint_entry, hint_key; /* md_dict["_active"]: keys object, entry, key */
+};
+/* ember_python_thread_name for thread t of the table. */
+int py_thread_name(struct ember_python *py, const struct py_thread *t, char *buf, size_t len);
+
+/* ---- the copier's user-space half (copier.c, copier_intake.c, copier_ring.c) ---- */
+
+struct py_copier_link {
+	struct ember_py_copier *copier;  /* not owned; NULL: none */
+	uint64_t scans_seen;             /* py_threads.scans when every thread was registered */
+};
+/* What the copier is told about t (false: it cannot copy this version). */
+struct ember_copier_thread;
+bool py_copier_thread_entry(const struct ember_python *py, const struct py_thread *t,
+			    struct ember_copier_thread *v);
+/* After a read of tid (0: none): register with the copier the threads a
+ * scan found since the last call, and tid's state if it changed. */
+void py_copier_sync(struct ember_python *py, uint32_t tid);
+/* Whether a sample of tid at time_ns came before the copier knew its state. */
+bool py_copier_unregistered(struct ember_python *py, uint32_t tid, uint64_t time_ns);
+/* Stop using the copier (ember_python_close). */
+void py_copier_detach(struct ember_python *py);
+/* copier_intake.c: the record of the sample of py's thread tid taken at
+ * time_ns (CLOCK_MONOTONIC), kept or still in the ring, or NULL; valid, and
+ * the ring consumed no further, until py_copier_done.  A record is handed
+ * out once. */
+const struct ember_copier_record *py_copier_take(struct ember_python *py, uint32_t tid, uint64_t time_ns);
+void py_copier_done(struct ember_python *py);
+
+/* ---- the entry points (python_stacks.c) ---- */
+
+/* The OS thread ids of the thread states found by a scan now (tests):
+ * fills up to max tids, returns the count (< 0: -errno). */
+int py_list_threads(struct ember_python *py, uint32_t *tids, int max);
+
+/* ---- the reader: one sub-struct per layer ---- */
+
+struct ember_python {
+	pid_t pid;                       /* python_stacks.c, at open; read by all */
+	struct ember_python_opts opts;   /* ... */
+	uint64_t syscalls;               /* process_vm_readv calls of every layer */
+	char describe[720];              /* python_stacks.c: rt.where and eval.note */
+	struct py_runtime rt;            /* runtime.c */
+	struct py_snapshot *snap;        /* snapshot.c */
+	struct py_strings str;           /* strings.c */
+	struct py_code_cache code;       /* code_cache.c, code_index.c */
+	struct py_frames fr;             /* frames.c */
+	struct py_threads th;            /* threads.c, thread_read.c */
+	struct py_eval eval;             /* eval_dwarf.c */
+	struct py_check chk;             /* calib.c, evidence.c */
+	struct py_tn_cache tn;           /* thread_names.c */
+	struct py_copier_link cp;        /* copier.c */
+};
+
+/* The real code entry behind id (itself unless a class variant). */
 static inline uint32_t py_code_base(const struct ember_python *py, uint32_t id)
 {
-	return id && py->codes[id - 1]->base ? py->codes[id - 1]->base : id;
+	return id && py->code.v[id - 1]->base ? py->code.v[id - 1]->base : id;
 }
-
-static inline uint64_t rd64(const uint8_t *p, int32_t off)
+static inline struct py_code_entry *py_code(const struct ember_python *py, uint32_t id)
 {
-	uint64_t v;
-	__builtin_memcpy(&v, p + off, 8);
-	return v;
-}
-static inline int32_t rd32(const uint8_t *p, int32_t off)
-{
-	int32_t v;
-	__builtin_memcpy(&v, p + off, 4);
-	return v;
+	return py->code.v[id - 1];
 }
 
 #endif

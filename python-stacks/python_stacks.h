@@ -140,9 +140,16 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
  * system call once their code objects' names and line tables are cached.
  * Needs permission to load BPF (root, or CAP_BPF + CAP_PERFMON). */
 struct ember_py_copier;
-/* Load the copier.  EMBER_PY_OK, or EMBER_PY_NO_ACCESS / EMBER_PY_ERROR
- * with a one-line reason in msg. */
-int ember_py_copier_open(struct ember_py_copier **out, char *msg, size_t msglen);
+struct ember_py_copier_opts {
+	bool debug;              /* print libbpf's messages (a failed load's verifier log) */
+	bool stats;              /* have the kernel time every run of the program
+	                          * (ember_py_copier_stats: runs, run_ns): system-wide
+	                          * while the copier is open, so only on request */
+};
+/* Load the copier (opts may be NULL: none).  EMBER_PY_OK, or
+ * EMBER_PY_NO_ACCESS / EMBER_PY_ERROR with a one-line reason in msg. */
+int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_copier_opts *opts, char *msg,
+			 size_t msglen);
 /* The program to attach to every perf event. */
 int ember_py_copier_prog_fd(const struct ember_py_copier *st);
 /* Readable when a record must be read at once: the copier wakes ember only
@@ -164,8 +171,7 @@ struct ember_py_copier_stats {
 	uint64_t kept, read_kept;/* ... copied for a later read (another thread's, ember behind),
 	                          * and those a later read took */
 	uint64_t replaced;       /* overwritten before a read took them (ember fell far behind) */
-	bool timed;              /* runs/run_ns known: only with EMBER_BPF_STATS set in the
-	                          * environment (the kernel then times every BPF program) */
+	bool timed;              /* runs/run_ns known: only when opened with opts.stats */
 	uint64_t runs, run_ns;   /* the program's runs in the targets, and their total time */
 };
 void ember_py_copier_stats(const struct ember_py_copier *st, struct ember_py_copier_stats *out);
@@ -270,10 +276,6 @@ struct ember_python_stats {
 	uint64_t at_sample;              /* reads that walked frames copied at the sample */
 };
 void ember_python_stats(const struct ember_python *py, struct ember_python_stats *out);
-
-/* Which thread state list entries exist and their OS thread ids (for tests
- * and --threads labels): fills up to max tids, returns the count (<0 errno). */
-int ember_python_threads(struct ember_python *py, uint32_t *tids, int max);
 
 /* The Python name of OS thread tid, threading.Thread.name ("MainThread",
  * "Thread-3 (worker)", Dummy-N for foreign threads that called

@@ -74,7 +74,8 @@ struct ember_py_session *ember_py_session_new(const struct ember_py_session_opts
 		return NULL;
 	}
 	s->opts = *o;
-	if (o->copier && ember_py_copier_open(&s->copier, s->copier_msg, sizeof s->copier_msg) != EMBER_PY_OK)
+	if (o->copier &&
+	    ember_py_copier_open(&s->copier, &o->copier_opts, s->copier_msg, sizeof s->copier_msg) != EMBER_PY_OK)
 		s->copier = NULL;
 	return s;
 }

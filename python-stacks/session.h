@@ -29,6 +29,7 @@
 struct ember_py_session_opts {
 	bool gil;                 /* find out which thread holds the GIL (--gil) */
 	bool copier;              /* load the copier, which copies frames at the sample */
+	struct ember_py_copier_opts copier_opts;   /* ... and how (libbpf's messages, timing) */
 	/* Test knobs (struct ember_record_knobs says where they come from). */
 	bool no_copy_use;         /* keep the copier loaded but read every sample after it */
 	bool no_debug_info;       /* learn the eval loop's instruction pointer from samples only */

@@ -30,6 +30,8 @@ void ember_record_knobs_from_env(struct ember_record_knobs *k)
 		k->py_read_delay_ns = strtoull(v, NULL, 10) * 1000ull;
 	if ((v = getenv("EMBER_TEST_STALL_MS")))
 		k->stall_ms = (uint32_t)atoi(v);
+	k->bpf_debug = getenv("EMBER_BPF_DEBUG") != NULL;
+	k->bpf_stats = getenv("EMBER_BPF_STATS") != NULL;
 }
 
 void ember_record_opts_default(struct ember_record_opts *o)
@@ -48,7 +50,9 @@ struct ember_record *ember_record_new(const struct ember_record_opts *o)
 		struct ember_py_session_opts po = { .gil = o->gil_only, .copier = !o->no_copier,
 						    .no_copy_use = o->knobs.py_no_copy,
 						    .no_debug_info = o->knobs.py_no_dwarf,
-						    .start_stall_ms = o->knobs.py_start_stall_ms };
+						    .start_stall_ms = o->knobs.py_start_stall_ms,
+						    .copier_opts = { .debug = o->knobs.bpf_debug,
+								     .stats = o->knobs.bpf_stats } };
 		if (!(r->python = ember_py_session_new(&po))) {
 			free(r);
 			return NULL;

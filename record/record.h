@@ -23,7 +23,7 @@
 
 /* Knobs for tests and bench that make a run behave as on a loaded or odd
  * machine. ember_record_knobs_from_env reads them, once, from EMBER_TEST_*
- * variables; a library caller leaves them zero. */
+ * and EMBER_BPF_* variables; a library caller leaves them zero. */
 struct ember_record_knobs {
 	bool py_no_copy;           /* EMBER_TEST_PY_NO_COPY: copier loaded, its copies unused */
 	bool py_no_dwarf;          /* EMBER_TEST_PY_NO_DWARF: no DWARF for the sample check */
@@ -32,6 +32,8 @@ struct ember_record_knobs {
 	                            * (0: at every sample; -1: by the sampling rate) */
 	uint64_t py_read_delay_ns; /* EMBER_TEST_PY_READ_DELAY_US: every other read this late */
 	uint32_t stall_ms;         /* EMBER_TEST_STALL_MS: sleep after each drain (stolen CPU) */
+	bool bpf_debug;            /* EMBER_BPF_DEBUG: libbpf's messages (the verifier's log) */
+	bool bpf_stats;            /* EMBER_BPF_STATS: the kernel times the copier (bench) */
 };
 void ember_record_knobs_from_env(struct ember_record_knobs *k);
 

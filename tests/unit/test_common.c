@@ -168,6 +168,15 @@ static void test_elf_view(void)
 	CHECK(ember_elf_at(&e, fn, 16) && !memcmp(ember_elf_at(&e, fn, 16), (const void *)(uintptr_t)elf_probe_function, 16));
 	CHECK(ember_elf_symbol(&e, "elf_probe_function", &size) == fn && size > 0);
 	CHECK(ember_elf_symbol(&e, "no_such_symbol_anywhere", NULL) == 0);
+	/* many names at once: the same answers as one by one */
+	const char *names[] = { "elf_probe_function", "no_such_symbol_anywhere", "main", "test_elf_view" };
+	uint64_t vals[4], sizes[4];
+	CHECK(ember_elf_symbols(&e, names, 4, vals, sizes) == 3);
+	for (int i = 0; i < 4; i++) {
+		uint64_t one_size = 0, one = ember_elf_symbol(&e, names[i], &one_size);
+		CHECK(vals[i] == one && sizes[i] == one_size);
+	}
+	CHECK(vals[0] == fn && vals[1] == 0);
 	CHECK(ember_elf_func_start(&e, fn + 3, &start) && start == fn);
 	CHECK(ember_elf_fde_start(&e, fn, &next) && next > fn);
 	CHECK(!ember_elf_fde_start(&e, fn + 1, &next));
