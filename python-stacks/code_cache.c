@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "copier.h"
+#include "copier_record.h"
 #include "grow.h"
 #include "hash.h"
 #include "py_internal.h"
@@ -148,7 +148,7 @@ static bool key_matches(const struct ember_python *py, const struct py_code_entr
 static bool still_alive(struct ember_python *py, const struct py_code_entry *c, uint64_t addr)
 {
 	/* Every byte read for it so far is a copy of the sample's instant
-	 * (copier.h): consistent, whatever became of it since. */
+	 * (copier_record.h): consistent, whatever became of it since. */
 	if (py_strings_all_copied(py))
 		return true;
 	uint8_t now[512];

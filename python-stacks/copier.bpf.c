@@ -14,12 +14,12 @@
  * ember takes from its first argument (<= 3.10), and a lookup per code
  * object; reads never fault pages in, a failing read ends the copy.  The
  * sample itself is always kept.  The record wakes ember only when it must be read at once
- * (copier.h says when). */
+ * (copier_record.h says when). */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
-#include "copier.h"
+#include "copier_record.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -65,7 +65,7 @@ struct {
 #define LEN_IN(len, max) ((((len) - 8) & ((max) - 8)) + 8)
 
 
-/* A method's first argument and its type (copier.h), into the copy
+/* A method's first argument and its type (copier_record.h), into the copy
  * fr of the frame at address at.  (A method calling methods of the same
  * object: its type is read once.) */
 static __always_inline void copy_first_arg(struct ember_copier_record *r, __u8 *fr, __u64 at, __u32 arg_off,
@@ -210,7 +210,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 	}
 	r->top = f;
 
-	/* Entries, packed (copier.h): each frame, then the header of its
+	/* Entries, packed (copier_record.h): each frame, then the header of its
 	 * code object when it differs from the frame before's. */
 	__u32 n = 0, nc = 0;
 	__u64 last_code = 0;
@@ -253,7 +253,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		__u32 hdr_at = off + 8;
 		const __u8 *h = slot + 8;
 		/* The name's cached hash: its contents, where every pointer of a
-		 * new code object can equal a freed one's (copier.h). */
+		 * new code object can equal a freed one's (copier_record.h). */
 		__u64 name = *(const __u64 *)(h + key0), name_hash = 0;
 		if (hash_off && name && !(name & 7) &&
 		    bpf_probe_read_user(&name_hash, sizeof name_hash, (const void *)(name + hash_off)) != 0)
@@ -314,7 +314,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 				continue;   /* (at the end of a mapping): ember reads it from the target */
 			off += 8 + EMBER_COPIER_OBJ_BYTES;
 			no++;
-			/* A longer line table: the rest of it (copier.h) */
+			/* A longer line table: the rest of it (copier_record.h) */
 			if (j != EMBER_COPIER_OBJ_TABLE || !t->table_sval)
 				continue;
 			__u64 need = (t->table_sval & 63) + *(const __u64 *)(slot + 8 + 16);

@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "clock.h"
-#include "copier.h"
+#include "copier_record.h"
 #include "copier_user.h"
 #include "grow.h"
 

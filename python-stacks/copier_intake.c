@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "copier.h"
+#include "copier_record.h"
 #include "copier_user.h"
 
 #define MATCH_BEFORE_NS 10000ull
@@ -61,7 +61,7 @@ static int64_t objs_bytes(const uint8_t *q, uint32_t nobjs, uint64_t avail)
 	return (int64_t)used;
 }
 
-/* Whether the size bytes at r are a whole record as copier.h lays it out. */
+/* Whether the size bytes at r are a whole record as copier_record.h lays it out. */
 static bool record_ok(const struct ember_copier_record *r, size_t size)
 {
 	size_t head = offsetof(struct ember_copier_record, data);

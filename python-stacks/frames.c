@@ -4,7 +4,7 @@
  * check, eval-activation marks, depth/cycle limits and the optional verify. */
 #include <string.h>
 
-#include "copier.h"
+#include "copier_record.h"
 #include "py_internal.h"
 
 #define OWNED_BY_GENERATOR 1
@@ -12,7 +12,7 @@
 #define STATUS_HOLDS_GIL_BIT 5   /* 3.13 _status.holds_gil */
 
 /* <= 3.10 with the copier: where in a frame's copy it puts a method's
- * first argument (copier.h): three words after the code object pointer, if
+ * first argument (copier_record.h): three words after the code object pointer, if
  * no word ember reads is among them; 0: nowhere. */
 void py_frames_init(struct ember_python *py)
 {
@@ -96,7 +96,7 @@ static uint32_t code_at(struct ember_python *py, uint64_t code)
 	const uint8_t *hdr = snap_get_ent(py, code, co_len, &e);
 	if (!hdr)
 		return 0;
-	/* The name's hash: after the header in a record (copier.h), else
+	/* The name's hash: after the header in a record (copier_record.h), else
 	 * read with the snapshot. */
 	uint64_t name_hash = e && e->copied && e->len >= co_len + 8 ? rd64(hdr, (int32_t)co_len)
 								      : py_code_name_hash(py, hdr);
@@ -109,7 +109,7 @@ static uint32_t code_at(struct ember_python *py, uint64_t code)
 }
 
 /* A method's first argument and its type as the copier read them at the
- * sample, from the marked words of its frame's copy b (copier.h); else the
+ * sample, from the marked words of its frame's copy b (copier_record.h); else the
  * copier is asked for them from the code object's next sample on. */
 static bool copied_first_arg(struct ember_python *py, uint64_t f, const uint8_t *b, uint32_t id, uint64_t *arg,
 			     uint64_t *type)

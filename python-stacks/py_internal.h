@@ -8,7 +8,7 @@
  *   -> frames
  *   -> threads (the thread table; one read of a thread)
  *   -> { the sample check, thread names, the copier's user-space half }
- *   -> the entry points (python_stacks.c; session.c and merge.c above them)
+ *   -> the entry points (reader.c; session.c and merge.c above them)
  *
  * A file calls functions of its own layer's files below it and of lower
  * layers only, and no two files call each other.  A lower layer tells an
@@ -218,7 +218,7 @@ bool snap_read_now(struct ember_python *py, struct rm_req *reqs, size_t n);
 bool snap_prefetch_only(const struct ember_python *py);
 bool snap_gone(const struct ember_python *py);
 /* The len bytes at addr from the objects record r copied for new code
- * objects (copier.h): true when they hold them all. */
+ * objects (copier_record.h): true when they hold them all. */
 bool snap_record_obj(const struct ember_copier_record *r, uint64_t addr, void *buf, size_t len);
 /* Objects served from the prefetch, and read one by one, so far. */
 void snap_counts(const struct ember_python *py, uint64_t *prefetch_hits, uint64_t *single_reads);
@@ -312,7 +312,7 @@ void py_code_at(struct ember_python *py, uint64_t ns);
  * not known, then not checked); 0 if it is not a code object or cannot be
  * read. */
 uint32_t py_code_get(struct ember_python *py, uint64_t addr, const uint8_t *hdr, uint64_t name_hash);
-/* The same for a header in record rec (copier.h), named from rec's copies
+/* The same for a header in record rec (copier_record.h), named from rec's copies
  * and as of rec's instant. */
 uint32_t py_code_from_record(struct ember_python *py, const struct ember_copier_record *rec, uint64_t addr,
 			     const uint8_t *hdr, uint64_t name_hash);
@@ -354,7 +354,7 @@ struct py_frames {
 	uint64_t memo_code;            /* this walk's last code object: address */
 	uint32_t memo_id;              /* and code id (recursion asks for the same one again) */
 	uint32_t mark_off;             /* <= 3.10: where in a frame's copy the copier puts a
-	                                * method's first argument (copier.h; 0: nowhere) */
+	                                * method's first argument (copier_record.h; 0: nowhere) */
 	/* Hook: a method's frame copied without its first argument: the code
 	 * object at addr wants it copied (set by the copier), or NULL. */
 	void (*on_method)(struct ember_python *py, uint64_t code_addr);
@@ -548,7 +548,7 @@ void py_copier_detach(struct ember_python *py);
 const struct ember_copier_record *py_copier_take(struct ember_python *py, uint32_t tid, uint64_t time_ns);
 void py_copier_done(struct ember_python *py);
 
-/* ---- the entry points (python_stacks.c) ---- */
+/* ---- the entry points (reader.c) ---- */
 
 /* The OS thread ids of the thread states found by a scan now (tests):
  * fills up to max tids, returns the count (< 0: -errno). */
@@ -557,10 +557,10 @@ int py_list_threads(struct ember_python *py, uint32_t *tids, int max);
 /* ---- the reader: one sub-struct per layer ---- */
 
 struct ember_python {
-	pid_t pid;                       /* python_stacks.c, at open; read by all */
+	pid_t pid;                       /* reader.c, at open; read by all */
 	struct ember_python_opts opts;   /* ... */
 	uint64_t syscalls;               /* process_vm_readv calls of every layer */
-	char describe[720];              /* python_stacks.c: rt.where and eval.note */
+	char describe[720];              /* reader.c: rt.where and eval.note */
 	struct py_runtime rt;            /* runtime.c */
 	struct py_snapshot *snap;        /* snapshot.c */
 	struct py_strings str;           /* strings.c */

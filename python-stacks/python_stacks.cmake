@@ -26,7 +26,7 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/copier_intake.c
   ${PROJECT_SOURCE_DIR}/python-stacks/copier.c
   ${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c
-  ${PROJECT_SOURCE_DIR}/python-stacks/python_stacks.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/reader.c
   ${PROJECT_SOURCE_DIR}/python-stacks/session.c
   ${PROJECT_SOURCE_DIR}/python-stacks/merge.c)
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)
@@ -45,7 +45,7 @@ add_custom_command(OUTPUT ${EMBER_COPIER_BPF_OBJECT}
           -I${PROJECT_SOURCE_DIR}/python-stacks
           -c ${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c -o ${EMBER_COPIER_BPF_OBJECT}
   DEPENDS ${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c
-          ${PROJECT_SOURCE_DIR}/python-stacks/copier.h
+          ${PROJECT_SOURCE_DIR}/python-stacks/copier_record.h
   COMMENT "BPF frame copier")
 set_source_files_properties(${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c PROPERTIES
   OBJECT_DEPENDS ${EMBER_COPIER_BPF_OBJECT}

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "copier.h"
+#include "copier_record.h"
 #include "hash.h"
 #include "py_internal.h"
 

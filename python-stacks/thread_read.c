@@ -5,7 +5,7 @@
 #include <errno.h>
 
 #include "clock.h"
-#include "copier.h"
+#include "copier_record.h"
 #include "py_internal.h"
 
 #define SCAN_INTERVAL_NS 20000000ull   /* rescan at most every 20 ms on a miss */

@@ -9,7 +9,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "idtab.h"
-#include "record_internal.h"
+#include "build_profile.h"
 #include "symbolizer.h"
 
 #define MAX_INLINE 32

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "record_internal.h"
+#include "capture.h"
 
 #define POLL_MS 100      /* drain at least this often (a half-full ring wakes ember sooner) */
 /* ... and, when Python frames are copied at the sample, after about this

@@ -7,7 +7,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "idtab.h"
-#include "record_internal.h"
+#include "raw_stacks.h"
 
 struct raw_entry {
 	uint32_t pid, tid, flags;

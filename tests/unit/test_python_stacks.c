@@ -32,7 +32,7 @@
 #include "check.h"
 #include "python_stacks.h"
 #include "py_internal.h"     /* records: read with py_read_thread */
-#include "copier.h"
+#include "copier_record.h"
 
 static double now_s(void)
 {

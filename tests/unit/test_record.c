@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "record_internal.h"
+#include "raw_stacks.h"
 
 static struct ember_sample sample(uint32_t tid, uint64_t t, const struct ember_frame_addr *f, uint32_t n)
 {

@@ -14,7 +14,8 @@
 
 #include "clock.h"
 #include "proc.h"
-#include "record_internal.h"
+#include "build_profile.h"
+#include "capture.h"
 
 void ember_record_knobs_from_env(struct ember_record_knobs *k)
 {

@@ -1,8 +1,8 @@
 /* The record the in-kernel frame copier (copier.bpf.c) hands to ember,
  * and the per-thread entry ember gives it: the format both sides share
  * (BPF C and user space; its inline helpers are plain C for both). */
-#ifndef EMBER_COPIER_H
-#define EMBER_COPIER_H
+#ifndef EMBER_COPIER_RECORD_H
+#define EMBER_COPIER_RECORD_H
 
 #include <linux/types.h>
 

@@ -1,0 +1,24 @@
+/* Resolving a run into a profile (build_profile.c), for run.c. */
+#ifndef EMBER_RECORD_BUILD_PROFILE_H
+#define EMBER_RECORD_BUILD_PROFILE_H
+
+#include <stdint.h>
+
+#include "jit_map.h"
+#include "raw_stacks.h"
+#include "record.h"
+#include "session.h"
+
+struct build_in {
+	const struct raw_stacks *raw;
+	const struct ember_sampler *sampler;      /* its modules and thread names */
+	const struct ember_py_session *python;    /* NULL: no Python frames */
+	struct ember_jit_map *jit;                /* names of JIT code */
+	const struct ember_record_opts *opts;     /* merge, subprocesses, full_filenames */
+};
+/* Symbolize every raw stack, merge the Python frames read with it and add
+ * it to p. *mismatched counts the samples whose Python frames disagreed
+ * with their native stack. 0, or -1 on OOM. */
+int build_profile(const struct build_in *in, struct ember_profile *p, uint64_t *mismatched);
+
+#endif

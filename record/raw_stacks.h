@@ -1,0 +1,43 @@
+/* record/'s capture-side aggregation (raw_stacks.c): identical address
+ * stacks of a thread, with the Python frames read for them, counted once;
+ * and every sample's arrival, for timelines. For capture.c, which adds,
+ * and build_profile.c, which reads. Not thread-safe. */
+#ifndef EMBER_RECORD_RAW_STACKS_H
+#define EMBER_RECORD_RAW_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "python_stacks.h"
+#include "sampler.h"
+
+struct raw_stacks;
+struct raw_stacks *raw_stacks_new(void);
+void raw_stacks_free(struct raw_stacks *rs);
+/* Count one sample with the Python frames read for it (py may be NULL when
+ * npy is 0). 0, or -1 on OOM. */
+int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
+		   uint32_t npy, uint32_t pyflags);
+uint64_t raw_stacks_samples(const struct raw_stacks *rs);
+
+struct raw_stack_view {
+	uint32_t pid, tid, flags;
+	uint32_t nframes, nkernel;
+	const struct ember_frame_addr *frames;   /* leaf first */
+	const uint64_t *kernel_ips;              /* leaf first */
+	uint32_t npy, pyflags;
+	const struct ember_py_frame *py;         /* innermost first */
+	uint64_t count;
+};
+/* Samples in arrival order: (time, index of the stack in iteration order).
+ * *complete is false when the run outgrew the timeline's cap. */
+struct raw_timed {
+	uint64_t time_ns;
+	uint32_t entry;
+};
+const struct raw_timed *raw_stacks_timeline(const struct raw_stacks *rs, size_t *n, bool *complete);
+/* Iterate: false after the last stack. *cursor starts at 0. */
+bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_stack_view *v);
+
+#endif
