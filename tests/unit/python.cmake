@@ -26,34 +26,39 @@ file(GLOB EMBER_PYENV_VERSIONS LIST_DIRECTORIES true ${EMBER_PYENV_ROOT}/version
 set(EMBER_PYTHONS "system=/usr/bin/python3" "debug=/usr/bin/python3.11d")
 foreach(dir ${EMBER_PYENV_VERSIONS})
   get_filename_component(ver ${dir} NAME)
-  if(ver MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+$" AND EXISTS ${dir}/bin/python)
-    list(APPEND EMBER_PYTHONS "${ver}=${dir}/bin/python")
+  # Tests are named by X.Y: the first patch release of each found is used.
+  if(ver MATCHES "^([0-9]+\\.[0-9]+)\\.[0-9]+$" AND EXISTS ${dir}/bin/python)
+    set(minor ${CMAKE_MATCH_1})
+    if(NOT minor IN_LIST EMBER_PY_MINORS)
+      list(APPEND EMBER_PY_MINORS ${minor})
+      list(APPEND EMBER_PYTHONS "${minor}=${dir}/bin/python")
+    endif()
   endif()
 endforeach()
 
-set(EMBER_PY_TESTS python_notpython python_cold_scan)
-add_test(NAME python_notpython COMMAND test_python_stacks notpython)
+set(EMBER_PY_TESTS unit.python.notpython unit.python.cold_scan)
+add_test(NAME unit.python.notpython COMMAND test_python_stacks notpython)
 # The eval loop's .cold part found without symbols, against Debian's python3
 # and the symbol table of its debug file (python3.11-dbg).
-add_test(NAME python_cold_scan COMMAND test_python_cold /usr/bin/python3)
+add_test(NAME unit.python.cold_scan COMMAND test_python_cold /usr/bin/python3)
 foreach(entry ${EMBER_PYTHONS})
   string(REPLACE "=" ";" pair ${entry})
   list(GET pair 0 ver)
   list(GET pair 1 exe)
-  add_test(NAME python_linetable_${ver}
+  add_test(NAME unit.python.linetable.${ver}
            COMMAND test_python_linetable ${exe} ${EMBER_PYDIR}/dump_linetables.py
                    ${CMAKE_CURRENT_BINARY_DIR}/linetables-${ver}.bin)
-  add_test(NAME python_stacks_${ver} COMMAND test_python_stacks stacks ${exe} ${EMBER_PYDIR})
-  add_test(NAME python_churn_${ver} COMMAND test_python_stacks churn ${exe} ${EMBER_PYDIR})
-  list(APPEND EMBER_PY_TESTS python_linetable_${ver} python_stacks_${ver} python_churn_${ver})
+  add_test(NAME unit.python.stacks.${ver} COMMAND test_python_stacks stacks ${exe} ${EMBER_PYDIR})
+  add_test(NAME unit.python.churn.${ver} COMMAND test_python_stacks churn ${exe} ${EMBER_PYDIR})
+  list(APPEND EMBER_PY_TESTS unit.python.linetable.${ver} unit.python.stacks.${ver} unit.python.churn.${ver})
 endforeach()
 
 find_program(EMBER_PY_GEN_PYTHON NAMES python3)
 if(EMBER_PY_GEN_PYTHON)
-  add_test(NAME python_offsets_table
+  add_test(NAME unit.python.offsets_table
            COMMAND ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py
                    --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c)
-  list(APPEND EMBER_PY_TESTS python_offsets_table)
+  list(APPEND EMBER_PY_TESTS unit.python.offsets_table)
 endif()
 
 set_tests_properties(${EMBER_PY_TESTS} PROPERTIES LABELS "unit;python" SKIP_RETURN_CODE 77
