@@ -23,6 +23,10 @@ Method
             process tree minus the target's own getrusage total, and the
             zombie's /proc/PID/schedstat.  perf: perf record (same external
             method) + perf script (its rusage; perf unwinds there).
+  --ref EMBER  Another ember binary (a build of an earlier revision) runs in
+            the same rounds as "ref 99" / "ref 999" and next to each
+            per-sample run; the report adds this tree's ratio to it.  This is
+            how a change is shown not to move the numbers.
 """
 import argparse
 import json
@@ -157,6 +161,7 @@ class Bench:
         self.args = args
         self.tmp = tempfile.mkdtemp(prefix="ember-bench-")
         self.ember = self.find_ember(args.build_dir)
+        self.ref = self.find_ember(args.ref) if args.ref else None
         self.perf = None if args.no_perf else self.check_perf()
         self.python = self.check_python()
         self.build_targets()
@@ -234,13 +239,14 @@ class Bench:
             work, total = parse_target(out, what)
             return {"work": work, "total": total, "wall": wall}
         tool, hz = setting
-        if tool.startswith("ember"):
+        if tool.startswith("ember") or tool == "ref":
             folded = os.path.join(self.tmp, "out.folded")
             if os.path.exists(folded):
                 os.unlink(folded)
             # ember8k: the same user-stack copy as perf's default dwarf dump
             ss = ["--stack-size", "8192"] if tool == "ember8k" else []
-            argv = [self.ember, "record", "-F", str(hz)] + ss + ["-o", folded, "--"] + target_argv
+            exe = self.ref if tool == "ref" else self.ember
+            argv = [exe, "record", "-F", str(hz)] + ss + ["-o", folded, "--"] + target_argv
             rc, out, err, tree, selfc, wall = run_measured(argv)
             if rc != 0:
                 raise BenchError("%s: ember exited with status %d (%s); stderr:\n%s"
@@ -285,6 +291,8 @@ class Bench:
         settings = ["base", ("ember", 99), ("ember", 999)]
         if self.args.ember_stack_8k:
             settings.append(("ember8k", 999))
+        if self.ref:
+            settings += [("ref", 99), ("ref", 999)]
         if self.perf:
             settings += [("perf", 99), ("perf", 999)]
         targets = [("C loop (spin)", [self.spin, str(self.args.c_iters)])]
@@ -316,18 +324,20 @@ class Bench:
                                                     str(self.args.c_long_iters)]))
         results = {}
         for tname, argv in targets:
-            rows = {"ember": [], "perf": []}
+            rows = {"ember": [], "ref": [], "perf": []}
             for r in range(self.args.ps_rounds):
                 what = "per-sample %s round %d" % (tname, r + 1)
-                d = self.run_setting(("ember", 999), argv, what + " ember")
-                n = d["samples"]
-                d["summary_total_us"] = (d["capture_us"] * n + d["symbolize_ms"] * 1e3) / n if n else 0
-                d["ext_us"] = d["ember_cpu_ext"] * 1e6 / n if n else 0
-                d["schedstat_us"] = (d["ember_cpu_schedstat"] * 1e6 / n
-                                     if n and d["ember_cpu_schedstat"] is not None else None)
-                rows["ember"].append(d)
-                log("  %-50s ember %d samples, %.1f frames, %.1f us/sample capture, "
-                    "%.1f us/sample total (ext)" % (what, n, d["frames"], d["capture_us"], d["ext_us"]))
+                for tool in ("ember", "ref") if self.ref else ("ember",):
+                    d = self.run_setting((tool, 999), argv, what + " " + tool)
+                    n = d["samples"]
+                    d["summary_total_us"] = (d["capture_us"] * n + d["symbolize_ms"] * 1e3) / n if n else 0
+                    d["ext_us"] = d["ember_cpu_ext"] * 1e6 / n if n else 0
+                    d["schedstat_us"] = (d["ember_cpu_schedstat"] * 1e6 / n
+                                         if n and d["ember_cpu_schedstat"] is not None else None)
+                    rows[tool].append(d)
+                    log("  %-50s %s %d samples, %.1f frames, %.1f us/sample capture, "
+                        "%.1f us/sample total (ext)" % (what, tool, n, d["frames"], d["capture_us"],
+                                                        d["ext_us"]))
                 if self.perf:
                     p = self.run_setting(("perf", 999), argv, what + " perf")
                     p.update(self.perf_script(p["data"], what + " perf script"))
@@ -370,7 +380,7 @@ def report_slowdown(results, lines, verdicts):
             # the same round's baseline: robust to slow drifts of the machine
             rpair = med([a / b for a, b in zip(w, base)])
             ratios[key] = (rmin, rmed)
-            if key.startswith("ember"):
+            if key.startswith(("ember", "ref")):
                 extra = "%.0f | %.1f | %d | %d | %d" % (
                     med([d["samples"] for d in runs]), med([d["frames"] for d in runs]),
                     sum(d["lost"] for d in runs), sum(d["truncated"] for d in runs),
@@ -410,28 +420,48 @@ def report_slowdown(results, lines, verdicts):
                     if worse else "ember not worse than perf")
             else:
                 v += "; perf comparison skipped"
+            rk = "ref %d" % hz
+            if rk in ratios:
+                pair = med([a["work"] / b["work"] for a, b in zip(res[k], res[rk])])
+                v += ("; against the reference build: %+.2f%% / %+.2f%%, this tree / reference "
+                      "%.3f (paired per round)" % ((ratios[rk][1] - 1) * 100,
+                                                   (ratios[rk][0] - 1) * 100, pair))
             verdicts.append(v)
+
+
+def ember_row(name, e):
+    """One table row of an ember binary's per-sample runs (medians, sums)."""
+    return "| %s | %.0f | %.1f | %d | %d | %d | %.1f | %.1f | %.0f | %.1f | %.1f | %s | %.0f |" % (
+        name, med([d["samples"] for d in e]), med([d["frames"] for d in e]),
+        sum(d["lost"] for d in e), sum(d["truncated"] for d in e),
+        sum(d["unwind_failures"] for d in e), med([d["capture_us"] for d in e]),
+        med([d["unwind_us"] for d in e]), med([d["symbolize_ms"] for d in e]),
+        med([d["summary_total_us"] for d in e]), med([d["ext_us"] for d in e]),
+        "%.1f" % med([d["schedstat_us"] for d in e])
+        if any(d["schedstat_us"] is not None for d in e) else "n/a",
+        # start-up + symbolization + output: external total minus capture CPU
+        med([d["ember_cpu_ext"] * 1e3 - d["capture_us"] * d["samples"] / 1e3 for d in e]))
 
 
 def report_per_sample(results, lines, verdicts, goals):
     for tname, rows in results.items():
         e = rows["ember"]
+        ref = rows.get("ref") or []
         lines.append("### Profiler CPU per sample: %s, -F 999 (%d runs, medians)\n" % (tname, len(e)))
         lines.append("| profiler | samples | frames/sample | lost | truncated | unwind fail |"
                      " capture us/sample | unwind us/sample | symbolization ms |"
                      " total us/sample (summary) | total us/sample (external) |"
                      " ember self (schedstat) us/sample | CPU outside capture ms |")
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        lines.append("| ember | %.0f | %.1f | %d | %d | %d | %.1f | %.1f | %.0f | %.1f | %.1f | %s | %.0f |" % (
-            med([d["samples"] for d in e]), med([d["frames"] for d in e]),
-            sum(d["lost"] for d in e), sum(d["truncated"] for d in e),
-            sum(d["unwind_failures"] for d in e), med([d["capture_us"] for d in e]),
-            med([d["unwind_us"] for d in e]), med([d["symbolize_ms"] for d in e]),
-            med([d["summary_total_us"] for d in e]), med([d["ext_us"] for d in e]),
-            "%.1f" % med([d["schedstat_us"] for d in e])
-            if any(d["schedstat_us"] is not None for d in e) else "n/a",
-            # start-up + symbolization + output: external total minus capture CPU
-            med([d["ember_cpu_ext"] * 1e3 - d["capture_us"] * d["samples"] / 1e3 for d in e])))
+        for name, e in (("ember", e), ("reference", ref)):
+            if e:
+                lines.append(ember_row(name, e))
+        e = rows["ember"]
+        if ref:
+            cap = med([a["capture_us"] / b["capture_us"] for a, b in zip(e, ref) if b["capture_us"]])
+            ext = med([a["ext_us"] / b["ext_us"] for a, b in zip(e, ref) if b["ext_us"]])
+            verdicts.append("%s: this tree / reference build, per run pair: capture CPU %.3f, "
+                            "whole ember CPU (external) %.3f" % (tname, cap, ext))
         p = rows["perf"]
         lines.append("")
         if p:
@@ -469,6 +499,9 @@ def main():
     ap.add_argument("--ember-stack-8k", action="store_true",
                     help="slowdown: also ember -F 999 --stack-size 8192 (perf's default dump)")
     ap.add_argument("--no-perf", action="store_true", help="skip the perf comparisons")
+    ap.add_argument("--ref", metavar="EMBER",
+                    help="also run this ember binary (or build dir) in the same rounds and report "
+                         "this tree's ratio to it")
     ap.add_argument("--only", choices=["slowdown", "per-sample"], help="run one part only")
     ap.add_argument("--json", help="also write the raw per-run results to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
@@ -498,7 +531,8 @@ def main():
             time.strftime("%Y-%m-%d %H:%M"), uname.nodename, uname.release, os.cpu_count(),
             " ".join("%.1f" % x for x in os.getloadavg()), b.ember,
             subprocess.run([b.perf, "--version"], capture_output=True, text=True).stdout.strip()
-            if b.perf else "SKIPPED (not available)", b.python or "SKIPPED"))
+            if b.perf else "SKIPPED (not available)", b.python or "SKIPPED")
+            + ("Reference build: %s.\n" % b.ref if b.ref else ""))
         if args.only in (None, "slowdown"):
             log("bench: target slowdown, %d rounds" % args.rounds)
             raw["slowdown"] = b.slowdown()

@@ -68,6 +68,16 @@ int options_output(struct output_set *set, int c, const char *arg, const char *c
 int options_output_finish(struct output_set *set, const char *cmd);
 /* One-line error for `ember CMD` with the usage hint; returns EMBER_EXIT_USAGE. */
 int options_bad(const char *cmd, const char *fmt, const char *arg);
+/* A file name suffix and the output format it selects (an enum's value). */
+struct options_suffix {
+	const char *suffix;
+	int format;
+};
+/* The format of the first entry of TABLE whose suffix ends PATH (and is not
+ * all of it), or -1; list longer suffixes before shorter ones they end in. */
+int options_format_of_path(const char *path, const struct options_suffix *table, size_t n);
+/* The index of NAME in NAMES[0..N) (NULL entries never match), or -1. */
+int options_format_of_name(const char *name, const char *const *names, int n);
 const char *format_name(enum output_format f);
 
 /* outputs.c: open every output (to fail before a long run, not after), then

@@ -19,10 +19,7 @@ static const char *const dout_names[D_COUNT] = {
 
 /* In diff, .txt is the delta table (in record/convert it is folded stacks):
  * a diff's text is its table, and two-column folded has .folded. */
-static const struct {
-	const char *suffix;
-	enum diff_out format;
-} dout_ext[] = {
+static const struct options_suffix dout_ext[] = {
 	{ ".svg", D_SVG }, { ".csv", D_CSV }, { ".md", D_MD }, { ".markdown", D_MD }, { ".txt", D_TXT },
 	{ ".folded", D_FOLDED }, { ".collapsed", D_FOLDED }, { ".pb.gz", D_PPROF }, { ".pprof", D_PPROF },
 };
@@ -34,22 +31,12 @@ static const char *const dout_what[D_COUNT] = {
 
 static int dout_from_path(const char *path)
 {
-	size_t n = strlen(path);
-
-	for (size_t i = 0; i < sizeof(dout_ext) / sizeof(dout_ext[0]); i++) {
-		size_t k = strlen(dout_ext[i].suffix);
-		if (n > k && strcmp(path + n - k, dout_ext[i].suffix) == 0)
-			return (int)dout_ext[i].format;
-	}
-	return -1;
+	return options_format_of_path(path, dout_ext, sizeof dout_ext / sizeof dout_ext[0]);
 }
 
 static int dout_from_name(const char *name)
 {
-	for (int f = 0; f < D_COUNT; f++)
-		if (strcmp(name, dout_names[f]) == 0)
-			return f;
-	return -1;
+	return options_format_of_name(name, dout_names, D_COUNT);
 }
 
 static void diff_usage(FILE *out)

@@ -93,10 +93,7 @@ static void record_usage(FILE *out)
 	      out);
 }
 
-static const struct {
-	const char *suffix;
-	enum output_format format;
-} extensions[] = {
+static const struct options_suffix extensions[] = {
 	/* longest first: ".speedscope.json" before any ".json" rule */
 	{ ".speedscope.json", FORMAT_SPEEDSCOPE },
 	{ ".trace.json", FORMAT_CHROME },
@@ -122,23 +119,34 @@ const char *format_name(enum output_format f)
 	return f < FORMAT_COUNT ? format_names[f] : "?";
 }
 
-static int format_from_path(const char *path)
+int options_format_of_path(const char *path, const struct options_suffix *table, size_t n)
 {
-	size_t n = strlen(path);
-	for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++) {
-		size_t k = strlen(extensions[i].suffix);
-		if (n > k && strcmp(path + n - k, extensions[i].suffix) == 0)
-			return (int)extensions[i].format;
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(table[i].suffix);
+		if (len > k && strcmp(path + len - k, table[i].suffix) == 0)
+			return table[i].format;
 	}
 	return -1;
 }
 
-static int format_from_name(const char *name)
+int options_format_of_name(const char *name, const char *const *names, int n)
 {
-	for (int f = 0; f < FORMAT_COUNT; f++)
-		if (strcmp(name, format_names[f]) == 0)
+	for (int f = 0; f < n; f++)
+		if (names[f] && strcmp(name, names[f]) == 0)
 			return f;
 	return -1;
+}
+
+static int format_from_path(const char *path)
+{
+	return options_format_of_path(path, extensions, sizeof extensions / sizeof extensions[0]);
+}
+
+static int format_from_name(const char *name)
+{
+	return options_format_of_name(name, format_names, FORMAT_COUNT);
 }
 
 int options_bad(const char *cmd, const char *fmt, const char *arg)

@@ -48,6 +48,14 @@ static inline uint64_t ember_hash_ptr(const void *ptr)
 	return ember_hash_mix((uint64_t)(uintptr_t)ptr);
 }
 
+/* One word folded into a running hash of a sequence (a stack's frames):
+ * one multiply, so a 50-frame key costs little on the sampling path; the
+ * low bits are weak until the caller finishes with ember_hash_mix. */
+static inline uint64_t ember_hash_step(uint64_t h, uint64_t w)
+{
+	return ((h << 5 | h >> 59) ^ w) * EMBER_HASH_GOLDEN;
+}
+
 /* Two words, order-sensitive: (a, b) and (b, a) differ. */
 static inline uint64_t ember_hash_pair(uint64_t a, uint64_t b)
 {

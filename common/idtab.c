@@ -21,19 +21,6 @@ void ember_idtab_free(struct ember_idtab *t)
 	t->mask = t->count = 0;
 }
 
-uint32_t ember_idtab_find(const struct ember_idtab *t, uint64_t hash,
-			  ember_idtab_eq eq, const void *ctx, const void *key)
-{
-	uint32_t h = (uint32_t)hash;
-
-	for (size_t i = h & t->mask; t->slots[i].id_plus1; i = (i + 1) & t->mask) {
-		const struct ember_idtab_slot *s = &t->slots[i];
-		if (s->hash == h && eq(ctx, s->id_plus1 - 1, key))
-			return s->id_plus1 - 1;
-	}
-	return UINT32_MAX;
-}
-
 static void idtab_place(struct ember_idtab_slot *slots, size_t mask, uint32_t hash, uint32_t id_plus1)
 {
 	size_t i = hash & mask;

@@ -28,9 +28,21 @@ typedef bool (*ember_idtab_eq)(const void *ctx, uint32_t id, const void *key);
 
 int ember_idtab_init(struct ember_idtab *t);
 void ember_idtab_free(struct ember_idtab *t);
-/* Id whose item equals key, or UINT32_MAX. */
-uint32_t ember_idtab_find(const struct ember_idtab *t, uint64_t hash,
-			  ember_idtab_eq eq, const void *ctx, const void *key);
+/* Id whose item equals key, or UINT32_MAX.  Inline, so that a caller's
+ * static eq is inlined into its probe loop: lookups are on every hot path
+ * (each sample's stack, each folded line's frames). */
+static inline uint32_t ember_idtab_find(const struct ember_idtab *t, uint64_t hash,
+					ember_idtab_eq eq, const void *ctx, const void *key)
+{
+	uint32_t h = (uint32_t)hash;
+
+	for (size_t i = h & t->mask; t->slots[i].id_plus1; i = (i + 1) & t->mask) {
+		const struct ember_idtab_slot *s = &t->slots[i];
+		if (s->hash == h && eq(ctx, s->id_plus1 - 1, key))
+			return s->id_plus1 - 1;
+	}
+	return UINT32_MAX;
+}
 /* Add id (known to be absent).  0, or -1 on OOM (the table is unchanged). */
 int ember_idtab_insert(struct ember_idtab *t, uint64_t hash, uint32_t id);
 /* Remove id, whose item hashed to hash; false when it is not there. */

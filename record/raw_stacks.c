@@ -56,15 +56,17 @@ static uint64_t hash_sample(const struct sample_key *k)
 	uint64_t h = ember_hash_pair(ember_hash_pair(s->pid, s->tid),
 				     (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8 | (uint64_t)k->npy << 24 |
 				     (uint64_t)k->pyflags << 48);
+	/* the frames by the cheap step, mixed once at the end: this runs for
+	 * every sample over every frame */
 	for (uint32_t i = 0; i < s->nframes; i++)
-		h = ember_hash_pair(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44) ^
+		h = ember_hash_step(h, s->frames[i].addr ^ ((uint64_t)s->frames[i].module << 44) ^
 				       ((uint64_t)s->frames[i].flags << 40));
 	for (uint32_t i = 0; i < s->nkernel; i++)
-		h = ember_hash_pair(h, s->kernel_ips[i]);
+		h = ember_hash_step(h, s->kernel_ips[i]);
 	for (uint32_t i = 0; i < k->npy; i++)
-		h = ember_hash_pair(h, (uint64_t)k->py[i].code << 33 | (uint64_t)k->py[i].line << 1 |
+		h = ember_hash_step(h, (uint64_t)k->py[i].code << 33 | (uint64_t)k->py[i].line << 1 |
 				       k->py[i].activation_start);
-	return h;
+	return ember_hash_mix(h);
 }
 
 static bool same_py(const struct ember_py_frame *a, const struct ember_py_frame *b, uint32_t n)
