@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps build build-asan demo compare-demo test test-plain test-asan bench clean
+.PHONY: all deps build build-asan demo compare-demo test test-plain test-asan bench soak clean
 
 all: build
 
@@ -42,6 +42,11 @@ bench: build
 	sh bench/convert_bench.sh $(BUILD)
 	/usr/bin/python3 bench/python_bench.py $(BUILD)
 	/usr/bin/python3 bench/no_cfi_bench.py $(BUILD)
+
+# ember record for 10 minutes at 999 Hz on a 4-thread Python target: its
+# memory over time and samples lost (bench/soak.py; not part of make test).
+soak: build
+	/usr/bin/python3 bench/soak.py $(BUILD) --seconds 600
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) out
