@@ -316,6 +316,8 @@ static const struct {
 /* A known section's buffer grows by at most this much past the bytes that
  * came, so a length a section only claims allocates nothing. */
 #define BODY_STEP ((size_t)1 << 20)
+/* Content read past a parse error to reach the gzip trailer. */
+#define DRAIN_MAX ((uint64_t)64 << 20)
 
 enum content_state {
 	C_OK, C_END, C_TRUNCATED, C_GZIP_ERROR, C_READ_ERROR, C_BOMB, C_OOM,
@@ -592,14 +594,14 @@ static int parse_message(struct parse *ps, enum parse_end e, bool recognised, ch
 {
 	const char *name = ps->c.in->name;
 
+	if (e == P_CONTENT || (e != P_OOM && ps->c.state != C_OK && ps->c.state != C_END && ps->c.state != C_BOMB))
+		return content_error(&ps->c, recognised, err, errlen);
 	if (e == P_CORRUPT && !recognised) {
 		snprintf(err, errlen, "%s: not an .ember profile (%s)", name,
 			 ps->c.gzip ? "gzip-compressed, but not an .ember file: folded stacks are read uncompressed"
 				    : "no EMBRPROF header");
 		return EMBER_LOAD_BADDATA;
 	}
-	if (e == P_CONTENT || (e != P_OOM && ps->c.state != C_OK && ps->c.state != C_END && ps->c.state != C_BOMB))
-		return content_error(&ps->c, recognised, err, errlen);
 	if (e == P_TRUNCATED)
 		snprintf(err, errlen, "%s: truncated .ember file (no end marker after %llu bytes of content)", name,
 			 (unsigned long long)ps->c.total);
@@ -646,8 +648,10 @@ int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip,
 	} else if (e != P_OK) {
 		/* Content that makes no sense may be the gzip layer's fault (a
 		 * flipped compressed byte shows only in the CRC at the end):
-		 * read on, so that the message names the real cause. */
-		while (recognised && (e == P_CORRUPT || e == P_TRUNCATED) && content_fill(&ps.c))
+		 * read on, so that the message names the real cause; as far
+		 * as DRAIN_MAX, for an input that does not end. */
+		uint64_t stop = ps.c.total + DRAIN_MAX;
+		while ((e == P_CORRUPT || e == P_TRUNCATED) && ps.c.total < stop && content_fill(&ps.c))
 			;
 		rc = parse_message(&ps, e, recognised, err, errlen);
 	} else {
