@@ -6,13 +6,15 @@
 
 #include "cli.h"
 
-/* Load IN, saying on stderr what tolerant reading had to accept. */
-static int load_input(const char *path, int column, struct ember_profile *p, bool quiet)
+/* Load IN ("-": standard input), saying on stderr what tolerant reading
+ * had to accept. */
+static int load_input(const char *in, int column, struct ember_profile *p, bool quiet)
 {
 	char err[1024];
 	struct ember_load_warnings w;
+	const char *path = ember_profile_input_name(in);
 	memset(&w, 0, sizeof w);
-	int rc = ember_profile_load(p, path, column, &w, err, sizeof err);
+	int rc = ember_profile_load(p, in, column, &w, err, sizeof err);
 	if (rc == EMBER_LOAD_NOINPUT) {
 		fprintf(stderr, "ember: %s\n", err);
 		return EMBER_EXIT_NOINPUT;
@@ -38,6 +40,9 @@ static int load_input(const char *path, int column, struct ember_profile *p, boo
 	if (w.invalid_utf8)
 		fprintf(stderr, "ember: %s: %llu frame name(s) with invalid UTF-8; shown with U+FFFD\n", path,
 			(unsigned long long)w.invalid_utf8);
+	if (w.nul_names)
+		fprintf(stderr, "ember: %s: %llu frame name(s) with NUL bytes; each NUL shown as U+FFFD\n", path,
+			(unsigned long long)w.nul_names);
 	return 0;
 }
 
@@ -47,6 +52,7 @@ static void convert_usage(FILE *out)
 	      "\n"
 	      "Turn an .ember profile, or folded stacks from any tool (ember, perf +\n"
 	      "stackcollapse-perf.pl, py-spy --format raw, FlameGraph scripts), into other formats.\n"
+	      "IN is a file, a pipe or FIFO, or - for standard input; it is read once.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output FILE   output, format from the extension (.svg .folded .prof\n"
@@ -62,6 +68,11 @@ static void convert_usage(FILE *out)
 	      "Examples:\n"
 	      "  ember convert app.ember -o app.prof -o app.speedscope.json\n"
 	      "  perf script | stackcollapse-perf.pl > out.folded && ember convert out.folded -o out.svg\n"
+	      "  perf script | stackcollapse-perf.pl | ember convert - -o out.svg\n"
+	      "\n"
+	      "Input that cannot be a profile fails early (exit 65): a folded line over 64 MiB,\n"
+	      "no line with a count in the first 16 MiB, .ember content growing past 64 MiB at\n"
+	      "over 250 times its compressed size.\n"
 	      "\n"
 	      "Exit status: 0 written; 64 usage; 65 IN is malformed, truncated or empty;\n"
 	      "66 IN cannot be read; 73 an output cannot be written.\n", out);
@@ -128,6 +139,7 @@ static void report_usage(FILE *out)
 	      "\n"
 	      "Print the top functions of an .ember profile or folded stacks, by self and\n"
 	      "by total samples: the table `ember record` prints at the end of a run.\n"
+	      "IN is a file, a pipe or FIFO, or - for standard input; it is read once.\n"
 	      "\n"
 	      "  --top N      rows per table (default 20; 0 = all)\n"
 	      "  --by KEY     function (default), line (function and source line), or\n"
@@ -135,6 +147,7 @@ static void report_usage(FILE *out)
 	      "\n"
 	      "Example:\n"
 	      "  ember report app.ember --by module --top 5\n"
+	      "  zcat app.folded.gz | ember report -\n"
 	      "\n"
 	      "Exit status: 0; 64 usage; 65 IN is malformed or empty; 66 IN cannot be read.\n", out);
 }

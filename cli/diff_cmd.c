@@ -46,6 +46,7 @@ static void diff_usage(FILE *out)
 	      "Compare two profiles of a program (.ember files, or folded stacks from any\n"
 	      "tool): which functions grew, shrank, appeared or vanished, and whether each\n"
 	      "change is larger than sampling noise.  The delta table goes to the terminal.\n"
+	      "BASE and NEW are files, pipes or FIFOs; one of them may be - (standard input).\n"
 	      "\n"
 	      "Outputs (-o, format from the extension; repeatable):\n"
 	      "  .svg            differential flame graph: widths from NEW, colour by the change\n"
@@ -208,14 +209,16 @@ static int diff_finish(struct diff_cli *cli)
 	return 0;
 }
 
-/* Load one run, saying on stderr what tolerant reading had to accept. */
-static int load_run(const char *path, int column, struct ember_profile *p, const char *role)
+/* Load one run ("-": standard input), saying on stderr what tolerant
+ * reading had to accept. */
+static int load_run(const char *in, int column, struct ember_profile *p, const char *role)
 {
 	char err[1024];
 	struct ember_load_warnings w;
+	const char *path = ember_profile_input_name(in);
 
 	memset(&w, 0, sizeof w);
-	int rc = ember_profile_load(p, path, column, &w, err, sizeof err);
+	int rc = ember_profile_load(p, in, column, &w, err, sizeof err);
 	if (rc != EMBER_LOAD_OK) {
 		fprintf(stderr, "ember: %s (%s)\n", err, role);
 		return rc == EMBER_LOAD_NOINPUT ? EMBER_EXIT_NOINPUT : EMBER_EXIT_DATAERR;
@@ -233,6 +236,9 @@ static int load_run(const char *path, int column, struct ember_profile *p, const
 	if (w.two_column)
 		fprintf(stderr, "ember: %s: two-column (differential) lines: %s read its %s column\n", path, role,
 			column ? "last" : "first");
+	if (w.nul_names)
+		fprintf(stderr, "ember: %s: %llu frame name(s) with NUL bytes; each NUL shown as U+FFFD\n", path,
+			(unsigned long long)w.nul_names);
 	return 0;
 }
 
@@ -335,8 +341,8 @@ static int run_diff(struct diff_cli *cli, const char *base_path, const char *new
 	ember_profile_free(&in[1]);
 	if (rc)
 		return rc;
-	d.name[0] = base_path;
-	d.name[1] = new_path;
+	d.name[0] = ember_profile_input_name(base_path);
+	d.name[1] = ember_profile_input_name(new_path);
 	ember_diff_sort(&d, cli->sort);
 	print_warnings(&d, cli->dopts.norm == EMBER_DIFF_ABSOLUTE);
 	if ((rc = outputs_open(&cli->out)) == 0) {
@@ -397,6 +403,9 @@ int cmd_diff(int argc, char **argv)
 		rc = options_bad("diff", "%s", optind >= argc ? "give two profiles: BASE NEW"
 							 : optind == argc - 1 ? "give two profiles: BASE NEW (only one given)"
 									      : "give exactly two profiles: BASE NEW");
+	/* Standard input can be read once: one run at most comes from it. */
+	if (rc == 0 && !strcmp(argv[optind], EMBER_STDIN_PATH) && !strcmp(argv[optind + 1], EMBER_STDIN_PATH))
+		rc = options_bad("diff", "%s", "BASE and NEW cannot both be standard input ('-'): it can be read once");
 	if (rc == 0)
 		rc = diff_finish(&cli);
 	if (rc == 0)

@@ -1,13 +1,20 @@
-/* Reading .ember files (ember_file.h).  The reader checks every length and
- * index against what it has read, so a corrupt or truncated file gives an
- * error with the byte offset, never a crash. */
+/* Reading .ember files (ember_file.h).  The content is decompressed as it
+ * is parsed, a section at a time: memory follows what the sections hold,
+ * not what they claim, and content that grows far faster than its
+ * compressed bytes is refused early.  Every length and index is checked
+ * against what has been read, so a corrupt or truncated file gives an
+ * error with the byte offset (or the gzip layer's word on it), never a
+ * crash. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "ember_file.h"
+#include "input.h"
 #include "profile.h"
 #include "profile_internal.h"
 
@@ -49,70 +56,22 @@ static const char *get_str(struct rbuf *r, size_t *len)
 	return s;
 }
 
-/* Read the whole decompressed content.  gzread reads plain files as they
- * are, which lets the caller tell a folded file from an .ember one. */
-static uint8_t *slurp(const char *path, size_t *len, bool *gz_error, char *err, size_t errlen)
-{
-	*gz_error = false;
-	gzFile gz = gzopen(path, "rb");
-	if (!gz) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOENT));
-		return NULL;
-	}
-	size_t cap = 0, n = 0;
-	uint8_t *buf = NULL;
-	for (;;) {
-		if (ember_grow((void **)&buf, &cap, 1, n + (1 << 16)) < 0) {
-			free(buf);
-			gzclose(gz);
-			snprintf(err, errlen, "%s: out of memory", path);
-			return NULL;
-		}
-		int got = gzread(gz, buf + n, (unsigned)(cap - n > (1u << 30) ? 1u << 30 : cap - n));
-		if (got < 0) {
-			*gz_error = true;
-			break;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	int errnum;
-	char msg[128];
-	/* gzerror's text lives in the gzFile: copy it before closing. */
-	snprintf(msg, sizeof msg, "%s", gzerror(gz, &errnum));
-	if (errnum != Z_OK && errnum != Z_BUF_ERROR)
-		*gz_error = true;
-	/* A gzip stream cut short reads as "unexpected end of file". */
-	if (gzclose(gz) == Z_BUF_ERROR)
-		*gz_error = true;
-	if (*gz_error)
-		snprintf(err, errlen, "%s: corrupt or truncated compressed data (%s)", path,
-			 msg[0] && !strstr(msg, path) ? msg : "unexpected end of file");
-	*len = n;
-	return buf;
-}
-
-bool ember_profile_is_ember_file(const char *path)
-{
-	gzFile gz = gzopen(path, "rb");
-	char magic[8];
-	bool yes = gz && gzread(gz, magic, 8) == 8 && memcmp(magic, EMBER_FILE_MAGIC, 8) == 0;
-	if (gz)
-		gzclose(gz);
-	return yes;
-}
+/* One entry of the flags section: memory follows the section's size, not
+ * the largest frame id it names. */
+struct frame_flag {
+	uint64_t id;
+	uint8_t flags;
+};
 
 /* What the sections read so far left for the next ones. */
 struct reader {
 	struct ember_profile *p;
 	const char **strs;            /* the string table, interned in p */
 	uint64_t nstrs;
-	uint8_t *frame_flags;         /* from the flags section, by frame id */
-	size_t nframe_flags, frame_flags_cap;
+	struct frame_flag *flags;     /* from the flags section, ids ascending */
+	size_t nflags, flags_cap;
 	bool seen_frames, seen_end;
 	uint64_t total_rows;
-	size_t content_len;           /* bytes of content: bounds a frame id */
 };
 
 /* Each section reader takes the section's bytes in s; a malformed section
@@ -190,22 +149,21 @@ static int read_frame_flags(struct reader *rd, struct rbuf *s)
 {
 	uint64_t n = get_u(s);
 
-	if (s->bad || rd->seen_frames || rd->frame_flags || n > s->len) {
+	if (s->bad || rd->seen_frames || n > s->len) {
 		s->bad = true;
 		return 0;
 	}
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
 		uint64_t id = get_u(s), fl = get_u(s);
-		/* ids ascend; a frame id is at most the frames a section can hold */
-		if (s->bad || id >= rd->content_len || (rd->nframe_flags && id < rd->nframe_flags)) {
+		/* ids ascend strictly; a frame id fits the model's 32 bits */
+		if (s->bad || id >= UINT32_MAX || (rd->nflags && id <= rd->flags[rd->nflags - 1].id)) {
 			s->bad = true;
 			break;
 		}
-		if (ember_grow((void **)&rd->frame_flags, &rd->frame_flags_cap, 1, id + 1) < 0)
+		if (EMBER_GROW(rd->flags, rd->flags_cap, rd->nflags + 1) < 0)
 			return -1;
-		memset(rd->frame_flags + rd->nframe_flags, 0, id + 1 - rd->nframe_flags);
-		rd->nframe_flags = id + 1;
-		rd->frame_flags[id] = (uint8_t)(fl & EMBER_FRAME_FLAGS_KNOWN);   /* unknown bits: dropped */
+		/* unknown bits: dropped */
+		rd->flags[rd->nflags++] = (struct frame_flag){ id, (uint8_t)(fl & EMBER_FRAME_FLAGS_KNOWN) };
 	}
 	return 0;
 }
@@ -213,9 +171,12 @@ static int read_frame_flags(struct reader *rd, struct rbuf *s)
 static int read_frames(struct reader *rd, struct rbuf *s)
 {
 	uint64_t n = get_u(s), nstrs = rd->nstrs;
+	size_t fl = 0;
 
 	rd->seen_frames = true;
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
+		while (fl < rd->nflags && rd->flags[fl].id < i)
+			fl++;
 		uint64_t kind = get_u(s), name = get_u(s), file = get_u(s), line = get_u(s);
 		uint64_t first = get_u(s), mod = get_u(s), bid = get_u(s), inl = get_u(s);
 		if (s->bad || kind >= EMBER_FRAME_KIND_COUNT || name >= nstrs || file >= nstrs ||
@@ -227,7 +188,7 @@ static int read_frames(struct reader *rd, struct rbuf *s)
 					 .file = rd->strs[file], .line = (uint32_t)line,
 					 .first_line = (uint32_t)first, .module = rd->strs[mod],
 					 .build_id = rd->strs[bid], .inlined = inl != 0,
-					 .flags = i < rd->nframe_flags ? rd->frame_flags[i] : 0 };
+					 .flags = fl < rd->nflags && rd->flags[fl].id == i ? rd->flags[fl].flags : 0 };
 		/* Ids must come back as written: frames are unique. */
 		if (ember_profile_frame(rd->p, &f) != i)
 			s->bad = true;
@@ -286,8 +247,13 @@ static int read_rows(struct reader *rd, struct rbuf *s)
 
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
 		uint64_t st = get_u(s), th = get_u(s), c = get_u(s);
-		if (s->bad || st >= p->nstacks || th >= p->nthreads ||
+		/* The samples of a profile add up to at most UINT64_MAX, as the
+		 * folded reader requires too: more is a corrupt file. */
+		if (s->bad || st >= p->nstacks || th >= p->nthreads || c > UINT64_MAX - rd->total_rows ||
 		    ember_profile_add(p, (uint32_t)st, (uint32_t)th, c) != 0)
+			s->bad = true;
+		/* one row per (stack, thread), as written */
+		if (p->nrows != i + 1)
 			s->bad = true;
 		rd->total_rows += c;
 	}
@@ -334,81 +300,428 @@ static const struct {
 	{ SEC_END, "end marker", read_end },
 };
 
-static int parse(struct ember_profile *p, struct rbuf *r, const char *path, char *err, size_t errlen)
-{
-	struct reader rd = { .p = p, .content_len = r->len };
-	int rc = -1;
-	const char *what = "header";
+/* ---- The content, decompressed as it is parsed ---- */
 
-	r->pos = 8;
-	uint64_t version = get_u(r);
-	if (r->bad)
-		goto corrupt;
+/* Inflated bytes are handed to the parser through a window of this size. */
+#define CONTENT_WINDOW ((size_t)64 << 10)
+/* A gzip bomb: content past BOMB_FLOOR bytes that has grown to more than
+ * BOMB_RATIO times the compressed bytes it came from.  Junk (zeros after
+ * the header, bytes after a section's items or after the end marker) is
+ * refused where it starts; this bounds content that parses.  Recordings
+ * compress 1.2 to 2 times; only stacks of thousands of frames of one
+ * recursive function come near: about 90 times at 1,000 frames deep, 200
+ * at 3,000.  deflate's limit is 1032. */
+#define BOMB_FLOOR ((uint64_t)64 << 20)
+#define BOMB_RATIO 250
+/* A known section's buffer grows by at most this much past the bytes that
+ * came, so a length a section only claims allocates nothing. */
+#define BODY_STEP ((size_t)1 << 20)
+/* Content read past a parse error to reach the gzip trailer. */
+#define DRAIN_MAX ((uint64_t)64 << 20)
+
+enum content_state {
+	C_OK, C_END, C_TRUNCATED, C_GZIP_ERROR, C_READ_ERROR, C_BOMB, C_OOM,
+};
+
+struct content {
+	struct ember_input *in;
+	bool gzip, member_end;
+	z_stream z;
+	uint8_t *win;          /* content bytes win[wpos..wlen) not yet parsed */
+	size_t wpos, wlen;
+	uint64_t total;        /* content bytes decompressed so far */
+	enum content_state state;
+	char zmsg[96];         /* zlib's word on a C_GZIP_ERROR */
+};
+
+/* Offset within the content of the next byte to parse. */
+static uint64_t content_pos(const struct content *c)
+{
+	return c->total - (c->wlen - c->wpos);
+}
+
+/* Feed the compressed bytes at hand to zlib: some content, or a state. */
+static void content_inflate(struct content *c, size_t avail)
+{
+	struct ember_input *in = c->in;
+
+	c->z.next_in = (Bytef *)(in->data + in->pos);
+	c->z.avail_in = avail > UINT32_MAX ? UINT32_MAX : (uInt)avail;
+	c->z.next_out = c->win;
+	c->z.avail_out = (uInt)CONTENT_WINDOW;
+	uInt before = c->z.avail_in;
+	int ret = inflate(&c->z, Z_NO_FLUSH);
+	in->pos += before - c->z.avail_in;
+	c->wlen = CONTENT_WINDOW - c->z.avail_out;
+	if (ret == Z_STREAM_END) {
+		c->member_end = true;
+	} else if (ret == Z_MEM_ERROR) {
+		c->state = C_OOM;
+	} else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+		const char *m = c->z.msg ? c->z.msg : "invalid data";
+		if (!strcmp(m, "incorrect data check"))
+			m = "CRC mismatch";
+		else if (!strcmp(m, "incorrect length check"))
+			m = "length mismatch";
+		snprintf(c->zmsg, sizeof c->zmsg, "%s", m);
+		c->state = C_GZIP_ERROR;
+	}
+}
+
+/* The next window of content: true, or false with c->state saying why not
+ * (C_END: the content ended cleanly). */
+static bool content_fill(struct content *c)
+{
+	struct ember_input *in = c->in;
+
+	c->wpos = c->wlen = 0;
+	while (c->state == C_OK && c->wlen == 0) {
+		long long avail = ember_input_fill(in, c->member_end ? 2 : 1);
+		if (avail < 0) {
+			c->state = in->read_errno == ENOMEM ? C_OOM : C_READ_ERROR;
+		} else if (!c->gzip) {
+			c->wlen = (size_t)avail < CONTENT_WINDOW ? (size_t)avail : CONTENT_WINDOW;
+			memcpy(c->win, in->data + in->pos, c->wlen);
+			in->pos += c->wlen;
+			if (!avail)
+				c->state = C_END;
+		} else if (c->member_end && !ember_input_is_gzip(in->data + in->pos, (size_t)avail)) {
+			/* As gzip reads it: what follows the last member is ignored. */
+			c->state = C_END;
+		} else if (avail == 0) {
+			c->state = C_TRUNCATED;
+		} else {
+			if (c->member_end && inflateReset(&c->z) == Z_OK)
+				c->member_end = false;   /* a further member continues the content */
+			content_inflate(c, (size_t)avail);
+		}
+	}
+	c->total += c->wlen;
+	if (c->gzip && c->total > BOMB_FLOOR && c->total / BOMB_RATIO > ember_input_consumed(in)) {
+		c->state = C_BOMB;
+		c->wlen = 0;
+	}
+	return c->wlen > 0;
+}
+
+static int content_byte(struct content *c)
+{
+	if (c->wpos == c->wlen && !content_fill(c))
+		return -1;
+	return c->win[c->wpos++];
+}
+
+/* Up to n bytes of content into dst (skipped when dst is NULL): how many
+ * there were. */
+static uint64_t content_read(struct content *c, uint8_t *dst, uint64_t n)
+{
+	uint64_t done = 0;
+
+	while (done < n && (c->wpos < c->wlen || content_fill(c))) {
+		size_t k = c->wlen - c->wpos;
+		if (k > n - done)
+			k = (size_t)(n - done);
+		if (dst)
+			memcpy(dst + done, c->win + c->wpos, k);
+		c->wpos += k;
+		done += k;
+	}
+	return done;
+}
+
+/* A uvarint of the content: true, or false at its end, on an error, or
+ * when it is longer than 64 bits (c->state then C_OK). */
+static bool content_u(struct content *c, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		int b = content_byte(c);
+		if (b < 0)
+			return false;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* One line for a content that stopped (c->state not C_OK or C_END): the
+ * gzip layer's fault, the input's, or memory.  recognised: the .ember
+ * magic was seen.  Returns the load status. */
+static int content_error(const struct content *c, bool recognised, char *err, size_t errlen)
+{
+	const char *name = c->in->name;
+
+	switch (c->state) {
+	case C_READ_ERROR:
+		snprintf(err, errlen, "%s: %s", name, strerror(c->in->read_errno));
+		return EMBER_LOAD_NOINPUT;
+	case C_TRUNCATED:
+		snprintf(err, errlen, "%s: truncated %s: the compressed data ends early (after %llu bytes)", name,
+			 recognised ? ".ember file" : "gzip data", (unsigned long long)ember_input_consumed(c->in));
+		break;
+	case C_GZIP_ERROR:
+		snprintf(err, errlen, recognised ? "%s: corrupt .ember (gzip: %s)" : "%s: corrupt gzip data (%s)", name,
+			 c->zmsg);
+		break;
+	case C_BOMB:
+		snprintf(err, errlen, "%s: corrupt .ember: past %llu MiB it decompresses to more than %d times its "
+			 "compressed size (a gzip bomb?)", name, (unsigned long long)(BOMB_FLOOR >> 20), BOMB_RATIO);
+		break;
+	default:
+		snprintf(err, errlen, "%s: out of memory", name);
+		break;
+	}
+	return EMBER_LOAD_BADDATA;
+}
+
+/* ---- Sections ---- */
+
+/* How a parse ended. */
+enum parse_end { P_OK, P_CORRUPT, P_TRUNCATED, P_CONTENT, P_OOM };
+
+struct parse {
+	struct content c;
+	struct reader rd;
+	uint8_t *body;         /* the current known section's bytes */
+	size_t body_cap;
+	uint64_t seen[4];      /* tags met, one bit each */
+	char what[64];         /* what a P_CORRUPT message says is wrong */
+	uint64_t at;           /* and the content offset it names */
+};
+
+static bool is_tag(int t)
+{
+	return (t >= 'A' && t <= 'Z') || (t >= 'a' && t <= 'z');
+}
+
+/* Why the content ran out where a section needed more. */
+static enum parse_end short_read(struct parse *ps)
+{
+	return ps->c.state == C_END ? P_TRUNCATED : P_CONTENT;
+}
+
+/* The body of a known section, slen bytes, into ps->body. */
+static enum parse_end read_body(struct parse *ps, uint64_t slen)
+{
+	for (uint64_t got = 0; got < slen;) {
+		uint64_t step = slen - got < BODY_STEP ? slen - got : BODY_STEP;
+		if (ember_grow((void **)&ps->body, &ps->body_cap, 1, (size_t)(got + step)) < 0)
+			return P_OOM;
+		uint64_t k = content_read(&ps->c, ps->body + got, step);
+		got += k;
+		if (k < step)
+			return short_read(ps);
+	}
+	return P_OK;
+}
+
+/* One section, its tag already read: its length, then its body, read by
+ * its reader (or skipped, when no reader knows the tag). */
+static enum parse_end parse_section(struct parse *ps, int tag)
+{
+	uint64_t slen, at = content_pos(&ps->c) - 1;
+	size_t i = 0, nreaders = sizeof(section_readers) / sizeof(section_readers[0]);
+
+	ps->at = at;
+	/* Tags are ASCII letters, each used once: the writer's own rule, and
+	 * what stops a stream of empty sections from going on forever. */
+	if (!is_tag(tag) || (ps->seen[tag / 64] >> (tag % 64) & 1)) {
+		snprintf(ps->what, sizeof ps->what, is_tag(tag) ? "a second '%c' section" : "bad section tag 0x%02x",
+			 tag);
+		return P_CORRUPT;
+	}
+	ps->seen[tag / 64] |= 1ull << (tag % 64);
+	snprintf(ps->what, sizeof ps->what, "bad length of section '%c'", tag);
+	if (!content_u(&ps->c, &slen))
+		return ps->c.state == C_OK ? P_CORRUPT : short_read(ps);
+	while (i < nreaders && section_readers[i].tag != tag)
+		i++;
+	if (i == nreaders)   /* from a newer ember of the same format version: skippable by design */
+		return content_read(&ps->c, NULL, slen) == slen ? P_OK : short_read(ps);
+	enum parse_end e = read_body(ps, slen);
+	if (e != P_OK)
+		return e;
+	struct rbuf s = { ps->body, (size_t)slen, 0, (size_t)content_pos(&ps->c) - (size_t)slen, false };
+	snprintf(ps->what, sizeof ps->what, "bad %s", section_readers[i].what);
+	if (section_readers[i].read(&ps->rd, &s) < 0)
+		return P_OOM;
+	/* A section is its items and nothing else. */
+	if (!s.bad && s.pos != s.len)
+		snprintf(ps->what, sizeof ps->what, "%s: bytes after its items", section_readers[i].what);
+	ps->at = s.base + s.pos;
+	return s.bad || s.pos != s.len ? P_CORRUPT : P_OK;
+}
+
+/* Every section up to the end marker, then the end of the content. */
+static enum parse_end parse_sections(struct parse *ps)
+{
+	while (!ps->rd.seen_end) {
+		int tag = content_byte(&ps->c);
+		if (tag < 0)
+			return short_read(ps);
+		enum parse_end e = parse_section(ps, tag);
+		if (e != P_OK)
+			return e;
+	}
+	snprintf(ps->what, sizeof ps->what, "data after the end marker");
+	ps->at = content_pos(&ps->c);
+	if (content_byte(&ps->c) >= 0)
+		return P_CORRUPT;
+	return ps->c.state == C_END ? P_OK : P_CONTENT;
+}
+
+/* The magic and the version.  recognised: the magic was there. */
+static enum parse_end parse_header(struct parse *ps, bool *recognised, uint64_t *version)
+{
+	uint8_t magic[8];
+
+	*recognised = false;
+	if (content_read(&ps->c, magic, 8) < 8)
+		return ps->c.state == C_END ? P_CORRUPT : P_CONTENT;
+	if (memcmp(magic, EMBER_FILE_MAGIC, 8) != 0)
+		return P_CORRUPT;
+	*recognised = true;
+	snprintf(ps->what, sizeof ps->what, "bad header");
+	ps->at = 8;
+	if (!content_u(&ps->c, version))
+		return ps->c.state == C_OK ? P_CORRUPT : short_read(ps);
+	return P_OK;
+}
+
+/* The one line for a parse that ended in e. */
+static int parse_message(struct parse *ps, enum parse_end e, bool recognised, char *err, size_t errlen)
+{
+	const char *name = ps->c.in->name;
+
+	if (e == P_CONTENT || (e != P_OOM && ps->c.state != C_OK && ps->c.state != C_END && ps->c.state != C_BOMB))
+		return content_error(&ps->c, recognised, err, errlen);
+	if (e == P_CORRUPT && !recognised) {
+		snprintf(err, errlen, "%s: not an .ember profile (%s)", name,
+			 ps->c.gzip ? "gzip-compressed, but not an .ember file: folded stacks are read uncompressed"
+				    : "no EMBRPROF header");
+		return EMBER_LOAD_BADDATA;
+	}
+	if (e == P_TRUNCATED)
+		snprintf(err, errlen, "%s: truncated .ember file (no end marker after %llu bytes of content)", name,
+			 (unsigned long long)ps->c.total);
+	else if (e == P_CORRUPT)
+		snprintf(err, errlen, "%s: corrupt .ember file: %s near byte %llu of the content", name, ps->what,
+			 (unsigned long long)ps->at);
+	else
+		snprintf(err, errlen, "%s: out of memory", name);
+	return EMBER_LOAD_BADDATA;
+}
+
+static enum parse_end parse_all(struct parse *ps, bool *recognised, char *err, size_t errlen)
+{
+	uint64_t version;
+	enum parse_end e = parse_header(ps, recognised, &version);
+
+	if (e != P_OK)
+		return e;
 	if (version > EMBER_FILE_VERSION || version == 0) {
 		snprintf(err, errlen, "%s: .ember format version %llu is newer than this ember reads (%d): "
-			 "upgrade ember", path, (unsigned long long)version, EMBER_FILE_VERSION);
+			 "upgrade ember", ps->c.in->name, (unsigned long long)version, EMBER_FILE_VERSION);
+		return P_OK;
+	}
+	return parse_sections(ps);
+}
+
+int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip, char *err, size_t errlen)
+{
+	struct parse ps = { .c = { .in = in, .gzip = gzip }, .rd = { .p = p } };
+	bool recognised = false;
+	int rc = EMBER_LOAD_BADDATA;
+
+	err[0] = 0;
+	ps.c.win = malloc(CONTENT_WINDOW);
+	/* 16 + the largest window: gzip only, its CRC and length checked */
+	if (!ps.c.win || (gzip && inflateInit2(&ps.c.z, 16 + MAX_WBITS) != Z_OK)) {
+		free(ps.c.win);
+		snprintf(err, errlen, "%s: out of memory", in->name);
+		return EMBER_LOAD_BADDATA;
+	}
+	enum parse_end e = parse_all(&ps, &recognised, err, errlen);
+	if (e == P_OK && !err[0]) {
+		rc = EMBER_LOAD_OK;
+	} else if (e != P_OK) {
+		/* Content that makes no sense may be the gzip layer's fault (a
+		 * flipped compressed byte shows only in the CRC at the end):
+		 * read on, so that the message names the real cause; as far
+		 * as DRAIN_MAX, for an input that does not end. */
+		uint64_t stop = ps.c.total + DRAIN_MAX;
+		while ((e == P_CORRUPT || e == P_TRUNCATED) && ps.c.total < stop && content_fill(&ps.c))
+			;
+		rc = parse_message(&ps, e, recognised, err, errlen);
+	} else {
+		/* a newer version: err says so */
+	}
+	if (gzip)
+		inflateEnd(&ps.c.z);
+	free(ps.c.win);
+	free(ps.body);
+	free(ps.rd.strs);
+	free(ps.rd.flags);
+	return rc;
+}
+
+/* ---- By path: the file must be an .ember one ---- */
+
+static int open_input(struct ember_input *in, const char *path, int *fd, char *err, size_t errlen)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while (r->pos < r->len && !rd.seen_end) {
-		uint8_t tag = r->data[r->pos++];
-		uint64_t slen = get_u(r);
-		if (r->bad || slen > r->len - r->pos) {
-			snprintf(err, errlen, "%s: truncated .ember file: it ends inside a section (%zu bytes of "
-				 "content)", path, r->len);
-			goto out;
-		}
-		struct rbuf s = { r->data + r->pos, slen, 0, r->base + r->pos, false };
-		r->pos += slen;
-		/* A tag no reader knows is a section from a newer ember of the
-		 * same format version: skippable by design. */
-		for (size_t i = 0; i < sizeof(section_readers) / sizeof(section_readers[0]); i++) {
-			if (section_readers[i].tag != tag)
-				continue;
-			what = section_readers[i].what;
-			if (section_readers[i].read(&rd, &s) < 0)
-				goto oom;
-		}
-		if (s.bad) {
-			r->pos = s.base - r->base + s.pos;
-			goto corrupt;
-		}
+	if (ember_input_begin(in, *fd, path, err, errlen) < 0) {
+		close(*fd);
+		return -1;
 	}
-	if (!rd.seen_end) {
-		snprintf(err, errlen, "%s: truncated .ember file (no end marker after %zu bytes)", path, r->len);
-		goto out;
+	return 0;
+}
+
+bool ember_profile_is_ember_file(const char *path)
+{
+	struct ember_input in;
+	char err[256];
+	int fd;
+
+	if (open_input(&in, path, &fd, err, sizeof err) < 0)
+		return false;
+	long long n = ember_input_fill(&in, 8);
+	bool yes = n >= 8 && memcmp(in.data + in.pos, EMBER_FILE_MAGIC, 8) == 0;
+	if (n >= 2 && ember_input_is_gzip(in.data + in.pos, (size_t)n)) {
+		struct content c = { .in = &in, .gzip = true, .win = malloc(CONTENT_WINDOW) };
+		uint8_t magic[8];
+		if (c.win && inflateInit2(&c.z, 16 + MAX_WBITS) == Z_OK) {
+			yes = content_read(&c, magic, 8) == 8 && memcmp(magic, EMBER_FILE_MAGIC, 8) == 0;
+			inflateEnd(&c.z);
+		}
+		free(c.win);
 	}
-	rc = 0;
-	goto out;
-corrupt:
-	snprintf(err, errlen, "%s: corrupt .ember file: bad %s near byte %zu of the content", path, what,
-		 r->base + r->pos);
-	goto out;
-oom:
-	snprintf(err, errlen, "%s: out of memory", path);
-out:
-	free(rd.strs);
-	free(rd.frame_flags);
-	return rc;
+	ember_input_end(&in);
+	close(fd);
+	return yes;
 }
 
 int ember_profile_load_ember(struct ember_profile *p, const char *path, char *err, size_t errlen)
 {
-	size_t len;
-	bool gz_error;
-	uint8_t *data = slurp(path, &len, &gz_error, err, errlen);
-	if (!data)
+	struct ember_input in;
+	int fd;
+
+	if (open_input(&in, path, &fd, err, errlen) < 0)
 		return EMBER_LOAD_NOINPUT;
-	int rc = EMBER_LOAD_BADDATA;
-	if (gz_error) {
-		/* Even when what came out parses: the CRC or the length did not
-		 * match, so nothing in it can be trusted.  err says so. */
-	} else if (len < 8 || memcmp(data, EMBER_FILE_MAGIC, 8) != 0) {
-		snprintf(err, errlen, "%s: not an .ember profile (no EMBRPROF header)", path);
+	long long n = ember_input_fill(&in, 2);
+	int rc;
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(in.read_errno));
+		rc = EMBER_LOAD_NOINPUT;
 	} else {
-		struct rbuf r = { data, len, 0, 0, false };
-		if (parse(p, &r, path, err, errlen) == 0)
-			rc = EMBER_LOAD_OK;
+		rc = ember_read_ember(p, &in, ember_input_is_gzip(in.data + in.pos, (size_t)n), err, errlen);
 	}
-	free(data);
+	ember_input_end(&in);
+	close(fd);
 	return rc;
 }

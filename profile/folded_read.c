@@ -2,21 +2,30 @@
  * consumers are (CRLF, tabs, fractional and two-column counts) and loud
  * about it: every accommodation is counted in struct ember_load_warnings,
  * and a file without a single usable line is an error, never an empty
- * profile. */
+ * profile.  The input is read front to back once (a pipe as a file); memory
+ * follows the distinct frames, not the size of the input, and input that
+ * cannot be folded stacks fails early (the limits below, docs/cli.md). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
+#include "input.h"
 #include "profile.h"
 #include "profile_internal.h"
 
-/* Frame text -> frame id, keyed by the bytes of the text (which stay in the
- * file buffer for the whole load), so each distinct text is parsed once. */
+/* The longest line read: a 2,000,000-frame stack of 32-byte frames.  A
+ * longer one (a file of NUL bytes, /dev/zero) is not folded stacks. */
+#define FOLDED_MAX_LINE ((size_t)64 << 20)
+/* Input whose first 16 MiB hold no line with a count is not folded stacks
+ * (a binary file, the wrong file): said then, not at its end. */
+#define FOLDED_FIRST_COUNT_WITHIN ((uint64_t)16 << 20)
+
+/* Frame text -> frame id, keyed by the bytes of the text, so each distinct
+ * text is parsed once.  The cache keeps its own copy of each distinct text
+ * (the input's bytes are gone once read). */
 struct text_entry {
-	const char *text;
+	size_t off;            /* the text: bytes[off .. off + len) */
 	uint32_t len;
 	uint32_t frame;
 };
@@ -25,6 +34,8 @@ struct text_cache {
 	struct ember_idtab index;
 	struct text_entry *e;
 	size_t n, cap;
+	char *bytes;
+	size_t nbytes, bytes_cap;
 };
 
 struct text_key {
@@ -34,10 +45,11 @@ struct text_key {
 
 static bool text_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct text_entry *e = &((const struct text_cache *)ctx)->e[id];
+	const struct text_cache *c = ctx;
+	const struct text_entry *e = &c->e[id];
 	const struct text_key *k = key;
 
-	return e->len == k->n && memcmp(e->text, k->s, k->n) == 0;
+	return e->len == k->n && memcmp(c->bytes + e->off, k->s, k->n) == 0;
 }
 
 static bool ends_with(const char *s, size_t n, const char *suffix)
@@ -75,14 +87,40 @@ static bool parse_python(const char *s, size_t n, size_t *name_len, const char *
 	return true;
 }
 
+/* s[0..n) with each NUL byte as U+FFFD, NUL-terminated; the frame name
+ * is a C string, so a NUL would cut it short.  NULL on OOM. */
+static char *without_nul(const char *s, size_t n, size_t *out_len)
+{
+	size_t nul = 0;
+	for (const char *q = s; (q = memchr(q, 0, (size_t)(s + n - q))) != NULL; q++)
+		nul++;
+	char *t = malloc(n + 2 * nul + 1), *o = t;
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i])
+			*o++ = s[i];
+		else
+			memcpy(o, "\xef\xbf\xbd", 3), o += 3;
+	}
+	*o = 0;
+	*out_len = (size_t)(o - t);
+	return t;
+}
+
 static uint32_t text_frame(struct ember_profile *p, const char *s, size_t n)
 {
 	struct ember_frame f = { .kind = EMBER_FRAME_NATIVE, .file = "", .module = "" };
-	char *name = NULL, *file = NULL;
+	char *name = NULL, *file = NULL, *clean = NULL;
 	size_t name_len, file_len;
 	const char *fptr;
 	uint32_t line;
 
+	if (memchr(s, 0, n)) {
+		if (!(clean = without_nul(s, n, &n)))
+			return UINT32_MAX;
+		s = clean;
+	}
 	if (ends_with(s, n, "_[k]")) {
 		f.kind = EMBER_FRAME_KERNEL;
 		n -= 4;
@@ -106,6 +144,7 @@ static uint32_t text_frame(struct ember_profile *p, const char *s, size_t n)
 	uint32_t id = f.name && f.file ? ember_profile_frame(p, &f) : UINT32_MAX;
 	free(name);
 	free(file);
+	free(clean);
 	return id;
 }
 
@@ -144,54 +183,64 @@ static uint64_t text_hash(const char *s, size_t n)
 	return ember_hash_mix(h);
 }
 
-static uint32_t frame_id(struct text_cache *c, struct ember_profile *p, const char *s, size_t n,
-			 struct ember_load_warnings *w)
+/* The cache entry of the frame text s[0..n), added if new; UINT32_MAX on
+ * OOM. */
+static uint32_t frame_entry(struct text_cache *c, struct ember_profile *p, const char *s, size_t n,
+			    struct ember_load_warnings *w)
 {
 	struct text_key k = { s, n };
 	uint64_t h = text_hash(s, n);
 	uint32_t i = ember_idtab_find(&c->index, h, text_eq, c, &k);
 	if (i != UINT32_MAX)
-		return c->e[i].frame;
+		return i;
 	uint32_t id = text_frame(p, s, n);
 	if (id == UINT32_MAX || n > UINT32_MAX || c->n >= UINT32_MAX - 1 ||
-	    EMBER_GROW(c->e, c->cap, c->n + 1) < 0 || ember_idtab_insert(&c->index, h, (uint32_t)c->n) < 0)
+	    EMBER_GROW(c->e, c->cap, c->n + 1) < 0 || EMBER_GROW(c->bytes, c->bytes_cap, c->nbytes + n + 1) < 0 ||
+	    ember_idtab_insert(&c->index, h, (uint32_t)c->n) < 0)
 		return UINT32_MAX;
 	/* Checked once per distinct frame, not per line. */
 	if (!valid_utf8(s, n))
 		w->invalid_utf8++;
-	c->e[c->n++] = (struct text_entry){ s, (uint32_t)n, id };
-	return id;
+	if (memchr(s, 0, n))
+		w->nul_names++;
+	memcpy(c->bytes + c->nbytes, s, n);
+	c->e[c->n] = (struct text_entry){ c->nbytes, (uint32_t)n, id };
+	c->nbytes += n;
+	return (uint32_t)c->n++;
 }
 
-/* A count token: digits with an optional fraction.  Returns false if s is
- * not one; *frac tells whether there was a non-zero fraction. */
-static bool parse_count(const char *s, size_t n, uint64_t *out, bool *frac)
+/* A count token: digits with an optional fraction.  1 with the count in
+ * *out (*frac: there was a non-zero fraction), 0 when s is not a count, -1
+ * when it is one larger than UINT64_MAX. */
+static int parse_count(const char *s, size_t n, uint64_t *out, bool *frac)
 {
 	uint64_t v = 0;
 	size_t i = 0;
+	bool over = false;
 	*frac = false;
 	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
+		unsigned d = (unsigned)(s[i] - '0');
+		over |= v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10);
+		v = v * 10 + d;
 	}
 	if (i == 0)
-		return false;
+		return 0;
 	if (i < n && s[i] == '.') {
 		bool round_up = i + 1 < n && s[i + 1] >= '5' && s[i + 1] <= '9';
 		for (size_t k = i + 1; k < n; k++) {
 			if (s[k] < '0' || s[k] > '9')
-				return false;
+				return 0;
 			if (s[k] != '0')
 				*frac = true;
 		}
+		over |= round_up && v == UINT64_MAX;
 		v += round_up;
 		i = n;
 	}
 	if (i != n)
-		return false;
+		return 0;
 	*out = v;
-	return true;
+	return over ? -1 : 1;
 }
 
 static bool is_space(char c)
@@ -199,8 +248,11 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t';
 }
 
-/* Split "stack COUNT" or "stack BASE NEW" at the end of [s, s+n). */
-static bool split_line(const char *s, size_t *n, uint64_t counts[2], int *ncounts, bool *frac)
+/* Split "stack COUNT" or "stack BASE NEW" at the end of [s, s+n): 1, 0
+ * when the line has no count, -1 when its last count is too large.  A
+ * token before the count that is not a count (nor a fitting one) is part
+ * of the stack. */
+static int split_line(const char *s, size_t *n, uint64_t counts[2], int *ncounts, bool *frac)
 {
 	size_t end = *n;
 	*ncounts = 0;
@@ -210,7 +262,10 @@ static bool split_line(const char *s, size_t *n, uint64_t counts[2], int *ncount
 		while (i > 0 && !is_space(s[i - 1]))
 			i--;
 		bool f;
-		if (i == 0 || !parse_count(s + i, end - i, &counts[1 - k], &f))
+		int got = i == 0 ? 0 : parse_count(s + i, end - i, &counts[1 - k], &f);
+		if (got < 0 && k == 0)
+			return -1;
+		if (got <= 0)
 			break;
 		*frac |= f;
 		(*ncounts)++;
@@ -219,69 +274,23 @@ static bool split_line(const char *s, size_t *n, uint64_t counts[2], int *ncount
 			end--;
 	}
 	if (*ncounts == 0 || end == 0)
-		return false;
+		return 0;
 	if (*ncounts == 1)
 		counts[0] = counts[1];
 	*n = end;
-	return true;
+	return 1;
 }
 
-/* The file's bytes: mapped when it is a regular file (a 100 MB file is
- * parsed in place, never copied), else read until EOF (a pipe, a device).
- * *mapped says which, for folded_unmap.  EMBER_LOAD_OK, or
- * EMBER_LOAD_NOINPUT with a message in err. */
-static int folded_map(const char *path, char **buf, size_t *len, bool *mapped, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-
-	*buf = NULL;
-	*len = 0;
-	*mapped = false;
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return EMBER_LOAD_NOINPUT;
-	}
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
-		if (m != MAP_FAILED) {
-			madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-			*buf = m;
-			*len = (size_t)st.st_size;
-			*mapped = true;
-		}
-	}
-	for (size_t cap = 0; !*mapped;) {
-		if (ember_grow((void **)buf, &cap, 1, *len + 65536 + 1) < 0)
-			break;
-		size_t got = fread(*buf + *len, 1, 65536, f);
-		*len += got;
-		if (got == 0)
-			break;
-	}
-	bool read_err = ferror(f);
-	fclose(f);
-	if (!*buf || read_err) {
-		free(*buf);
-		snprintf(err, errlen, "%s: %s", path, read_err ? "read error" : "out of memory");
-		return EMBER_LOAD_NOINPUT;
-	}
-	return EMBER_LOAD_OK;
-}
-
-static void folded_unmap(char *buf, size_t len, bool mapped)
-{
-	if (mapped)
-		munmap(buf, len);
-	else
-		free(buf);
-}
-
-/* The frames of one line: their ids and texts. */
+/* The frames of one line: their ids and their cache entries. */
 struct line_frames {
 	uint32_t *ids;
-	struct text_key *text;
-	size_t n, ids_cap, text_cap;
+	uint32_t *ent;
+	size_t n, ids_cap, ent_cap;
+};
+
+/* Why reading stopped before the end. */
+enum folded_fail {
+	F_NONE, F_OOM, F_COUNT_TOO_LARGE, F_TOTAL_TOO_LARGE, F_LINE_TOO_LONG, F_NO_COUNT_EARLY, F_READ,
 };
 
 struct folded_reader {
@@ -296,6 +305,9 @@ struct folded_reader {
 	 * there needs no hashing. */
 	struct line_frames cur, prev;
 	uint64_t total;        /* samples added */
+	bool counted;          /* a line with a count was seen */
+	enum folded_fail fail;
+	bool long_line_nul;    /* F_LINE_TOO_LONG: the line held NUL bytes */
 };
 
 /* Frame id of the text s[0..n) at depth k of the current line. */
@@ -303,29 +315,57 @@ static uint32_t line_frame(struct folded_reader *r, uint32_t k, const char *s, s
 {
 	const struct line_frames *prev = &r->prev;
 	struct line_frames *cur = &r->cur;
-	uint32_t id;
+	struct text_cache *c = &r->cache;
+	uint32_t ent;
 
-	if (k < prev->n && prev->text[k].n == n && memcmp(prev->text[k].s, s, n) == 0)
-		id = prev->ids[k];
-	else
-		id = frame_id(&r->cache, r->p, s, n, r->w);
-	if (id == UINT32_MAX || EMBER_GROW(cur->ids, cur->ids_cap, (size_t)k + 1) < 0 ||
-	    EMBER_GROW(cur->text, cur->text_cap, (size_t)k + 1) < 0)
+	if (k < prev->n && c->e[prev->ent[k]].len == n && memcmp(c->bytes + c->e[prev->ent[k]].off, s, n) == 0)
+		ent = prev->ent[k];
+	else if ((ent = frame_entry(c, r->p, s, n, r->w)) == UINT32_MAX)
 		return UINT32_MAX;
-	cur->ids[k] = id;
-	cur->text[k] = (struct text_key){ s, n };
+	if (EMBER_GROW(cur->ids, cur->ids_cap, (size_t)k + 1) < 0 || EMBER_GROW(cur->ent, cur->ent_cap, (size_t)k + 1) < 0)
+		return UINT32_MAX;
+	cur->ids[k] = c->e[ent].frame;
+	cur->ent[k] = ent;
 	cur->n = (size_t)k + 1;
-	return id;
+	return cur->ids[k];
 }
 
-/* Add one line without its line end: 0 (also for a line skipped and
- * counted in the warnings), -1 on OOM. */
-static int folded_line(struct folded_reader *r, const char *line, size_t n)
+/* The count of a line that has one; false (with r->fail, or a skipped
+ * line counted) when it has none to add. */
+static bool line_count(struct folded_reader *r, const char *line, size_t *sn, uint64_t *count)
 {
 	struct ember_load_warnings *w = r->w;
 	uint64_t counts[2];
 	int ncounts;
 	bool frac;
+
+	int got = split_line(line, sn, counts, &ncounts, &frac);
+	if (got < 0) {
+		r->fail = F_COUNT_TOO_LARGE;
+		return false;
+	}
+	if (got == 0) {
+		if (!w->skipped++)
+			w->first_skipped_line = w->lines;
+		return false;
+	}
+	r->counted = true;
+	w->fractional += frac;
+	w->two_column += ncounts == 2;
+	*count = counts[r->column ? 1 : 0];
+	/* The model counts in 64 bits: a total past that cannot be summed. */
+	if (*count > UINT64_MAX - r->total) {
+		r->fail = F_TOTAL_TOO_LARGE;
+		return false;
+	}
+	return *count != 0;
+}
+
+/* Add one line without its line end: 0 (also for a line skipped and
+ * counted in the warnings), -1 when reading must stop (r->fail). */
+static int folded_line(struct folded_reader *r, const char *line, size_t n)
+{
+	uint64_t count;
 
 	while (n && is_space(line[n - 1]))
 		n--;
@@ -335,41 +375,50 @@ static int folded_line(struct folded_reader *r, const char *line, size_t n)
 	if (lead == n || line[lead] == '#')
 		return 0;   /* blank, or a comment (austin's metadata lines) */
 	size_t sn = n;
-	if (!split_line(line, &sn, counts, &ncounts, &frac)) {
-		if (!w->skipped++)
-			w->first_skipped_line = w->lines;
-		return 0;
-	}
-	w->fractional += frac;
-	w->two_column += ncounts == 2;
-	uint64_t count = counts[r->column ? 1 : 0];
-	if (count == 0)
-		return 0;
+	if (!line_count(r, line, &sn, &count))
+		return r->fail ? -1 : 0;
 	uint32_t nf = 0;
 	for (size_t start = lead; start <= sn;) {
 		const char *semi = memchr(line + start, ';', sn - start);
 		size_t i = semi ? (size_t)(semi - line) : sn;
 		if (line_frame(r, nf++, line + start, i - start) == UINT32_MAX)
-			return -1;
+			goto oom;
 		start = i + 1;
 	}
 	uint32_t stack = ember_profile_stack(r->p, r->cur.ids, nf);
 	if (stack == UINT32_MAX || ember_profile_add(r->p, stack, r->thread, count) != 0)
-		return -1;
+		goto oom;
 	r->total += count;
 	struct line_frames t = r->prev;
 	r->prev = r->cur;
 	r->cur = t;
 	return 0;
+oom:
+	r->fail = F_OOM;
+	return -1;
 }
 
-/* Every line of buf[0..len) into r->p: 0, or -1 on OOM. */
-static int folded_lines(struct folded_reader *r, const char *buf, size_t len)
+/* The whole lines of buf[0..len) (and at the end of the input, a last
+ * line without its newline) into r->p; base: the input offset of buf.
+ * *used gets the bytes read.  0, or -1 when reading must stop (r->fail). */
+static int folded_lines(struct folded_reader *r, const char *buf, size_t len, bool at_end, uint64_t base,
+			size_t *used)
 {
-	for (size_t pos = 0; pos < len;) {
+	size_t pos = 0;
+
+	while (pos < len) {
 		const char *line = buf + pos;
-		const char *nl = memchr(line, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - line) : len - pos;
+		size_t room = len - pos, scan = room <= FOLDED_MAX_LINE ? room : FOLDED_MAX_LINE + 1;
+		const char *nl = memchr(line, '\n', scan);
+		size_t n = nl ? (size_t)(nl - line) : room;
+		if (n > FOLDED_MAX_LINE) {
+			r->w->lines++;
+			r->long_line_nul = memchr(line, 0, FOLDED_MAX_LINE) != NULL;
+			r->fail = F_LINE_TOO_LONG;
+			return -1;
+		}
+		if (!nl && !at_end)
+			break;   /* the rest of this line is still to come */
 		pos += n + 1;
 		r->w->lines++;
 		if (n && line[n - 1] == '\r') {
@@ -378,56 +427,107 @@ static int folded_lines(struct folded_reader *r, const char *buf, size_t len)
 		}
 		if (folded_line(r, line, n) < 0)
 			return -1;
+		if (!r->counted && base + pos > FOLDED_FIRST_COUNT_WITHIN) {
+			r->fail = F_NO_COUNT_EARLY;
+			return -1;
+		}
 	}
+	*used = pos < len ? pos : len;
 	return 0;
 }
 
-static int load_folded(struct ember_profile *p, const char *path, int column,
-		       struct ember_load_warnings *w, char *err, size_t errlen)
+/* Every line of the input: 0, or -1 (r->fail). */
+static int folded_input(struct folded_reader *r, struct ember_input *in)
+{
+	for (;;) {
+		size_t used;
+		if (folded_lines(r, (const char *)in->data + in->pos, in->len - in->pos, in->eof,
+				 ember_input_consumed(in), &used) < 0)
+			return -1;
+		in->pos += used;
+		if (in->eof)
+			return 0;
+		/* A partial line is left: read at least as much again, so a
+		 * long line is scanned a few times, not once per read. */
+		size_t partial = in->len - in->pos;
+		size_t want = partial < FOLDED_MAX_LINE / 2 ? 2 * partial + 1 : FOLDED_MAX_LINE + 1;
+		if (ember_input_fill(in, want) < 0) {
+			r->fail = in->read_errno == ENOMEM ? F_OOM : F_READ;
+			return -1;
+		}
+	}
+}
+
+/* The one line for a read that stopped early. */
+static int folded_failure(const struct folded_reader *r, const struct ember_input *in, char *err, size_t errlen)
+{
+	const char *name = in->name;
+	unsigned long long line = (unsigned long long)r->w->lines;
+
+	switch (r->fail) {
+	case F_READ:
+		snprintf(err, errlen, "%s: %s", name, strerror(in->read_errno));
+		return EMBER_LOAD_NOINPUT;
+	case F_COUNT_TOO_LARGE:
+		snprintf(err, errlen, "%s:%llu: sample count larger than %llu, the most ember counts", name, line,
+			 (unsigned long long)UINT64_MAX);
+		break;
+	case F_TOTAL_TOO_LARGE:
+		snprintf(err, errlen, "%s:%llu: the sample counts add up to more than %llu, the most a profile "
+			 "holds", name, line, (unsigned long long)UINT64_MAX);
+		break;
+	case F_LINE_TOO_LONG:
+		snprintf(err, errlen, "%s:%llu: not folded stacks: a line longer than %zu MiB%s", name, line,
+			 FOLDED_MAX_LINE >> 20, r->long_line_nul ? " with NUL bytes (binary data)" : "");
+		break;
+	case F_NO_COUNT_EARLY:
+		snprintf(err, errlen, "%s:%llu: not folded stacks (\"frame;frame COUNT\" expected); no line in the "
+			 "first %llu MiB had a sample count", name, (unsigned long long)r->w->first_skipped_line,
+			 (unsigned long long)(FOLDED_FIRST_COUNT_WITHIN >> 20));
+		break;
+	default:
+		snprintf(err, errlen, "%s: out of memory", name);
+		break;
+	}
+	return EMBER_LOAD_BADDATA;
+}
+
+int ember_read_folded(struct ember_profile *p, struct ember_input *in, int column,
+		      struct ember_load_warnings *w, char *err, size_t errlen)
 {
 	struct ember_load_warnings local;
 	struct folded_reader r = { .p = p, .w = w ? w : &local, .column = column };
-	char *buf;
-	size_t len;
-	bool mapped;
 	int rc;
 
 	w = r.w;
 	memset(w, 0, sizeof(*w));
-	if ((rc = folded_map(path, &buf, &len, &mapped, err, errlen)) != EMBER_LOAD_OK)
-		return rc;
 	r.thread = ember_profile_thread(p, 0, 0, "");
-	rc = r.thread == UINT32_MAX || ember_idtab_init(&r.cache.index) < 0 ? -1 : folded_lines(&r, buf, len);
+	if (r.thread == UINT32_MAX || ember_idtab_init(&r.cache.index) < 0)
+		r.fail = F_OOM;
+	else
+		folded_input(&r, in);
 	free(r.cur.ids);
-	free(r.cur.text);
+	free(r.cur.ent);
 	free(r.prev.ids);
-	free(r.prev.text);
+	free(r.prev.ent);
 	free(r.cache.e);
+	free(r.cache.bytes);
 	ember_idtab_free(&r.cache.index);
-	folded_unmap(buf, len, mapped);
-	if (rc != 0) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return EMBER_LOAD_BADDATA;
+	if (r.fail)
+		return folded_failure(&r, in, err, errlen);
+	rc = EMBER_LOAD_BADDATA;
+	if (ember_input_consumed(in) == 0)
+		snprintf(err, errlen, "%s: empty file, no samples", in->name);
+	else if (r.total == 0 && w->skipped && !r.counted)
+		snprintf(err, errlen, "%s:%llu: not folded stacks (\"frame;frame COUNT\" expected); "
+			 "no line had a sample count", in->name, (unsigned long long)w->first_skipped_line);
+	else if (r.total == 0)
+		snprintf(err, errlen, "%s: no samples (every count is 0)", in->name);
+	else
+		rc = EMBER_LOAD_OK;
+	if (rc == EMBER_LOAD_OK) {
+		p->meta.samples = r.total;
+		p->meta.source = ember_profile_cstr(p, "folded");
 	}
-	if (r.total == 0) {
-		if (w->lines == 0 || (w->lines == 1 && len == 0))
-			snprintf(err, errlen, "%s: empty file, no samples", path);
-		else if (w->skipped)
-			snprintf(err, errlen, "%s:%llu: not folded stacks (\"frame;frame COUNT\" expected); "
-				 "no line had a sample count", path, (unsigned long long)w->first_skipped_line);
-		else
-			snprintf(err, errlen, "%s: no samples (every count is 0)", path);
-		return EMBER_LOAD_BADDATA;
-	}
-	p->meta.samples = r.total;
-	p->meta.source = ember_profile_cstr(p, "folded");
-	return EMBER_LOAD_OK;
-}
-
-int ember_profile_load(struct ember_profile *p, const char *path, int column,
-		       struct ember_load_warnings *w, char *err, size_t errlen)
-{
-	if (ember_profile_is_ember_file(path))
-		return ember_profile_load_ember(p, path, err, errlen);
-	return load_folded(p, path, column, w, err, errlen);
+	return rc;
 }

@@ -172,6 +172,7 @@ struct ember_load_warnings {
 	uint64_t fractional;       /* fractional counts, rounded to the nearest integer */
 	uint64_t two_column;       /* differential lines "stack BASE NEW" */
 	uint64_t invalid_utf8;     /* distinct frame names that are not UTF-8 (kept; writers replace the bytes) */
+	uint64_t nul_names;        /* distinct frame names with NUL bytes (each NUL read as U+FFFD) */
 	uint64_t first_skipped_line;   /* 1-based line number of the first skipped line, 0 if none */
 };
 
@@ -179,14 +180,28 @@ struct ember_load_warnings {
  * Returns 0, or -1 with a one-line message in err. */
 int ember_profile_save(const struct ember_profile *p, const char *path, char *err, size_t errlen);
 /* Read an .ember file, or folded stacks ("a;b;c 12" lines from ember,
- * perf + stackcollapse, py-spy, FlameGraph scripts), told apart by content,
- * into an empty profile.  Two-column (differential) folded lines contribute
- * column `column` (0 = the first, BASE; 1 = the last, NEW).  Folded frame
- * kinds are inferred: "name (file:line)" is Python, a "_[k]" suffix kernel,
- * "[...]" synthetic, the rest native; w (may be NULL) gets what tolerant
- * reading had to accept. */
+ * perf + stackcollapse, py-spy, FlameGraph scripts), told apart by their
+ * first bytes, into an empty profile.  The input is read once, front to
+ * back, so a pipe, a FIFO or /dev/fd/N reads as a file does; path "-" is
+ * standard input (left open).  Two-column (differential) folded lines
+ * contribute column `column` (0 = the first, BASE; 1 = the last, NEW).
+ * Folded frame kinds are inferred: "name (file:line)" is Python, a "_[k]"
+ * suffix kernel, "[...]" synthetic, the rest native; w (may be NULL) gets
+ * what tolerant reading had to accept.  Input that cannot be a profile
+ * (docs/cli.md, "Reading profiles": a folded line over 64 MiB, no sample
+ * line in the first 16 MiB, .ember content over 250 times its compressed
+ * size past 64 MiB) fails early, with memory bounded. */
 int ember_profile_load(struct ember_profile *p, const char *path, int column,
 		       struct ember_load_warnings *w, char *err, size_t errlen);
+/* The same from an open descriptor (read from where it is, not closed);
+ * name is what messages call it. */
+int ember_profile_load_fd(struct ember_profile *p, int fd, const char *name, int column,
+			  struct ember_load_warnings *w, char *err, size_t errlen);
+/* Standard input's path for ember_profile_load, and the name messages give it. */
+#define EMBER_STDIN_PATH "-"
+#define EMBER_STDIN_NAME "<stdin>"
+/* What messages call the input at path: EMBER_STDIN_NAME for "-", else path. */
+const char *ember_profile_input_name(const char *path);
 
 /* ---- Reports: top functions, the table `record` and `report` print ---- */
 

@@ -15,3 +15,10 @@ target_link_libraries(test_profile_files PRIVATE ember_exporters ember_profile)
 target_include_directories(test_profile_files PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
 add_test(NAME unit.profile_files COMMAND test_profile_files)
 set_tests_properties(unit.profile_files PROPERTIES LABELS unit)
+
+# Inputs read once (pipes, a FIFO, standard input), gzip bombs, /dev/zero,
+# damaged gzip layers, NUL bytes and counts near 2^64 (docs/cli.md).
+add_executable(test_profile_input ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_profile_input.c)
+target_link_libraries(test_profile_input PRIVATE ember_exporters ember_profile)
+add_test(NAME unit.profile_input COMMAND test_profile_input)
+set_tests_properties(unit.profile_input PROPERTIES LABELS unit TIMEOUT 120)
