@@ -632,6 +632,43 @@ static void test_deep(void)
 	free_pair(&b, &n);
 }
 
+/* Two runs of 9e18 samples each, near the limit of one profile (2^63 - 1):
+ * together they pass it, yet the differential outputs keep every count of
+ * both (their union holds twice the limit). */
+static void test_huge_counts(void)
+{
+	struct ember_profile b, n;
+	struct ember_diff d;
+	struct ember_diff_opts o = { 0 };
+
+	init(&b, 100);
+	init(&n, 100);
+	add(&b, "main", 9000000000000000000ull);
+	add(&n, "main", 6000000000000000000ull);
+	add(&n, "main;work", 3000000000000000000ull);
+	CHECK(!b.saturated && !n.saturated);
+	CHECK(ember_diff_build(&d, &b, &n, &o) == 0);
+	const struct ember_diff_row *r = row_of(&d, "work");
+	CHECK(r && r->self[0] == 0 && r->self[1] == 3000000000000000000ull && NEAR(r->share_self[1], 1.0 / 3));
+	struct ember_diff_export_opts eo = export_opts(&d, false);
+
+	FILE *f = tmpfile();
+	CHECK(ember_write_folded_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	char *text = read_all(f);
+	CHECK_STR(text, "main 9000000000000000000 6000000000000000000\nmain;work 0 3000000000000000000\n");
+	free(text);
+
+	f = tmpfile();
+	CHECK(ember_write_svg_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	text = read_all(f);
+	CHECK(text && strstr(text, "<title>main (self 100.00% \xe2\x86\x92 66.67%, \xce\x94 -33.33 pp; incl 100.00% "
+				   "\xe2\x86\x92 100.00%, \xce\x94 +0.00 pp; 9,000,000,000,000,000,000 samples in NEW)"));
+	CHECK(text && strstr(text, "<title>work (self 0.00% \xe2\x86\x92 33.33%"));
+	free(text);
+	ember_diff_free(&d);
+	free_pair(&b, &n);
+}
+
 static int write_svg(const char *path, bool reverse)
 {
 	struct ember_profile b, n;
@@ -676,5 +713,6 @@ int main(int argc, char **argv)
 	test_tables();
 	test_writers(python);
 	test_deep();
+	test_huge_counts();
 	return check_report();
 }

@@ -424,6 +424,27 @@ static void test_deep_stack(void)
 	ember_profile_free(&p);
 }
 
+/* Three stacks of 2^63 - 1 samples: the profile stops at that total (the
+ * first stack fills it; profile.h), so the graph's percentages are of a
+ * true total, never of one wrapped past 2^64. */
+static void test_saturated_counts(void)
+{
+	struct ember_profile p;
+	CHECK(ember_profile_init(&p) == 0);
+	uint32_t a = native(&p, "a"), b = native(&p, "b"), c = native(&p, "c");
+	add(&p, &a, 1, EMBER_COUNT_MAX);
+	add(&p, &b, 1, EMBER_COUNT_MAX);
+	add(&p, &c, 1, EMBER_COUNT_MAX);
+	CHECK(p.saturated);
+	char *svg = svg_of(&p, NULL);
+	CHECK(svg && strstr(svg, "<title>all (9,223,372,036,854,775,807 samples, 100.00%)</title>"));
+	CHECK(svg && strstr(svg, "<title>a (9,223,372,036,854,775,807 samples, 100.00%)</title>"));
+	CHECK(svg && !strstr(svg, "<title>b (") && !strstr(svg, "<title>c ("));
+	CHECK_STR(run_checker(svg, "--total 9223372036854775807"), "frames=2 max_depth=1 total=9223372036854775807\n");
+	free(svg);
+	ember_profile_free(&p);
+}
+
 static void test_write_error(void)
 {
 	struct ember_profile p;
@@ -483,6 +504,7 @@ int main(int argc, char **argv)
 	test_scanned_note();
 	test_many_labels();
 	test_deep_stack();
+	test_saturated_counts();
 	test_write_error();
 	return check_report();
 }
