@@ -18,7 +18,8 @@
  * Without a timeline the time is synthetic ("timeline":"synthetic" in
  * otherData): per thread, from 0, each stack in flame-graph order (frame
  * names, root first) lasting its samples x interval, so the trace reads as
- * an icicle graph per thread with true durations.
+ * an icicle graph per thread with true durations (times stop at 2^64 - 1 ns
+ * rather than wrap back to the start).
  *
  * Every event carries name, cat (the frame kind) and args (file, line,
  * module, inlined: constant per frame, as speedscope identifies a frame by
@@ -212,14 +213,14 @@ static void timeline_events(struct ct_ctx *c, const uint32_t *threads, const siz
 		for (size_t k = start[t]; k < start[t + 1]; k++) {
 			const struct ember_timed_sample *s = &p->timeline[idx[k]];
 			uint64_t at = s->time_ns - t0, begin;
-			if (any && at <= end + slack) {
+			if (any && at <= ember_count_add(end, slack)) {
 				begin = end;
 			} else {
 				close_all(c, end);
 				begin = at;
 			}
 			transition(c, s->stack, begin);
-			end = begin + c->interval;
+			end = ember_count_add(begin, c->interval);
 			any = true;
 		}
 		close_all(c, end);
@@ -242,7 +243,7 @@ static void synthetic_events(struct ct_ctx *c, const uint32_t *rows, size_t nrow
 			at = 0;
 		}
 		transition(c, r->stack, at);
-		at += r->count * c->interval;
+		at = ember_count_add(at, ember_count_mul(r->count, c->interval));
 	}
 	close_all(c, at);
 }

@@ -61,6 +61,9 @@ int diff_union(struct ember_profile *u, const struct ember_profile *base, const 
 		errno = ENOMEM;
 		return -1;
 	}
+	/* Each run's rows add up to at most EMBER_COUNT_MAX: both together
+	 * fit without a cut (and a thread's sum stays under the one limit). */
+	u->count_max = 2 * EMBER_COUNT_MAX;
 	if (fill(u, base, new_) < 0) {
 		ember_profile_free(u);
 		errno = ENOMEM;

@@ -11,9 +11,11 @@ enum { DIFF_THREAD_BASE = 0, DIFF_THREAD_NEW = 1 };
 
 /* Initialise u with every frame and stack of base and new_, interned anew
  * so that a frame of both runs is one frame of u, and every row on thread
- * DIFF_THREAD_BASE or DIFF_THREAD_NEW.  u's meta is NEW's (its command,
- * rate, start and duration).  0 (free u with ember_profile_free), or -1
- * with errno ENOMEM (u is then freed). */
+ * DIFF_THREAD_BASE or DIFF_THREAD_NEW.  u's count_max is twice
+ * EMBER_COUNT_MAX, so no count is cut: a sum over one thread's rows stays
+ * at most EMBER_COUNT_MAX, over all rows at most twice that.  u's meta is
+ * NEW's (its command, rate, start and duration).  0 (free u with
+ * ember_profile_free), or -1 with errno ENOMEM (u is then freed). */
 int diff_union(struct ember_profile *u, const struct ember_profile *base, const struct ember_profile *new_);
 
 #endif

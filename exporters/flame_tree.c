@@ -134,12 +134,24 @@ static void sum_values(const struct builder *b, const struct item *a, size_t i, 
 
 #define PREFETCH_AHEAD 8
 
-/* Entries a[lo..hi) all pass through node, at depth; make its children. */
-static int visit(struct builder *b, size_t lo, size_t hi, size_t node, uint32_t depth)
+/* A node whose children are being made: entries a[lo..hi) pass through it,
+ * a[i..hi) are still to be grouped, and the next child starts at start.
+ * The open nodes of the walk are a stack of these, root first, so that the
+ * depth of a path costs heap, never C stack. */
+struct level {
+	size_t lo, hi, i;
+	size_t node;
+	uint64_t start;
+	uint32_t depth;
+};
+
+/* Key every entry of a[lo..hi) by its label at depth and sort them, so that
+ * each run of equal keys is one child (or, end_key, the node's self). */
+static void key_and_sort(struct builder *b, size_t lo, size_t hi, uint32_t depth)
 {
 	const struct fg_input *in = b->in;
 	struct item *a = b->a;
-	uint32_t nv = in->nvalues, kmin = UINT32_MAX, kmax = 0;
+	uint32_t kmin = UINT32_MAX, kmax = 0;
 
 	for (size_t i = lo; i < hi; i++) {
 		if (i + PREFETCH_AHEAD < hi) {
@@ -153,32 +165,66 @@ static int visit(struct builder *b, size_t lo, size_t hi, size_t node, uint32_t 
 	}
 	if (kmin != kmax)
 		sort_keys(b, a + lo, hi - lo, kmin, kmax);
+}
 
-	uint64_t start = b->t->nodes[node].start;
-	for (size_t i = lo; i < hi;) {
+/* Open node (entries a[lo..hi) at depth) on the stack of levels. */
+static int open_level(struct builder *b, struct level **st, size_t *cap, size_t *n,
+		      size_t lo, size_t hi, size_t node, uint32_t depth)
+{
+	if (EMBER_GROW(*st, *cap, *n + 1) < 0)
+		return -1;
+	key_and_sort(b, lo, hi, depth);
+	(*st)[(*n)++] = (struct level){ .lo = lo, .hi = hi, .i = lo, .node = node,
+					.start = b->t->nodes[node].start, .depth = depth };
+	return 0;
+}
+
+/* Make the children of the root, and theirs, in pre-order: a child's whole
+ * subtree is made before its next sibling, as flamegraph.pl lays them out. */
+static int walk(struct builder *b)
+{
+	const struct fg_input *in = b->in;
+	const struct item *a = b->a;
+	uint32_t nv = in->nvalues;
+	struct level *st = NULL;
+	size_t cap = 0, n = 0;
+	int ret = -1;
+
+	if (open_level(b, &st, &cap, &n, 0, in->nentries, 0, 0) < 0)
+		goto out;
+	while (n) {
+		struct level *L = &st[n - 1];
+		if (L->i >= L->hi) {
+			n--;
+			continue;
+		}
+		size_t i = L->i, j = i + 1;
 		uint32_t k = a[i].key;
 		uint64_t v[FG_MAX_VALUES] = { 0 };
-		size_t j = i + 1;
 
-		while (j < hi && a[j].key == k)
+		while (j < L->hi && a[j].key == k)
 			j++;
 		sum_values(b, a, i, j, v);
+		L->i = j;
 		if (k == b->end_key) {
-			uint64_t *self = b->t->self + node * nv;
+			uint64_t *self = b->t->self + L->node * nv;
 			for (uint32_t c = 0; c < nv; c++)
 				self[c] += v[c];
-		} else {
-			uint64_t w = v[in->width_value];
-			if (w > 0 && (double)w >= in->min_width) {
-				size_t child = new_node(b, k, depth + 1, start, v);
-				if (child == SIZE_MAX || visit(b, i, j, child, depth + 1) < 0)
-					return -1;
-			}
-			start += w;
+			continue;
 		}
-		i = j;
+		uint64_t w = v[in->width_value], start = L->start;
+		uint32_t depth = L->depth + 1;
+		L->start += w;
+		if (w == 0 || (double)w < in->min_width)
+			continue;
+		size_t child = new_node(b, k, depth, start, v);
+		if (child == SIZE_MAX || open_level(b, &st, &cap, &n, i, j, child, depth) < 0)
+			goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	free(st);
+	return ret;
 }
 
 void fg_tree_free(struct fg_tree *t)
@@ -218,7 +264,7 @@ int fg_tree_build(struct fg_tree *t, const struct fg_input *in)
 		b.a[i] = (struct item){ .ids = e->ids, .n = e->n, .head = e->head,
 					.width = in->values[i * in->nvalues + in->width_value], .idx = (uint32_t)i };
 	}
-	ret = visit(&b, 0, in->nentries, 0, 0);
+	ret = walk(&b);
 out:
 	free(b.a);
 	free(b.tmp);

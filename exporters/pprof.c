@@ -83,8 +83,12 @@ static bool row_values(const struct ember_sample_row *row, const struct pp_diff 
 	}
 	if (!n)
 		return false;
+	/* n <= EMBER_COUNT_MAX (profile.h), an int64; the cpu value stops
+	 * there too rather than wrap */
+	uint64_t cpu = ember_count_mul(n, period);
+	cpu = cpu > EMBER_COUNT_MAX ? EMBER_COUNT_MAX : cpu;
 	values[0] = *base ? (uint64_t)-(int64_t)n : n;   /* int64 on the wire: 10-byte varint */
-	values[1] = values[0] * period;
+	values[1] = *base ? (uint64_t)-(int64_t)cpu : cpu;
 	return true;
 }
 

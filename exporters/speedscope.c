@@ -12,7 +12,8 @@
  * real order (gaps are not shown: the format has no timestamps).  Without
  * one, one sample per stack in flame-graph order.  Each weight is samples x
  * interval in nanoseconds (unit "nanoseconds"): integers, exact, > 0, and
- * speedscope prints them as times. */
+ * speedscope prints them as times; beyond 2^64 - 1 ns (585 years) a weight
+ * stays at 2^64 - 1 rather than wrap. */
 #define _GNU_SOURCE /* putc_unlocked, fputs_unlocked */
 #include <errno.h>
 #include <inttypes.h>
@@ -191,7 +192,7 @@ static void put_thread_profile(FILE *out, const struct ss_ctx *c, const struct s
 
 	fputs_unlocked("{\"type\":\"sampled\",\"name\":", out);
 	put_thread_name(out, &p->threads[t], pids);
-	put_profile_head(out, l->total[t] * interval);
+	put_profile_head(out, ember_count_mul(l->total[t], interval));
 
 	/* runs of one stack: (stack, samples), written twice (samples, weights) */
 	for (int pass = 0; pass < 2; pass++) {
@@ -209,7 +210,7 @@ static void put_thread_profile(FILE *out, const struct ss_ctx *c, const struct s
 				} else {
 					if (!first)
 						putc_unlocked(',', out);
-					ember_json_u64(out, (uint64_t)(j - i) * interval);
+					ember_json_u64(out, ember_count_mul(j - i, interval));
 				}
 				first = false;
 				i = j;
@@ -223,7 +224,7 @@ static void put_thread_profile(FILE *out, const struct ss_ctx *c, const struct s
 				} else {
 					if (!first)
 						putc_unlocked(',', out);
-					ember_json_u64(out, r->count * interval);
+					ember_json_u64(out, ember_count_mul(r->count, interval));
 				}
 				first = false;
 			}

@@ -29,6 +29,7 @@ int ember_profile_init(struct ember_profile *p)
 	p->meta.command = ember_profile_cstr(p, "");
 	if (!p->meta.command)
 		goto fail;
+	p->count_max = EMBER_COUNT_MAX;
 	return 0;
 fail:
 	if (!p->frame_index)
@@ -262,9 +263,15 @@ int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, 
 
 	if (stack >= p->nstacks || thread >= p->nthreads)
 		return -1;
+	/* The total stays at most count_max, so no sum of rows can wrap. */
+	if (p->total > p->count_max || count > p->count_max - p->total) {
+		count = p->total < p->count_max ? p->count_max - p->total : 0;
+		p->saturated = true;
+	}
 	id = ember_idtab_find(index, h, row_eq, p, &key);
 	if (id != UINT32_MAX) {
 		p->rows[id].count += count;
+		p->total += count;
 		return 0;
 	}
 
@@ -279,16 +286,13 @@ int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, 
 		return -1;
 	p->rows[id] = (struct ember_sample_row){ .stack = stack, .thread = thread, .count = count };
 	p->nrows++;
+	p->total += count;
 	return 0;
 }
 
 uint64_t ember_profile_total(const struct ember_profile *p)
 {
-	uint64_t sum = 0;
-
-	for (uint32_t i = 0; i < p->nrows; i++)
-		sum += p->rows[i].count;
-	return sum;
+	return p->total;
 }
 
 /* ---- timeline ---- */

@@ -53,6 +53,31 @@ struct ember_thread {
 	const char *name;      /* comm, interned; "" when never seen */
 };
 
+/* ---- Sample counts ----
+ *
+ * The row counts of a profile add up to at most p->count_max, which is
+ * EMBER_COUNT_MAX (2^63 - 1) unless the profile says otherwise.  So no sum
+ * over rows wraps (a frame's total, a thread's, the profile's), every count
+ * fits the signed 64-bit integers of pprof and of most consumers, and every
+ * percentage is of the true total.  ember_profile_add holds the line: what
+ * would take the total past count_max is cut off (the count saturates) and
+ * p->saturated says so, for the caller to reject the input or warn. */
+#define EMBER_COUNT_MAX ((uint64_t)INT64_MAX)
+
+/* a + b and a x b, or UINT64_MAX where they would wrap: for weights (counts
+ * x an interval) and for sums that are not over one profile's rows. */
+static inline uint64_t ember_count_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t ember_count_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /* Aggregated count of one stack on one thread. */
 struct ember_sample_row {
 	uint32_t stack;        /* stack id */
@@ -107,6 +132,9 @@ struct ember_profile {
 	struct ember_sample_row *rows;
 	uint32_t nrows, rows_cap;
 	void *row_index;       /* private hash: (stack, thread) -> row */
+	uint64_t total;        /* sum of the row counts, <= count_max (ember_profile_total) */
+	uint64_t count_max;    /* EMBER_COUNT_MAX; twice that in a union of two runs, each under it */
+	bool saturated;        /* an add was cut at count_max: counts are lower bounds */
 
 	struct ember_timed_sample *timeline;  /* sorted by time_ns, or empty */
 	size_t ntimeline, timeline_cap;
@@ -140,11 +168,13 @@ static inline const uint32_t *ember_profile_stack_frames(const struct ember_prof
 uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t tid,
 			      const char *name);
 
-/* Add count samples of stack on thread. Returns 0, or -1 on OOM or when
- * stack or thread is not an id of p. */
+/* Add count samples of stack on thread.  When the profile's total would
+ * pass p->count_max, only what fits is added and p->saturated is set (see
+ * "Sample counts" above).  Returns 0, or -1 on OOM or when stack or thread
+ * is not an id of p. */
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count);
 
-/* Sum of all row counts. */
+/* Sum of all row counts (never above p->count_max). */
 uint64_t ember_profile_total(const struct ember_profile *p);
 
 /* Append one timed sample (does not touch rows: call ember_profile_add too).

@@ -379,18 +379,21 @@ void ember_report_print(FILE *out, const struct ember_profile *p,
 		fprintf(out, "ember: report: out of memory\n");
 		return;
 	}
+	/* Every frame synthetic ([truncated], [unknown]): no rows, and no
+	 * array to sort (rows is NULL). */
+	if (!n) {
+		fprintf(out, "ember: no symbolized frames in %" PRIu64 " samples\n", all);
+		return;
+	}
 	if (top == 0 || top > n)
 		top = n;
 	/* Rows are sorted by self: those with self samples come first, and a
 	 * function that never was the leaf has no place in a "by self" table. */
 	while (nself < top && rows[nself].self)
 		nself++;
-	if (!n)
-		fprintf(out, "ember: no symbolized frames in %" PRIu64 " samples\n", all);
 	if (nself)
 		print_table(out, rows, nself, false, all, keyname);
 	qsort(rows, n, sizeof(*rows), cmp_by_total);
-	if (top)
-		print_table(out, rows, top, true, all, keyname);
+	print_table(out, rows, top, true, all, keyname);
 	ember_report_rows_free(rows, n);
 }

@@ -548,6 +548,127 @@ static void test_writers(const char *python)
 	free_pair(&b, &n);
 }
 
+/* Occurrences of needle in s, in one pass (a strstr per match would read
+ * the rest of s each time under the sanitizers: quadratic on big SVGs). */
+static int count_of(const char *s, const char *needle)
+{
+	size_t len = strlen(needle);
+	int n = 0;
+
+	for (; *s; s++)
+		if (*s == *needle && strncmp(s, needle, len) == 0)
+			n++;
+	return n;
+}
+
+/* BASE and NEW of one stack of depth frames ("lvl0".."lvl99", cycled, then
+ * "deepest"), count samples, and "main" with 2. */
+static void deep_run(struct ember_profile *p, uint32_t depth, uint64_t count)
+{
+	uint32_t *ids = malloc((size_t)depth * sizeof(*ids));
+	char name[16];
+
+	init(p, 100);
+	CHECK(ids != NULL);
+	if (!ids)
+		return;
+	for (uint32_t i = 0; i + 1 < depth; i++) {
+		snprintf(name, sizeof(name), "lvl%u", i % 100);
+		ids[i] = frame_of(p, name);
+	}
+	ids[depth - 1] = frame_of(p, "deepest");
+	uint32_t st = ember_profile_stack(p, ids, depth), th = ember_profile_thread(p, 1, 1, "main");
+	CHECK(st != UINT32_MAX && ember_profile_add(p, st, th, count) == 0);
+	add(p, "main", 2);
+	free(ids);
+}
+
+/* 100,000 frames in one stack: the comparison, the table and every
+ * differential writer go through it without recursion. */
+static void test_deep(void)
+{
+	enum { DEPTH = 100000 };
+	struct ember_profile b, n;
+	struct ember_diff d;
+	struct ember_diff_opts o = { 0 };
+
+	deep_run(&b, DEPTH, 2);
+	deep_run(&n, DEPTH, 6);
+	CHECK(ember_diff_build(&d, &b, &n, &o) == 0);
+	const struct ember_diff_row *r = row_of(&d, "deepest");
+	CHECK(r && r->self[0] == 2 && r->self[1] == 6 && NEAR(r->share_self[0], 0.5) && NEAR(r->share_self[1], 0.75));
+	r = row_of(&d, "lvl0");   /* a thousand times on the stack, counted once a sample */
+	CHECK(r && r->incl[0] == 2 && r->incl[1] == 6 && r->self[1] == 0);
+	struct ember_diff_export_opts eo = export_opts(&d, false);
+
+	FILE *f = tmpfile();
+	CHECK(ember_diff_write_table(f, &d, EMBER_DIFF_TABLE_CSV, 0) == 0);
+	char *text = read_all(f);
+	CHECK(text && strstr(text, "\n\"deepest\",changed,"));
+	free(text);
+
+	f = tmpfile();
+	CHECK(ember_write_svg_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	text = read_all(f);
+	/* the root, DEPTH frames of the tower, main */
+	CHECK(text && count_of(text, "<g class=\"k") == DEPTH + 2);
+	CHECK(text && strstr(text, "<title>deepest (self 50.00% \xe2\x86\x92 75.00%"));
+	free(text);
+
+	f = tmpfile();
+	CHECK(ember_write_folded_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	text = read_all(f);
+	const char *tail = text ? strstr(text, ";deepest ") : NULL;
+	CHECK(tail && strcmp(tail, ";deepest 4 6\nmain 4 2\n") == 0);   /* BASE x 2: 4 samples, NEW 8 */
+	CHECK(text && count_of(text, ";") == DEPTH - 1);
+	free(text);
+
+	f = tmpfile();
+	CHECK(ember_write_pprof_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	fseek(f, 0, SEEK_END);
+	CHECK(ftell(f) > 20);
+	fclose(f);
+	ember_diff_free(&d);
+	free_pair(&b, &n);
+}
+
+/* Two runs of 9e18 samples each, near the limit of one profile (2^63 - 1):
+ * together they pass it, yet the differential outputs keep every count of
+ * both (their union holds twice the limit). */
+static void test_huge_counts(void)
+{
+	struct ember_profile b, n;
+	struct ember_diff d;
+	struct ember_diff_opts o = { 0 };
+
+	init(&b, 100);
+	init(&n, 100);
+	add(&b, "main", 9000000000000000000ull);
+	add(&n, "main", 6000000000000000000ull);
+	add(&n, "main;work", 3000000000000000000ull);
+	CHECK(!b.saturated && !n.saturated);
+	CHECK(ember_diff_build(&d, &b, &n, &o) == 0);
+	const struct ember_diff_row *r = row_of(&d, "work");
+	CHECK(r && r->self[0] == 0 && r->self[1] == 3000000000000000000ull && NEAR(r->share_self[1], 1.0 / 3));
+	struct ember_diff_export_opts eo = export_opts(&d, false);
+
+	FILE *f = tmpfile();
+	CHECK(ember_write_folded_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	char *text = read_all(f);
+	CHECK_STR(text, "main 9000000000000000000 6000000000000000000\nmain;work 0 3000000000000000000\n");
+	free(text);
+
+	f = tmpfile();
+	CHECK(ember_write_svg_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	text = read_all(f);
+	CHECK(text && strstr(text, "<title>main (self 100.00% \xe2\x86\x92 66.67%, \xce\x94 -33.33 pp; incl 100.00% "
+				   "\xe2\x86\x92 100.00%, \xce\x94 +0.00 pp; 9,000,000,000,000,000,000 samples in NEW)"));
+	CHECK(text && strstr(text, "<title>work (self 0.00% \xe2\x86\x92 33.33%"));
+	free(text);
+	ember_diff_free(&d);
+	free_pair(&b, &n);
+}
+
 static int write_svg(const char *path, bool reverse)
 {
 	struct ember_profile b, n;
@@ -591,5 +712,7 @@ int main(int argc, char **argv)
 	test_kinds();
 	test_tables();
 	test_writers(python);
+	test_deep();
+	test_huge_counts();
 	return check_report();
 }

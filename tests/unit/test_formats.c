@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "exporters.h"
@@ -349,6 +350,106 @@ static void run_validators(const char *python, const char *vdir, const char *out
 		}
 }
 
+/* The bytes of a gzip stream, inflated; NULL on error.  Caller frees. */
+static unsigned char *gunzip(const char *gz, size_t gzlen, size_t *len)
+{
+	z_stream z = { .next_in = (unsigned char *)gz, .avail_in = (uInt)gzlen };
+	size_t cap = 1 << 16;
+	unsigned char *out = malloc(cap);
+	int rc = Z_OK;
+
+	*len = 0;
+	if (!out || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	while (rc == Z_OK) {
+		if (*len == cap) {
+			unsigned char *bigger = realloc(out, cap *= 2);
+			if (!bigger)
+				break;
+			out = bigger;
+		}
+		z.next_out = out + *len;
+		z.avail_out = (uInt)(cap - *len);
+		rc = inflate(&z, Z_NO_FLUSH);
+		*len = cap - z.avail_out;
+	}
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static size_t put_varint(unsigned char *b, uint64_t v)
+{
+	size_t n = 0;
+	for (; v >= 0x80; v >>= 7)
+		b[n++] = (unsigned char)(v | 0x80);
+	b[n++] = (unsigned char)v;
+	return n;
+}
+
+/* Counts near the limit (profile.h: a profile's rows add up to at most
+ * 2^63 - 1): 5e18 + 1e18 samples at 99 Hz are 6e25 ns, beyond 64 bits.
+ * Weights and times stop at their largest value instead of wrapping to
+ * small numbers; counts stay exact. */
+static void test_huge_counts(void)
+{
+	struct ember_profile p;
+	const uint64_t big = 5000000000000000000ull, less = 1000000000000000000ull;
+	size_t len;
+
+	CHECK(ember_profile_init(&p) == 0);
+	synth_meta(&p, "huge");
+	uint32_t a = synth_frame(&p, EMBER_FRAME_NATIVE, "a", "a.c", 1, 1, "app");
+	uint32_t b = synth_frame(&p, EMBER_FRAME_NATIVE, "b", "b.c", 1, 1, "app");
+	uint32_t th = ember_profile_thread(&p, 1, 1, "main");
+	uint32_t ab[] = { a, b };
+	CHECK(ember_profile_add(&p, ember_profile_stack(&p, ab, 1), th, big) == 0);
+	CHECK(ember_profile_add(&p, ember_profile_stack(&p, ab, 2), th, less) == 0);
+	CHECK(ember_profile_total(&p) == big + less && !p.saturated);
+
+	char *ss = render(ember_write_speedscope, &p, &len);
+	CHECK(ss && strstr(ss, "\"endValue\":18446744073709551615"));
+	CHECK(ss && strstr(ss, "\"weights\":[18446744073709551615,18446744073709551615]"));
+	free(ss);
+
+	/* the synthetic timeline: a from 0, b once a's own samples are over;
+	 * every timestamp after the one before, the last at the largest */
+	char *ct = render(ember_write_chrome_trace, &p, &len);
+	double prev = -1;
+	int events = 0;
+	bool ordered = true;
+	for (const char *t = ct; t && (t = strstr(t, "\"ts\":")); t += 5, events++) {
+		double ts = strtod(t + 5, NULL);
+		ordered = ordered && ts >= prev;
+		prev = ts;
+	}
+	CHECK(ct && events == 4 && ordered);
+	CHECK(ct && strstr(ct, "\"ts\":18446744073709551.615"));
+	free(ct);
+
+	/* pprof: [count, cpu] of each sample, int64s; cpu stops at 2^63 - 1 */
+	char *gz = render(ember_write_pprof, &p, &len);
+	size_t n = 0;
+	unsigned char *pb = gz ? gunzip(gz, len, &n) : NULL;
+	for (int i = 0; i < 2; i++) {
+		unsigned char want[32];
+		size_t k = 2;
+		k += put_varint(want + k, i ? less : big);
+		k += put_varint(want + k, EMBER_COUNT_MAX);
+		want[0] = 0x12;   /* field 2 (value), length-delimited: packed */
+		want[1] = (unsigned char)(k - 2);
+		CHECK(pb && memmem(pb, n, want, k) != NULL);
+	}
+	free(pb);
+	free(gz);
+	ember_profile_free(&p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *vdir = NULL, *outdir = NULL, *python = "python3";
@@ -370,6 +471,7 @@ int main(int argc, char **argv)
 	test_layout();
 	test_writers();
 	test_large();
+	test_huge_counts();
 	if (vdir && outdir) {
 		mkdir(outdir, 0755);
 		CHECK(write_all(outdir) == 0);

@@ -304,6 +304,28 @@ static void test_report_print_edges(void)
 	CHECK_STR(text, "ember: no samples\n");
 	free(text);
 
+	/* Samples whose every frame is synthetic: no key to show.  (The table
+	 * code once sorted the absent row array: UB the sanitizer build stops on.) */
+	uint32_t tr = frame(&p, EMBER_FRAME_SPECIAL, "[truncated]", "", 0, "");
+	uint32_t th = ember_profile_thread(&p, 1, 1, "x");
+	CHECK(ember_profile_add(&p, stack(&p, 2, tr, tr), th, 5) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 0), th, 2) == 0);
+	struct ember_report_row *rows = NULL;
+	size_t nrows = 1;
+	CHECK(ember_report_rows(&p, EMBER_REPORT_BY_FUNCTION, &rows, &nrows) == 0 && nrows == 0);
+	ember_report_rows_free(rows, nrows);
+	for (int key = EMBER_REPORT_BY_FUNCTION; key <= EMBER_REPORT_BY_MODULE; key++) {
+		for (size_t top = 0; top < 2; top++) {
+			out = open_memstream(&text, &len);
+			ember_report_print(out, &p, (enum ember_report_key)key, top);
+			fclose(out);
+			CHECK_STR(text, "ember: no symbolized frames in 7 samples\n");
+			free(text);
+		}
+	}
+	ember_profile_free(&p);
+	CHECK(ember_profile_init(&p) == 0);
+
 	/* A long name is shortened in the middle to 80 characters; control
 	 * characters cannot reach the terminal. */
 	char name[301];
@@ -374,6 +396,84 @@ static void test_scaling(void)
 	ember_profile_free(&p);
 }
 
+/* Sample counts never wrap: the profile's total stops at EMBER_COUNT_MAX
+ * (2^63 - 1), what would pass it is cut off and the profile says so, and
+ * the report's percentages are of that total. */
+static void test_saturation(void)
+{
+	struct ember_profile p;
+	const uint64_t max = EMBER_COUNT_MAX;
+
+	CHECK(max == 9223372036854775807ull);
+	/* up to the limit exactly: nothing is cut */
+	CHECK(ember_profile_init(&p) == 0);
+	CHECK(p.count_max == max && !p.saturated);
+	uint32_t a = frame(&p, EMBER_FRAME_NATIVE, "a", "", 0, "app");
+	uint32_t b = frame(&p, EMBER_FRAME_NATIVE, "b", "", 0, "app");
+	uint32_t c = frame(&p, EMBER_FRAME_NATIVE, "c", "", 0, "app");
+	uint32_t t = ember_profile_thread(&p, 1, 1, "main");
+	CHECK(ember_profile_add(&p, stack(&p, 1, a), t, max - 10) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 2, a, b), t, 10) == 0);
+	CHECK(ember_profile_total(&p) == max && !p.saturated);
+	/* one more sample: cut, on a new row and on an existing one */
+	CHECK(ember_profile_add(&p, stack(&p, 2, a, c), t, 1) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 1, a), t, max) == 0);
+	CHECK(ember_profile_total(&p) == max && p.saturated);
+	CHECK(p.nrows == 3 && p.rows[0].count == max - 10 && p.rows[1].count == 10 && p.rows[2].count == 0);
+	ember_profile_free(&p);
+
+	/* three counts of 2^63 - 1 (a folded file's worth): the first fills the
+	 * profile, and the report shows 100 % of a true total, not a wrapped one */
+	CHECK(ember_profile_init(&p) == 0);
+	a = frame(&p, EMBER_FRAME_NATIVE, "a", "", 0, "app");
+	b = frame(&p, EMBER_FRAME_NATIVE, "b", "", 0, "app");
+	c = frame(&p, EMBER_FRAME_NATIVE, "c", "", 0, "app");
+	t = ember_profile_thread(&p, 1, 1, "main");
+	CHECK(ember_profile_add(&p, stack(&p, 1, a), t, max) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 1, b), t, max) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 1, c), t, max) == 0);
+	CHECK(ember_profile_total(&p) == max && p.saturated);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	ember_report_print(out, &p, EMBER_REPORT_BY_FUNCTION, 0);
+	fclose(out);
+	const char *expect =
+		"ember: top 1 by self (of 9223372036854775807 samples):\n"
+		"   self%  total%              samples  function\n"
+		"  100.0%  100.0%  9223372036854775807  a\n"
+		"ember: top 1 by total (of 9223372036854775807 samples):\n"
+		"   self%  total%              samples  function\n"
+		"  100.0%  100.0%  9223372036854775807  a\n";
+	CHECK_STR(text, expect);
+	free(text);
+	ember_profile_free(&p);
+
+	/* counts of many stacks near the limit: every sum of rows is exact */
+	CHECK(ember_profile_init(&p) == 0);
+	a = frame(&p, EMBER_FRAME_NATIVE, "a", "", 0, "app");
+	b = frame(&p, EMBER_FRAME_NATIVE, "b", "", 0, "app");
+	t = ember_profile_thread(&p, 1, 1, "main");
+	uint32_t t2 = ember_profile_thread(&p, 1, 2, "worker");
+	CHECK(ember_profile_add(&p, stack(&p, 2, a, b), t, max / 2) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 2, a, b), t2, max / 2) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 1, a), t2, 1) == 0);
+	CHECK(ember_profile_total(&p) == max && !p.saturated);
+	struct ember_report_row *rows;
+	size_t n;
+	CHECK(ember_report_rows(&p, EMBER_REPORT_BY_FUNCTION, &rows, &n) == 0 && n == 2);
+	const struct ember_report_row *r = n == 2 ? find_row(rows, n, "a") : NULL;
+	CHECK(r && r->total == max && r->self == 1);
+	r = n == 2 ? find_row(rows, n, "b") : NULL;
+	CHECK(r && r->total == max - 1 && r->self == max - 1);
+	ember_report_rows_free(rows, n);
+	ember_profile_free(&p);
+
+	CHECK(ember_count_add(max, max) == 2 * max && ember_count_add(2 * max, 2) == UINT64_MAX);
+	CHECK(ember_count_mul(max, 2) == 2 * max && ember_count_mul(max, 3) == UINT64_MAX);
+	CHECK(ember_count_mul(0, UINT64_MAX) == 0);
+}
+
 int main(void)
 {
 	test_strtab();
@@ -382,6 +482,7 @@ int main(void)
 	test_stacks_threads_rows();
 	test_report();
 	test_report_print_edges();
+	test_saturation();
 	test_scaling();
 	return check_report();
 }

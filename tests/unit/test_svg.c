@@ -61,11 +61,16 @@ static const char *run_checker(const char *svg, const char *args)
 	return summary;
 }
 
+/* Occurrences of needle in s, in one pass (a strstr per match would read
+ * the rest of s each time under the sanitizers: quadratic on big SVGs). */
 static int count(const char *s, const char *needle)
 {
+	size_t len = strlen(needle);
 	int n = 0;
-	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
+
+	for (; *s; s++)
+		if (*s == *needle && strncmp(s, needle, len) == 0)
+			n++;
 	return n;
 }
 
@@ -380,6 +385,66 @@ static void test_many_labels(void)
 	ember_profile_free(&p);
 }
 
+/* One stack of 100,000 frames: the tree is built and drawn without
+ * recursion (a C stack of 8 MiB held about 50,000 levels), every level is
+ * a frame, and pre-order puts the whole tower before its sibling. */
+static void test_deep_stack(void)
+{
+	enum { DEPTH = 100000 };
+	struct ember_profile p;
+	uint32_t *ids = malloc(DEPTH * sizeof(*ids));
+	char name[32];
+
+	CHECK(ids && ember_profile_init(&p) == 0);
+	if (!ids)
+		return;
+	for (uint32_t i = 0; i < DEPTH - 1; i++) {
+		snprintf(name, sizeof(name), "level%u", i % 1000);
+		ids[i] = native(&p, name);
+	}
+	ids[DEPTH - 1] = native(&p, "deepest_leaf");
+	add(&p, ids, DEPTH, 3);
+	uint32_t m = native(&p, "main");
+	add(&p, &m, 1, 1);
+	for (int icicle = 0; icicle < 2; icicle++) {
+		struct ember_export_opts o = { .icicle = icicle };
+		char *svg = svg_of(&p, &o);
+		char height[64];
+		CHECK(svg && count(svg, "<g class=\"k") == 1 + DEPTH + 1);
+		/* (depth + 1) rows of 16 px and the 84 + 34 px of text around them */
+		snprintf(height, sizeof(height), " height=\"%u\" ", (DEPTH + 1) * 16 + 84 + 34);
+		CHECK(svg && strstr(svg, height));
+		const char *leaf = svg ? strstr(svg, "<title>deepest_leaf (3 samples, 75.00%)</title>") : NULL;
+		const char *sib = svg ? strstr(svg, "s=\"3\" n=\"1\"><title>main (1 samples, 25.00%)</title>") : NULL;
+		CHECK(leaf && sib && leaf < sib);
+		CHECK(svg && count(svg, "<title>level999 (3 samples, 75.00%)</title>") == DEPTH / 1000 - 1);
+		free(svg);
+	}
+	free(ids);
+	ember_profile_free(&p);
+}
+
+/* Three stacks of 2^63 - 1 samples: the profile stops at that total (the
+ * first stack fills it; profile.h), so the graph's percentages are of a
+ * true total, never of one wrapped past 2^64. */
+static void test_saturated_counts(void)
+{
+	struct ember_profile p;
+	CHECK(ember_profile_init(&p) == 0);
+	uint32_t a = native(&p, "a"), b = native(&p, "b"), c = native(&p, "c");
+	add(&p, &a, 1, EMBER_COUNT_MAX);
+	add(&p, &b, 1, EMBER_COUNT_MAX);
+	add(&p, &c, 1, EMBER_COUNT_MAX);
+	CHECK(p.saturated);
+	char *svg = svg_of(&p, NULL);
+	CHECK(svg && strstr(svg, "<title>all (9,223,372,036,854,775,807 samples, 100.00%)</title>"));
+	CHECK(svg && strstr(svg, "<title>a (9,223,372,036,854,775,807 samples, 100.00%)</title>"));
+	CHECK(svg && !strstr(svg, "<title>b (") && !strstr(svg, "<title>c ("));
+	CHECK_STR(run_checker(svg, "--total 9223372036854775807"), "frames=2 max_depth=1 total=9223372036854775807\n");
+	free(svg);
+	ember_profile_free(&p);
+}
+
 static void test_write_error(void)
 {
 	struct ember_profile p;
@@ -438,6 +503,8 @@ int main(int argc, char **argv)
 	test_merge_and_labels();
 	test_scanned_note();
 	test_many_labels();
+	test_deep_stack();
+	test_saturated_counts();
 	test_write_error();
 	return check_report();
 }
