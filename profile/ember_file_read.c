@@ -247,9 +247,9 @@ static int read_rows(struct reader *rd, struct rbuf *s)
 
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
 		uint64_t st = get_u(s), th = get_u(s), c = get_u(s);
-		/* The samples of a profile add up to at most UINT64_MAX, as the
-		 * folded reader requires too: more is a corrupt file. */
-		if (s->bad || st >= p->nstacks || th >= p->nthreads || c > UINT64_MAX - rd->total_rows ||
+		/* The samples of a profile add up to at most EMBER_COUNT_MAX, as
+		 * the folded reader requires too: more is a corrupt file. */
+		if (s->bad || st >= p->nstacks || th >= p->nthreads || c > EMBER_COUNT_MAX - rd->total_rows ||
 		    ember_profile_add(p, (uint32_t)st, (uint32_t)th, c) != 0)
 			s->bad = true;
 		/* one row per (stack, thread), as written */

@@ -137,7 +137,7 @@ static uint32_t text_frame(struct ember_profile *p, const char *s, size_t n)
 		f.file = file = strndup(fptr, file_len);
 	} else {
 		if ((n == 11 && memcmp(s, "[truncated]", 11) == 0) ||
-		    (n == 27 && memcmp(s, "[python frames uncertain]", 25) == 0))
+		    (n == 25 && memcmp(s, "[python frames uncertain]", 25) == 0))
 			f.kind = EMBER_FRAME_SPECIAL;
 		f.name = name = strndup(s, n);
 	}
@@ -353,8 +353,13 @@ static bool line_count(struct folded_reader *r, const char *line, size_t *sn, ui
 	w->fractional += frac;
 	w->two_column += ncounts == 2;
 	*count = counts[r->column ? 1 : 0];
-	/* The model counts in 64 bits: a total past that cannot be summed. */
-	if (*count > UINT64_MAX - r->total) {
+	/* The model's counts add up to at most EMBER_COUNT_MAX: one count or
+	 * a total past that cannot be held, and is refused rather than cut. */
+	if (*count > EMBER_COUNT_MAX) {
+		r->fail = F_COUNT_TOO_LARGE;
+		return false;
+	}
+	if (*count > EMBER_COUNT_MAX - r->total) {
 		r->fail = F_TOTAL_TOO_LARGE;
 		return false;
 	}
@@ -470,11 +475,11 @@ static int folded_failure(const struct folded_reader *r, const struct ember_inpu
 		return EMBER_LOAD_NOINPUT;
 	case F_COUNT_TOO_LARGE:
 		snprintf(err, errlen, "%s:%llu: sample count larger than %llu, the most ember counts", name, line,
-			 (unsigned long long)UINT64_MAX);
+			 (unsigned long long)EMBER_COUNT_MAX);
 		break;
 	case F_TOTAL_TOO_LARGE:
 		snprintf(err, errlen, "%s:%llu: the sample counts add up to more than %llu, the most a profile "
-			 "holds", name, line, (unsigned long long)UINT64_MAX);
+			 "holds", name, line, (unsigned long long)EMBER_COUNT_MAX);
 		break;
 	case F_LINE_TOO_LONG:
 		snprintf(err, errlen, "%s:%llu: not folded stacks: a line longer than %zu MiB%s", name, line,

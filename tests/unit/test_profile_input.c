@@ -238,24 +238,30 @@ static void test_folded_nul_and_counts(void)
 	ember_profile_free(&p);
 
 	/* the largest count, exactly */
-	static const char max[] = "a 18446744073709551615\n";
+	static const char max[] = "a 9223372036854775807\n";
 	write_file(tmp("max.folded"), max, sizeof max - 1);
-	CHECK(load_path(&p, tmp("max.folded"), &w, err) == EMBER_LOAD_OK && ember_profile_total(&p) == UINT64_MAX);
+	CHECK(load_path(&p, tmp("max.folded"), &w, err) == EMBER_LOAD_OK && ember_profile_total(&p) == EMBER_COUNT_MAX);
+	CHECK(!p.saturated);
 	ember_profile_free(&p);
-	static const char sum[] = "a 18446744073709551614\nb 1\n";
+	static const char sum[] = "a 9223372036854775806\nb 1\n";
 	write_file(tmp("sum.folded"), sum, sizeof sum - 1);
-	CHECK(load_path(&p, tmp("sum.folded"), &w, err) == EMBER_LOAD_OK && ember_profile_total(&p) == UINT64_MAX);
+	CHECK(load_path(&p, tmp("sum.folded"), &w, err) == EMBER_LOAD_OK && ember_profile_total(&p) == EMBER_COUNT_MAX);
 	ember_profile_free(&p);
-	/* one past it, in a count and in the sum */
-	static const char big[] = "a 1\nb 18446744073709551616\n";
+	/* one past it, in a count (also past 64 bits) and in the sum */
+	static const char big[] = "a 1\nb 9223372036854775808\n";
 	write_file(tmp("big.folded"), big, sizeof big - 1);
 	CHECK(load_path(&p, tmp("big.folded"), &w, err) == EMBER_LOAD_BADDATA);
-	CHECK(strstr(err, "big.folded:2: sample count larger than 18446744073709551615") != NULL);
+	CHECK(strstr(err, "big.folded:2: sample count larger than 9223372036854775807") != NULL);
+	ember_profile_free(&p);
+	static const char huge[] = "a 1\nb 18446744073709551616\n";
+	write_file(tmp("huge.folded"), huge, sizeof huge - 1);
+	CHECK(load_path(&p, tmp("huge.folded"), &w, err) == EMBER_LOAD_BADDATA);
+	CHECK(strstr(err, "huge.folded:2: sample count larger than 9223372036854775807") != NULL);
 	ember_profile_free(&p);
 	static const char over[] = "a 9223372036854775807\nb 9223372036854775807\nc 9223372036854775807\n";
 	write_file(tmp("over.folded"), over, sizeof over - 1);
 	CHECK(load_path(&p, tmp("over.folded"), &w, err) == EMBER_LOAD_BADDATA);
-	CHECK(strstr(err, "over.folded:3: the sample counts add up to more than 18446744073709551615") != NULL);
+	CHECK(strstr(err, "over.folded:2: the sample counts add up to more than 9223372036854775807") != NULL);
 	CHECK(strchr(err, '\n') == NULL);
 	ember_profile_free(&p);
 	/* a long digit run before the count is a frame name, not a count */
