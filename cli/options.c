@@ -98,7 +98,7 @@ static void record_usage(FILE *out)
 	      "  69            no such process, or it exited during attach\n"
 	      "  70            internal error\n"
 	      "  71            system error (perf_event_open, mmap, fork)\n"
-	      "  73            an output file could not be written\n"
+	      "  73            an output file could not be written (checked before COMMAND starts)\n"
 	      "  77            permission denied (perf_event_paranoid, ptrace, container seccomp)\n",
 	      out);
 }

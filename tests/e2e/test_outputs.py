@@ -5,8 +5,9 @@
 - `--checkpoint 1`, SIGKILL after ~3 s: the outputs hold the profile so far
   (`ember report` reads the .ember file, the folded file parses, both have
   samples), replacing the old files;
-- checkpoints every 1 s at -F 999: each paused sampling for under 20 ms (the
-  rings hold ~128 ms of samples at 999 Hz), and a run loses no sample
+- checkpoints every 1 s at -F 999: each paused sampling for under 40 ms (the
+  rings hold ~128 samples a CPU, drained at half full: 64 ms at 999 Hz; the
+  fork takes ~1 ms, ~10 in the ASan build), and a run loses no sample
   (checked in an unstalled run, as the other e2e tests do);
 - `convert` of bad input onto an existing file: exit 65, the old file is
   unchanged; a write that fails halfway (a full filesystem) leaves the old
@@ -112,7 +113,7 @@ m = re.search(r"(\d+) checkpoints? written, every 1 s .*sampling paused ([0-9.]+
 chk.check(res.rc == 0 and m and int(m.group(1)) >= 1,
           "a 3.5 s run with --checkpoint 1 writes checkpoints and says so", res.describe())
 if m:
-    chk.check(float(m.group(2)) < 20, "starting a checkpoint paused sampling < 20 ms (%s ms)" % m.group(2))
+    chk.check(float(m.group(2)) < 40, "starting a checkpoint paused sampling < 40 ms (%s ms)" % m.group(2))
 summary = E.parse_summary(res.stderr)
 if why:
     print("NOT CHECKED: no sample lost with checkpoints every second: every run was stalled (%s)" % why)
