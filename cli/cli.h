@@ -35,9 +35,13 @@ enum output_format {
 };
 
 struct output_spec {
-	const char *path;
+	const char *path;             /* as the user named it */
 	enum output_format format;
-	FILE *file;                   /* opened before the run, so a bad path fails first */
+	bool ready;                   /* checked writable (before the run, so a bad path fails first) */
+	bool in_place;                /* a device, FIFO or one of ember's descriptors: written directly */
+	FILE *file;                   /* in place: open from the check on; else the temporary file */
+	char *target;                 /* else: what the finished file replaces (path, symlinks resolved) */
+	char *tmp;                    /* ... and the temporary file beside it, while being written */
 };
 
 #define MAX_OUTPUTS 16
@@ -80,18 +84,63 @@ int options_format_of_path(const char *path, const struct options_suffix *table,
 int options_format_of_name(const char *name, const char *const *names, int n);
 const char *format_name(enum output_format f);
 
-/* outputs.c: open every output (to fail before a long run, not after), then
- * write the profile to each.  Both return 0 or an exit code. */
+/* outputs.c: check every output (to fail before a long run, not after),
+ * then write the profile to each. A regular file is replaced whole, by
+ * renaming a complete temporary file NAME.ember-tmp.XXXXXX over it; a
+ * device, FIFO or ember's own stdout is opened at the check and written in
+ * place. */
+/* 0, or EMBER_EXIT_CANTCREAT after one error line (nothing left open). */
 int outputs_open(struct output_set *set);
+/* Before writing a checked output: o->file ready to write (the temporary
+ * file created). 0, or EMBER_EXIT_CANTCREAT after one error line. */
+int output_begin(struct output_spec *o);
+/* Write p to every open output and close it. 0 or EMBER_EXIT_CANTCREAT. */
 int outputs_write(struct output_set *set, const struct ember_profile *p, bool quiet);
+/* Close what is still open, removing unfinished temporary files. */
 void outputs_close(struct output_set *set);
+/* Close the streams only: another process (a checkpoint) finishes the files;
+ * outputs_close then removes what it left. */
+void outputs_release(struct output_set *set);
+/* Name the finished file PATH (checked under a provisional name in the
+ * same directory; kept when out of memory); PATH must outlive the output. */
+void output_set_path(struct output_spec *o, const char *path);
+/* Finish output o after its writer returned w (errno e; err: its message,
+ * or NULL): flush, sync and rename into place; on failure remove the
+ * temporary file and print one line. 0 or EMBER_EXIT_CANTCREAT. */
+int output_finish(struct output_spec *o, int w, int e, const char *err);
+/* A checkpoint's outputs: new temporary files for every output of set that
+ * is not written in place. The number opened, or -1 (errno set). */
+int outputs_checkpoint_open(const struct output_set *set, struct output_set *ck);
 
 /* Everything `ember record` accepts, with its defaults (options_record_defaults). */
 struct record_opts {
 	struct ember_record_opts rec; /* the run */
 	struct output_set out;
+	double checkpoint_s;          /* --checkpoint: the profile so far every so often, 0 = never */
 	bool quiet;
 };
+#define CHECKPOINT_DEFAULT_S 60
+
+/* checkpoint.c: the profile so far, written to the outputs during a record
+ * run by a forked copy of ember (the sampling loop pauses only to fork). */
+struct checkpoint {
+	double period_s;              /* 0: none */
+	double next_s;                /* the capture's elapsed time when the next is due */
+	pid_t child;                  /* the copy writing one, 0 when none is */
+	struct output_set files;      /* its temporary files */
+	unsigned written, failed, skipped;   /* skipped: due while the previous one was being written */
+	double cpu_ms_last, cpu_ms_max;   /* the copy's CPU for a checkpoint */
+	double pause_ms_max;          /* the longest pause of the sampling loop to start one */
+};
+void checkpoint_init(struct checkpoint *c, double period_s);
+/* From the capture's progress callback: reap a finished checkpoint, start
+ * the next when it is due. */
+void checkpoint_tick(struct checkpoint *c, struct ember_record *r, const struct output_set *out, double elapsed_s);
+/* The capture ended: stop a checkpoint still being written (the final
+ * write supersedes it) and remove its temporary files. */
+void checkpoint_end(struct checkpoint *c);
+/* One summary line on what checkpoints cost, when any was due. */
+void checkpoint_report(const struct checkpoint *c, FILE *out);
 
 void options_record_defaults(struct record_opts *o);
 /* Parse `record` arguments (argv[0] is "record").  Returns 0, or an exit

@@ -297,14 +297,12 @@ static int write_outputs(struct diff_cli *cli, const struct ember_diff *d)
 	for (int i = 0; i < cli->out.noutputs; i++) {
 		struct output_spec *o = &cli->out.outputs[i];
 		errno = 0;
-		int w = write_one(o->file, cli->fmt[i], d, &eo), e = errno;
-		if (fclose(o->file) != 0 && w == 0) {
-			w = -1;
-			e = errno;
+		if (output_begin(o) != 0) {
+			rc = EMBER_EXIT_CANTCREAT;
+			continue;
 		}
-		o->file = NULL;
-		if (w != 0) {
-			fprintf(stderr, "ember: writing '%s' failed: %s\n", o->path, strerror(e ? e : EIO));
+		int w = write_one(o->file, cli->fmt[i], d, &eo), e = errno;
+		if (output_finish(o, w, e, NULL) != 0) {
 			rc = EMBER_EXIT_CANTCREAT;
 		} else if (!cli->quiet && (cli->fmt[i] == D_FOLDED || cli->fmt[i] == D_PPROF)) {
 			/* counts cannot say how they were scaled: say it here */

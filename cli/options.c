@@ -11,6 +11,7 @@ void options_record_defaults(struct record_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	ember_record_opts_default(&o->rec);
+	o->checkpoint_s = CHECKPOINT_DEFAULT_S;
 }
 
 static void record_usage(FILE *out)
@@ -36,6 +37,9 @@ static void record_usage(FILE *out)
 	      "                         default: PROG-PID.svg and PROG-PID.ember\n"
 	      "      --format FMT       force the format of every -o: folded svg pstats speedscope\n"
 	      "                         pprof chrome ember\n"
+	      "      --checkpoint SECS  every SECS seconds, write the profile so far to the outputs\n"
+	      "                         (default 60; 0 = only at the end), so that a run that is\n"
+	      "                         killed (SIGKILL, out of memory, a CI timeout) leaves it\n"
 	      "      --stack-size BYTES user stack copied per sample: multiple of 8,\n"
 	      "                         64..65528 (default 65528, the most the kernel copies)\n"
 	      "      --kernel           add kernel frames (root, CAP_PERFMON or perf_event_paranoid<=1)\n"
@@ -80,6 +84,12 @@ static void record_usage(FILE *out)
 	      "Ctrl-C stops sampling and still writes every output (launch mode forwards the\n"
 	      "signal to COMMAND). A summary with the top functions goes to stderr.\n"
 	      "\n"
+	      "Every output is checked writable before COMMAND starts. A file output is written\n"
+	      "to FILE.ember-tmp.XXXXXX beside it and renamed over FILE when complete: a run\n"
+	      "killed with SIGKILL leaves FILE as it was (or its last checkpoint), at worst with\n"
+	      "such a temporary file left over to delete. Devices and FIFOs (-o /dev/stdout)\n"
+	      "are written in place, at the end only.\n"
+	      "\n"
 	      "Exit status:\n"
 	      "  launch mode   COMMAND's own status; 128+N if it was killed by signal N;\n"
 	      "                126 COMMAND not executable; 127 COMMAND not found\n"
@@ -88,7 +98,7 @@ static void record_usage(FILE *out)
 	      "  69            no such process, or it exited during attach\n"
 	      "  70            internal error\n"
 	      "  71            system error (perf_event_open, mmap, fork)\n"
-	      "  73            an output file could not be written\n"
+	      "  73            an output file could not be written (checked before COMMAND starts)\n"
 	      "  77            permission denied (perf_event_paranoid, ptrace, container seccomp)\n",
 	      out);
 }
@@ -227,7 +237,7 @@ static long max_sample_rate(void)
 }
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
-       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV };
+       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV, OPT_CHECKPOINT };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -246,6 +256,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "no-copier", no_argument, NULL, OPT_NO_COPIER },
 		{ "no-bpf", no_argument, NULL, OPT_NO_COPIER },   /* accepted too: scripts may use it */
 		{ "no-jit-env", no_argument, NULL, OPT_NO_JIT_ENV },
+		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -291,6 +302,11 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			if (!parse_long(optarg, 64, 65528, &v) || v % 8)
 				return bad("--stack-size must be a multiple of 8 from 64 to 65528, not '%s'", optarg);
 			o->rec.sampler.stack_size = (uint32_t)v;
+			break;
+		case OPT_CHECKPOINT:
+			if (!parse_long(optarg, 0, 10000000, &v))
+				return bad("--checkpoint must be a whole number of seconds (0 = off), not '%s'", optarg);
+			o->checkpoint_s = (double)v;
 			break;
 		case OPT_KERNEL:
 			o->rec.sampler.kernel = true;

@@ -35,26 +35,50 @@ static int sampler_exit_code(int err)
 	}
 }
 
-static void show_progress(void *arg, double elapsed_s, uint64_t samples)
+/* Once a second during the capture: the live status line, and checkpoints. */
+struct tick {
+	bool tty;
+	struct ember_record *r;
+	const struct output_set *out;
+	struct checkpoint ck;
+};
+
+static void on_tick(void *arg, double elapsed_s, uint64_t samples)
 {
-	(void)arg;
-	fprintf(stderr, "\rember: %.0f s, %llu samples ", elapsed_s, (unsigned long long)samples);
+	struct tick *t = arg;
+	if (t->tty)
+		fprintf(stderr, "\rember: %.0f s, %llu samples ", elapsed_s, (unsigned long long)samples);
+	checkpoint_tick(&t->ck, t->r, t->out, elapsed_s);
 }
 
-/* Without -o: a flame graph to look at, and everything else kept
- * losslessly for `ember convert` / `report` / `diff`. */
-static int default_outputs(struct record_opts *o, pid_t target, char names[2][256])
+/* The default outputs' names: PROG-PID.svg and PROG-PID.ember, with "PID"
+ * itself while a launched command's pid is not known yet (the name an
+ * error before the start shows). */
+static void default_names(const struct record_opts *o, pid_t target, char names[2][256])
 {
 	const char *prog = o->rec.argv ? o->rec.argv[0] : "pid";
 	const char *base = strrchr(prog, '/');
 	static const char *const ext[2] = { "svg", "ember" };
 	for (int i = 0; i < 2; i++) {
-		snprintf(names[i], sizeof names[i], "%s-%d.%s", base ? base + 1 : prog, target, ext[i]);
+		if (target > 0)
+			snprintf(names[i], sizeof names[i], "%s-%d.%s", base ? base + 1 : prog, target, ext[i]);
+		else
+			snprintf(names[i], sizeof names[i], "%s-PID.%s", base ? base + 1 : prog, ext[i]);
+	}
+}
+
+/* Without -o: a flame graph to look at, and everything else kept
+ * losslessly for `ember convert` / `report` / `diff`. Opened before the
+ * target starts, like any -o (an unwritable directory fails before the
+ * command runs), under provisional names when the pid is not known yet. */
+static void default_outputs(struct record_opts *o, char names[2][256])
+{
+	default_names(o, o->rec.pid, names);
+	for (int i = 0; i < 2; i++) {
 		o->out.outputs[i].path = names[i];
 		o->out.outputs[i].format = i ? FORMAT_EMBER : FORMAT_SVG;
 	}
 	o->out.noutputs = 2;
-	return outputs_open(&o->out);
 }
 
 static void install_signals(void)
@@ -66,18 +90,43 @@ static void install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* Capture until the end, with the live status and checkpoints, then
+ * resolve the profile. 0 or an exit code. */
+static int capture(struct record_opts *o, struct ember_record *r, struct ember_profile *profile)
+{
+	struct tick t = { .tty = !o->quiet && isatty(STDERR_FILENO), .r = r, .out = &o->out };
+	int rc = 0;
+	checkpoint_init(&t.ck, o->checkpoint_s);
+	bool ticks = t.tty || o->checkpoint_s > 0;
+	ember_record_capture(r, &stop_signal, ticks ? on_tick : NULL, &t);
+	checkpoint_end(&t.ck);
+	if (t.tty)
+		fputs("\r\033[K", stderr);
+	forward_to = 0;
+	if (ember_record_profile(r, profile) != 0) {
+		fprintf(stderr, "ember: out of memory while building the profile\n");
+		rc = EMBER_EXIT_INTERNAL;
+	}
+	int wrc = outputs_write(&o->out, profile, o->quiet);
+	if (!o->quiet)
+		checkpoint_report(&t.ck, stderr);
+	return rc ? rc : wrc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
 	struct ember_record *r = NULL;
 	struct ember_profile profile;
-	bool help, profile_ready = false;
-	char default_names[2][256];
+	bool help, profile_ready = false, defaults;
+	char default_names_buf[2][256], final_names[2][256];
 	options_record_defaults(&o);
 	int rc = options_parse_record(argc, argv, &o, &help);
 	if (rc != 0 || help)
 		return rc;
 	ember_record_knobs_from_env(&o.rec.knobs);
+	if ((defaults = !o.out.noutputs))
+		default_outputs(&o, default_names_buf);
 	if ((rc = outputs_open(&o.out)) != 0)
 		goto out;
 	install_signals();
@@ -97,25 +146,16 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!o.rec.pid)
 		forward_to = ember_record_target(r);
+	if (defaults && !o.rec.pid) {
+		default_names(&o, ember_record_target(r), final_names);
+		for (int i = 0; i < 2; i++)
+			output_set_path(&o.out.outputs[i], final_names[i]);
+	}
 	if (ember_record_kernel_excluded(r) && !o.quiet)
 		fprintf(stderr, "ember: kernel.perf_event_paranoid forbids kernel sampling for this user: "
 			"user space only, kernel frames and time in system calls are excluded "
 			"(run as root or with CAP_PERFMON to include them)\n");
-	if (!o.out.noutputs && (rc = default_outputs(&o, ember_record_target(r), default_names)) != 0)
-		goto out;
-
-	bool tty = !o.quiet && isatty(STDERR_FILENO);
-	ember_record_capture(r, &stop_signal, tty ? show_progress : NULL, NULL);
-	if (tty)
-		fputs("\r\033[K", stderr);
-	forward_to = 0;
-	if (ember_record_profile(r, &profile) != 0) {
-		fprintf(stderr, "ember: out of memory while building the profile\n");
-		rc = EMBER_EXIT_INTERNAL;
-	}
-	int wrc = outputs_write(&o.out, &profile, o.quiet);
-	if (rc == 0)
-		rc = wrc;
+	rc = capture(&o, r, &profile);
 	struct ember_record_stats st;
 	int status = ember_record_finish(r, &st);
 	if (rc == 0)

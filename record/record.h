@@ -110,7 +110,11 @@ void ember_record_capture(struct ember_record *r, volatile sig_atomic_t *stop, e
 			  void *arg);
 
 /* Resolve the capture into p (initialized, empty): symbolize, merge Python
- * frames into native stacks, fill p->meta. 0, or -1 on OOM. */
+ * frames into native stacks, fill p->meta. 0, or -1 on OOM. It reads the
+ * capture without consuming it, so it may also be called during
+ * ember_record_capture, from its progress callback, for the profile so far
+ * (a checkpoint; ember forks and calls it in the copy, which leaves the
+ * sampling undisturbed). */
 int ember_record_profile(struct ember_record *r, struct ember_profile *p);
 
 /* End the run: wait for a launched command, delete the perf maps ember made

@@ -192,7 +192,9 @@ int ember_record_profile(struct ember_record *r, struct ember_profile *p)
 	m->pid = (uint32_t)ember_record_target(r);
 	m->freq_hz = r->opts.sampler.freq_hz;
 	m->start_unix_ns = r->start_unix_ns;
-	m->duration_ns = (uint64_t)(r->wall_s * 1e9);
+	/* During the capture (a checkpoint), the run so far. */
+	double wall = r->wall_s > 0 ? r->wall_s : (double)ember_now_ns() / 1e9 - r->t0_s;
+	m->duration_ns = (uint64_t)(wall * 1e9);
 	m->samples = st.samples;
 	m->lost = st.lost;
 	m->truncated = st.truncated;
