@@ -17,6 +17,7 @@
 #include "input.h"
 #include "profile.h"
 #include "profile_internal.h"
+#include "varint.h"
 
 struct rbuf {
 	const uint8_t *data;
@@ -28,20 +29,15 @@ struct rbuf {
 static uint64_t get_u(struct rbuf *r)
 {
 	uint64_t v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (r->pos >= r->len) {
-			r->bad = true;
-			return 0;
-		}
-		uint8_t c = r->data[r->pos++];
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return 0;
-}
+	size_t n = r->bad ? 0 : ember_varint_get(r->data + r->pos, r->len - r->pos, &v);
 
+	if (!n) {
+		r->bad = true;
+		return 0;
+	}
+	r->pos += n;
+	return v;
+}
 static const char *get_str(struct rbuf *r, size_t *len)
 {
 	*len = 0;
@@ -267,7 +263,7 @@ static int read_timeline(struct reader *rd, struct rbuf *s)
 
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
 		uint64_t z = get_u(s), st = get_u(s), th = get_u(s);
-		t += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+		t += (uint64_t)ember_unzigzag(z);
 		if (s->bad || st >= p->nstacks || th >= p->nthreads ||
 		    ember_profile_add_timed(p, t, (uint32_t)st, (uint32_t)th) != 0)
 			s->bad = true;

@@ -9,6 +9,7 @@
 #include "ember_file.h"
 #include "profile.h"
 #include "profile_internal.h"
+#include "varint.h"
 
 struct wbuf {
 	uint8_t *data;
@@ -30,18 +31,9 @@ static void put(struct wbuf *b, const void *src, size_t n)
 
 static void put_u(struct wbuf *b, uint64_t v)
 {
-	uint8_t tmp[10];
-	size_t n = 0;
-	do {
-		tmp[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	put(b, tmp, n);
+	uint8_t tmp[EMBER_VARINT_MAX];
+	put(b, tmp, ember_varint_put(tmp, v));
 }
-
 static void put_raw_str(struct wbuf *b, const char *s)
 {
 	size_t n = strlen(s);
@@ -200,7 +192,7 @@ static void write_timeline(struct wbuf *sec, const struct ember_profile *p)
 		/* Sorted by time: deltas stay small.  Out of order is written as
 		 * is (zigzag), so nothing is lost either way. */
 		int64_t d = (int64_t)(t->time_ns - prev);
-		put_u(sec, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		put_u(sec, ember_zigzag(d));
 		prev = t->time_ns;
 		put_u(sec, t->stack);
 		put_u(sec, t->thread);

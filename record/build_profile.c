@@ -258,13 +258,14 @@ static long build_stack(struct resolver *rv, const struct build_in *in, const st
 static int add_timeline(const struct raw_stacks *raw, struct ember_profile *p, const uint32_t *entry_stack,
 			const uint32_t *entry_thread, size_t nentries)
 {
-	size_t ntimed;
 	bool complete;
-	const struct raw_timed *timed = raw_stacks_timeline(raw, &ntimed, &complete);
-	for (size_t i = 0; i < ntimed && complete; i++)
-		if (timed[i].entry < nentries &&
-		    ember_profile_add_timed(p, timed[i].time_ns, entry_stack[timed[i].entry],
-					    entry_thread[timed[i].entry]) != 0)
+	size_t cursor = 0;
+	uint64_t time_ns = 0;
+	uint32_t entry;
+
+	raw_stacks_timeline_count(raw, &complete);
+	while (complete && raw_stacks_timeline_next(raw, &cursor, &time_ns, &entry))
+		if (entry < nentries && ember_profile_add_timed(p, time_ns, entry_stack[entry], entry_thread[entry]) != 0)
 			return -1;
 	/* Rings of different CPUs interleave: put samples back in time order. */
 	ember_profile_sort_timeline(p);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "varint.h"
 #include "hash.h"
 #include "idtab.h"
 #include "raw_stacks.h"
@@ -29,10 +30,14 @@ struct raw_stacks {
 	struct ember_py_frame *py;
 	size_t npy, py_cap;
 	uint64_t samples;
-	/* Every sample in arrival order, for timeline views: 16 bytes each,
-	 * capped so a day-long run cannot eat the machine. */
-	struct raw_timed *timeline;
-	size_t ntimeline, timeline_cap;
+	/* Every sample in arrival order, for timeline views: the change of
+	 * its time from the previous sample's (zigzag: rings of different CPUs
+	 * interleave, so it can go back) and its entry, as two varints — 4 to
+	 * 6 bytes a sample at usual rates, where a struct takes 16; capped so
+	 * a day-long run cannot eat the machine. */
+	uint8_t *timeline;
+	size_t timeline_len, timeline_cap, ntimeline;
+	uint64_t timeline_last_ns;
 	bool timeline_full;
 };
 
@@ -116,20 +121,52 @@ void raw_stacks_free(struct raw_stacks *rs)
 
 static void add_timed(struct raw_stacks *rs, uint64_t time_ns, size_t entry)
 {
-	if (rs->ntimeline >= TIMELINE_MAX || EMBER_GROW(rs->timeline, rs->timeline_cap, rs->ntimeline + 1) != 0) {
+	if (rs->timeline_full)
+		return;
+	if (rs->ntimeline >= TIMELINE_MAX ||
+	    EMBER_GROW(rs->timeline, rs->timeline_cap, rs->timeline_len + 2 * EMBER_VARINT_MAX) != 0) {
+		/* none rather than a partial one: free what it held */
 		rs->timeline_full = true;
+		free(rs->timeline);
+		rs->timeline = NULL;
+		rs->timeline_len = rs->timeline_cap = 0;
 		return;
 	}
-	rs->timeline[rs->ntimeline++] = (struct raw_timed){ time_ns, (uint32_t)entry };
+	uint8_t *out = rs->timeline + rs->timeline_len;
+	size_t n = ember_varint_put(out, ember_zigzag((int64_t)(time_ns - rs->timeline_last_ns)));
+	n += ember_varint_put(out + n, entry);
+	rs->timeline_len += n;
+	rs->timeline_last_ns = time_ns;
+	rs->ntimeline++;
 }
 
-const struct raw_timed *raw_stacks_timeline(const struct raw_stacks *rs, size_t *n, bool *complete)
+size_t raw_stacks_timeline_count(const struct raw_stacks *rs, bool *complete)
 {
-	*n = rs->ntimeline;
 	*complete = !rs->timeline_full;
-	return rs->timeline;
+	return rs->timeline_full ? 0 : rs->ntimeline;
 }
 
+/* *cursor is a byte offset into the encoded timeline; each time is the
+ * previous one (in *time_ns) plus the stored change. */
+bool raw_stacks_timeline_next(const struct raw_stacks *rs, size_t *cursor, uint64_t *time_ns, uint32_t *entry)
+{
+	uint64_t z, e;
+	size_t at = *cursor, n;
+
+	if (rs->timeline_full || at >= rs->timeline_len)
+		return false;
+	n = ember_varint_get(rs->timeline + at, rs->timeline_len - at, &z);
+	if (!n)
+		return false;
+	at += n;
+	n = ember_varint_get(rs->timeline + at, rs->timeline_len - at, &e);
+	if (!n)
+		return false;
+	*cursor = at + n;
+	*time_ns += (uint64_t)ember_unzigzag(z);
+	*entry = (uint32_t)e;
+	return true;
+}
 
 int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 		   uint32_t npy, uint32_t pyflags)

@@ -30,13 +30,14 @@ struct raw_stack_view {
 	const struct ember_py_frame *py;         /* innermost first */
 	uint64_t count;
 };
-/* Samples in arrival order: (time, index of the stack in iteration order).
- * *complete is false when the run outgrew the timeline's cap. */
-struct raw_timed {
-	uint64_t time_ns;
-	uint32_t entry;
-};
-const struct raw_timed *raw_stacks_timeline(const struct raw_stacks *rs, size_t *n, bool *complete);
+/* Samples in arrival order: (time, index of the stack in iteration
+ * order).  raw_stacks_timeline_count: how many; *complete is false when
+ * the run outgrew the timeline's cap (then there is none to read).
+ * raw_stacks_timeline_next: the next one after *cursor, in order (start
+ * with *cursor and *time_ns at 0; *time_ns carries the previous sample's
+ * time to the next call); false after the last. */
+size_t raw_stacks_timeline_count(const struct raw_stacks *rs, bool *complete);
+bool raw_stacks_timeline_next(const struct raw_stacks *rs, size_t *cursor, uint64_t *time_ns, uint32_t *entry);
 /* Iterate: false after the last stack. *cursor starts at 0. */
 bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_stack_view *v);
 

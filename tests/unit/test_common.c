@@ -15,6 +15,7 @@
 #include "elf_view.h"
 #include "grow.h"
 #include "hash.h"
+#include "varint.h"
 #include "idtab.h"
 #include "proc.h"
 #include "strtab.h"
@@ -111,6 +112,23 @@ static void test_grow_and_strtab(void)
 		}
 		/* 1024 random keys in 4096 slots collide ~118 times on average */
 		CHECK(collisions < 170);
+	}
+	/* varints: round trips at the edges, and reads that must fail */
+	{
+		static const uint64_t vals[] = { 0, 1, 127, 128, 16383, 16384, UINT32_MAX, UINT64_MAX - 1, UINT64_MAX };
+		uint8_t buf[EMBER_VARINT_MAX], ten[11];
+		uint64_t v;
+		for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+			size_t n = ember_varint_put(buf, vals[i]);
+			CHECK(n >= 1 && n <= EMBER_VARINT_MAX && ember_varint_get(buf, n, &v) == n && v == vals[i]);
+			CHECK(ember_varint_get(buf, n - 1, &v) == 0);   /* cut short */
+		}
+		memset(ten, 0x80, sizeof ten);                          /* runs past 64 bits */
+		CHECK(ember_varint_get(ten, sizeof ten, &v) == 0);
+		static const int64_t ds[] = { 0, -1, 1, INT64_MIN, INT64_MAX };
+		for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
+			CHECK(ember_unzigzag(ember_zigzag(ds[i])) == ds[i]);
+		CHECK(ember_zigzag(-1) == 1 && ember_zigzag(1) == 2);
 	}
 	uint64_t t0 = ember_now_ns();
 	CHECK(ember_now_ns() >= t0 && ember_cpu_ns() > 0);

@@ -61,14 +61,32 @@ int main(void)
 	}
 	CHECK(n == 9);
 
-	size_t nt;
 	bool complete;
-	const struct raw_timed *tl = raw_stacks_timeline(rs, &nt, &complete);
 	static const uint32_t entries[] = { 0, 0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 5 };
-	CHECK(nt == 12 && complete);
-	for (size_t i = 0; i < nt && i < 12; i++)
-		CHECK(tl[i].entry == entries[i]);
-	CHECK(tl[1].time_ns == 50);   /* arrival order, not time order */
+	/* arrival order, not time order: the second sample is earlier */
+	static const uint64_t times[] = { 100, 50, 200, 300, 400, 500, 600, 600, 600, 600, 600, 600 };
+	CHECK(raw_stacks_timeline_count(rs, &complete) == 12 && complete);
+	size_t tc = 0, i = 0;
+	uint64_t t = 0;
+	uint32_t e;
+	for (; raw_stacks_timeline_next(rs, &tc, &t, &e); i++)
+		CHECK(i < 12 && e == entries[i] && t == times[i]);
+	CHECK(i == 12);
+	raw_stacks_free(rs);
+
+	/* times far apart and large entry numbers come back exactly */
+	rs = raw_stacks_new();
+	static const uint64_t far[] = { UINT64_MAX - 5, 3, (uint64_t)1 << 62, ((uint64_t)1 << 62) + 1, 0 };
+	for (uint32_t k = 0; k < 5; k++) {
+		struct ember_frame_addr f[1] = { { .module = 1, .addr = 0x1000 + 16 * k } };
+		s = sample(8, far[k], f, 1);
+		CHECK(raw_stacks_add(rs, &s, NULL, 0, 0) == 0);
+	}
+	CHECK(raw_stacks_timeline_count(rs, &complete) == 5 && complete);
+	tc = 0, i = 0, t = 0;
+	for (; raw_stacks_timeline_next(rs, &tc, &t, &e); i++)
+		CHECK(i < 5 && t == far[i] && e == i);
+	CHECK(i == 5);
 	raw_stacks_free(rs);
 	return check_report();
 }
