@@ -252,7 +252,7 @@ static bool open_reader(struct ember_py_session *s, struct py_proc *p, const str
 	uint64_t t = ember_now_ns();
 	if (p->open_tries && smp->code_gen != p->tried_gen)
 		p->open_tries = 0;
-	else if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED)
+	else if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_GONE)
 		return false;
 	p->tried_gen = smp->code_gen;
 	if (!p->cmdline[0])
@@ -368,9 +368,14 @@ const char *ember_py_session_cmdline(const struct ember_py_session *s, uint32_t 
 
 void ember_py_session_report(const struct ember_py_session *s, FILE *out)
 {
+	uint64_t gone = 0, gone_samples = 0;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct py_proc *p = s->procs[i];
-		if (p->py) {
+		if (!p->py && p->status == EMBER_PY_GONE) {
+			/* Short-lived children: one line for all of them, below. */
+			gone++;
+			gone_samples += p->samples;
+		} else if (p->py) {
 			fprintf(out, "ember: pid %u: Python %s (%s)\n", p->pid, ember_python_version(p->py),
 				ember_python_describe(p->py));
 			/* Frames of samples before the runtime was found are lost:
@@ -384,6 +389,10 @@ void ember_py_session_report(const struct ember_py_session *s, FILE *out)
 			fprintf(out, "ember: pid %u: native profile only: %s\n", p->pid, p->msg);
 		}
 	}
+	if (gone)
+		fprintf(out, "ember: %" PRIu64 " process%s (%" PRIu64 " sample%s) ended before ember could look for a "
+			"Python runtime in %s: native frames only\n", gone, gone == 1 ? "" : "es", gone_samples,
+			gone_samples == 1 ? "" : "s", gone == 1 ? "it" : "them");
 }
 
 bool ember_py_session_any(const struct ember_py_session *s)

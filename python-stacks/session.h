@@ -83,7 +83,8 @@ const char *ember_py_session_thread_name(const struct ember_py_session *s, uint3
 /* Reads checked against the sample, and those corrected, over all processes. */
 void ember_py_session_totals(const struct ember_py_session *s, uint64_t *checked, uint64_t *corrected);
 bool ember_py_session_any(const struct ember_py_session *s);   /* some process was Python */
-/* One line per process: the Python found, or why it is profiled natively. */
+/* One line per process: the Python found, or why it is profiled natively;
+ * one line for all the processes that ended before they could be looked at. */
 void ember_py_session_report(const struct ember_py_session *s, FILE *out);
 
 /* Whether a target is, or starts as, a Python interpreter: pid > 0 by its

@@ -132,6 +132,13 @@ struct ember_sampler_stats {
 	uint64_t scans, scan_ns; /* stack scans run (one per frame without CFI) and their elapsed time */
 	uint64_t unwind_ns;      /* elapsed time spent unwinding (CLOCK_MONOTONIC: a preempted
 	                          * profiler counts the wait too; cheap enough per sample) */
+	/* A task's sampling clock starts at its creation, and runs apart on
+	 * each CPU: a task that ends leaves the CPU time since its last sample
+	 * on each CPU unsampled (under one period each; all of it for a task
+	 * shorter than a period).  What tasks created during the run left so,
+	 * as the kernel reports it when they end: */
+	uint64_t unsampled_ns;   /* CPU time after the last sample, summed */
+	uint64_t ended_tasks;    /* tasks (threads, processes) that ended while sampled */
 	bool kernel_excluded;    /* kernel frames/time were not permitted */
 	uint32_t bpf_attached, bpf_failed; /* events the BPF program was / could not be attached to */
 };
