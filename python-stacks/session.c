@@ -48,6 +48,7 @@ struct py_proc {
 	uint32_t tried_gen;           /* the sample's code_gen at the last try */
 	uint32_t tries_total;         /* failed ember_python_open calls in all */
 	uint64_t samples, unread;     /* its samples; those before the runtime was found */
+	uint64_t in_eval, eval_unread;/* samples in its eval loop; those whose read found no frames */
 	char failed[256];             /* why the last failed try failed */
 	int status;                   /* last ember_python_open result */
 	char msg[256];
@@ -338,8 +339,12 @@ int ember_py_session_check(struct ember_py_session *s, const struct ember_sample
 		s->ev[nev++] = (struct ember_py_evidence){ .pc = pr->pc, .leaf = pr->leaf, .vals = pr->cand,
 							   .n = pr->ncand };
 	}
-	return ember_python_reconcile(p->py, s->ev, nev, (smp->flags & EMBER_SAMPLE_TRUNCATED) != 0, read_lag_ns,
-				      frames, n, max, flags);
+	int got = ember_python_reconcile(p->py, s->ev, nev, (smp->flags & EMBER_SAMPLE_TRUNCATED) != 0, read_lag_ns,
+					 frames, n, max, flags);
+	/* The eval loop ran, yet the interpreter's state gave no frames. */
+	p->in_eval++;
+	p->eval_unread += got <= 0 || (*flags & EMBER_PY_UNREADABLE);
+	return got;
 }
 
 void ember_py_session_totals(const struct ember_py_session *s, uint64_t *checked, uint64_t *corrected)
@@ -384,6 +389,13 @@ void ember_py_session_report(const struct ember_py_session *s, FILE *out)
 				fprintf(out, "ember: pid %u: %" PRIu64 " of %" PRIu64 " samples before its runtime was "
 					"found (%u tries; the last failed: %s) have no Python frames\n", p->pid,
 					p->unread, p->samples, p->tries_total + 1, p->failed);
+			/* Most reads failing where the eval loop ran: not a thread
+			 * caught starting, but state that cannot be read (garbage,
+			 * a layout not the version's). */
+			if (p->eval_unread * 2 > p->in_eval)
+				fprintf(out, "ember: pid %u: its Python interpreter state could not be read (%" PRIu64 " of "
+					"%" PRIu64 " samples in the eval loop found no Python frames): those keep their native "
+					"frames, marked [python frames uncertain]\n", p->pid, p->eval_unread, p->in_eval);
 		} else if (p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_NO_ACCESS ||
 			   p->status == EMBER_PY_ERROR) {
 			fprintf(out, "ember: pid %u: native profile only: %s\n", p->pid, p->msg);
