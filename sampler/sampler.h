@@ -160,10 +160,26 @@ struct ember_sampler;
 struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts);
 void ember_sampler_free(struct ember_sampler *s);
 
-/* Fork and exec argv[0] (PATH search), sampling from its exec on.  On success
- * *child is its pid; the caller reaps it.  The child is in ember's process
- * group; signals are the caller's business.  Returns 0 or -enum ember_sampler_err. */
-int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *child);
+/* Who a launched command runs as, when not as the caller: a caller running
+ * as root on behalf of another user (ember under sudo) names that user.
+ * Before it execs, the child takes the supplementary groups, then the group
+ * and the user id (real, effective and saved: root cannot be regained),
+ * then, when given, HOME and USER/LOGNAME. */
+struct ember_launch_user {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;     /* supplementary groups */
+	size_t ngroups;
+	const char *name;        /* USER and LOGNAME; NULL: left as they are */
+	const char *home;        /* HOME; NULL: left as it is */
+};
+
+/* Fork and exec argv[0] (PATH search), sampling from its exec on; as the
+ * user `as` names (NULL: as the caller).  On success *child is its pid;
+ * the caller reaps it.  The child is in ember's process group; signals are
+ * the caller's business.  Returns 0 or -enum ember_sampler_err. */
+int ember_sampler_launch(struct ember_sampler *s, char *const argv[], const struct ember_launch_user *as,
+			 pid_t *child);
 
 /* Sample every thread of pid (and threads/children created later).
  * Returns 0 or -enum ember_sampler_err. */
