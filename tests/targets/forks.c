@@ -4,8 +4,8 @@
  * "cpu_seconds=X" on stdout: the CPU time of the parent and every child
  * (user + sys), which is all the time a profiler of the program can sample.
  *
- * Children shorter than a sampling period are what a per-task sampling
- * clock misses: 10 ms is just under one period at 99 Hz. */
+ * Children shorter than a sampling period (10.1 ms at 99 Hz) are what a
+ * per-task sampling clock misses: it starts a full period away. */
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
