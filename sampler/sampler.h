@@ -138,7 +138,7 @@ struct ember_sampler_stats {
 	 * shorter than a period).  What tasks created during the run left so,
 	 * as the kernel reports it when they end: */
 	uint64_t unsampled_ns;   /* CPU time after the last sample, summed */
-	uint64_t ended_tasks;    /* tasks (threads, processes) that ended while sampled */
+	uint64_t ended_tasks;    /* tasks (threads, processes) created and ended while sampled */
 	bool kernel_excluded;    /* kernel frames/time were not permitted */
 	uint32_t bpf_attached, bpf_failed; /* events the BPF program was / could not be attached to */
 };

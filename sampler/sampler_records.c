@@ -122,9 +122,7 @@ void sampler_handle_record(void *arg, const struct perf_event_header *h)
 		thread_set_parent(&s->pm, t.pid, t.tid, t.ptid);
 		break;
 	case PERF_RECORD_EXIT:
-		if (!perf_parse_task(h, &t))
-			break;
-		if (t.pid == t.tid)
+		if (perf_parse_task(h, &t) && t.pid == t.tid)
 			process_exit(&s->pm, (pid_t)t.pid);
 		break;
 	case PERF_RECORD_READ:
