@@ -47,6 +47,9 @@ static void record_usage(FILE *out)
 	      "                         sets ONEDNN_JIT_PROFILE=2 and DNNL_JIT_PROFILE=2 (unless set),\n"
 	      "                         so that oneDNN (PyTorch) names its JIT kernels in\n"
 	      "                         /tmp/perf-PID.map, and deletes those files after reading them\n"
+	      "      --as-root          under sudo, run COMMAND as root: by default it runs as the user\n"
+	      "                         who ran sudo (SUDO_UID), with that user's groups, HOME, USER and\n"
+	      "                         LOGNAME, as without sudo; ember's output files belong to root\n"
 	      "\n"
 	      "Python (CPython 2.7, 3.6-3.13: read from the target, merged into native stacks):\n"
 	      "      --python-only      Python frames only (py-spy's default view)\n"
@@ -237,7 +240,8 @@ static long max_sample_rate(void)
 }
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
-       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV, OPT_CHECKPOINT };
+       OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV, OPT_CHECKPOINT,
+	       OPT_AS_ROOT };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -257,6 +261,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "no-bpf", no_argument, NULL, OPT_NO_COPIER },   /* accepted too: scripts may use it */
 		{ "no-jit-env", no_argument, NULL, OPT_NO_JIT_ENV },
 		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -334,6 +339,9 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			break;
 		case OPT_NO_JIT_ENV:
 			o->rec.no_jit_env = true;
+			break;
+		case OPT_AS_ROOT:
+			o->rec.as_root = true;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -2,6 +2,22 @@
  * the top functions. */
 #include "cli.h"
 
+/* CPU time of ended tasks after their last sample: said when it is more
+ * than 5% of what the samples stand for (a few threads ending after a long
+ * run are not worth a line; a run of short-lived children is). */
+static void unsampled_print(FILE *out, const struct ember_sampler_stats *st, uint32_t freq_hz)
+{
+	double period_s = 1.0 / (freq_hz ? freq_hz : 1);
+	double missed_s = (double)st->unsampled_ns / 1e9, sampled_s = (double)st->samples * period_s;
+	if (missed_s <= 0.05 * (sampled_s + missed_s))
+		return;
+	fprintf(out, "ember: %.3f s of CPU time (%.0f%%) is not in the profile: the %llu threads and processes "
+		"that ended during the run were sampled once per %.1f ms of their own CPU time on each CPU "
+		"(-F %u), so what each ran after its last sample is missing (a higher -F misses less)\n",
+		missed_s, 100.0 * missed_s / (sampled_s + missed_s), (unsigned long long)st->ended_tasks,
+		period_s * 1e3, freq_hz);
+}
+
 void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t stack_size, const struct ember_profile *p)
 {
 	fprintf(out, "ember: wall %.2f s; target CPU %.2f s user, %.2f s sys", sum->wall_s,
@@ -23,6 +39,7 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 		(unsigned long long)st->samples, (unsigned long long)st->lost,
 		(unsigned long long)st->truncated, (unsigned long long)st->unwind_errors,
 		per_sample_us, unwind_us, sum->symbolize_s * 1e3);
+	unsampled_print(out, st, p->meta.freq_hz);
 	if (st->truncated > st->frame_capped)
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: %s\n",
 			100.0 * (double)(st->truncated - st->frame_capped) / (double)st->samples,

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,6 +61,18 @@ ssize_t ember_proc_read(pid_t pid, const char *name, char *buf, size_t len)
 	close(fd);
 	buf[n] = 0;
 	return (ssize_t)n;
+}
+
+bool ember_proc_gone(pid_t pid)
+{
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return true;
+	char buf[256];
+	if (ember_proc_read(pid, "stat", buf, sizeof buf) <= 0)
+		return true;
+	/* "PID (COMM) STATE ...": the state follows the last ')'. */
+	const char *st = strrchr(buf, ')');
+	return st && (st[2] == 'Z' || st[2] == 'X');
 }
 
 bool ember_proc_status(pid_t pid, const char *key, char *buf, size_t len)

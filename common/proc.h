@@ -28,6 +28,9 @@ int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg);
  * ...) into buf, NUL-terminated; its length (at most len - 1), or -errno. */
 ssize_t ember_proc_read(pid_t pid, const char *name, char *buf, size_t len);
 
+/* Has pid ended: no such process, or a zombie (dead, not yet reaped)? */
+bool ember_proc_gone(pid_t pid);
+
 /* The value of field key ("NSpid", "Uid", "VmHWM") of /proc/PID/status,
  * leading blanks dropped, into buf; false when there is none. */
 bool ember_proc_status(pid_t pid, const char *key, char *buf, size_t len);

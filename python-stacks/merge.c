@@ -12,7 +12,9 @@
  * read's outer runs, which the native part lost, then come first: the
  * Python stack stays whole); a torn read (a call or return ran while it
  * was read) keeps all runs but the innermost; and an UNCERTAIN item marks
- * where trust ends. */
+ * where trust ends.  The interpreter's own native frames are hidden only
+ * where Python frames stand for them: a read with nothing to place leaves
+ * the native stack whole but for the eval-loop activations. */
 #include <string.h>
 
 #include "py_internal.h"
@@ -55,12 +57,13 @@ uint8_t ember_py_eval_class(const struct ember_python *py)
 	return py->rt.major == 2 ? EMBER_NATIVE_EVAL_EX : EMBER_NATIVE_EVAL;
 }
 
-/* Whether a native group is shown (Python threads hide the interpreter). */
-static bool keep_native(const struct ember_merge_opts *o, uint8_t cls, bool has_python)
+/* Whether a native group is shown: a Python thread's Python frames stand
+ * for the interpreter's own (hide_interp). */
+static bool keep_native(const struct ember_merge_opts *o, uint8_t cls, bool hide_interp)
 {
 	if (o->python_only)
 		return false;
-	if (o->native_unfiltered || !has_python)
+	if (o->native_unfiltered || !hide_interp)
 		return true;
 	if (cls & EMBER_NATIVE_TAKE_GIL)
 		return true;   /* waiting for the GIL is what the user needs to see */
@@ -91,16 +94,52 @@ static void emit_group(struct merge_out *m, const struct ember_native_group *g)
 		emit(m, EMBER_MERGED_NATIVE, g->ids[k]);
 }
 
+/* How a read's runs meet the native stack's eval-loop activations. */
+struct merge_plan {
+	uint32_t paired;          /* activation e (root first) takes run e + shift, for e < paired */
+	uint32_t shift;
+	bool root_runs;           /* runs 0..shift go first: the native stack lost its root */
+	bool trailing;            /* the runs follow the native frames: no activation to pair */
+	bool hide_interp;         /* Python frames stand for the interpreter's own */
+	bool uncertain;
+};
+
+static struct merge_plan plan_merge(const struct ember_merge_in *in, bool has_python, uint32_t nevals,
+				    uint32_t nruns)
+{
+	struct merge_plan p = { .paired = nevals < nruns ? nevals : nruns };
+	/* unreadable: the chain broke, the frames read are the innermost ones
+	 * and the root side is missing -- nothing pairs reliably */
+	bool unreadable = (in->pyflags & EMBER_PY_UNREADABLE) != 0;
+	bool torn = unreadable || (in->pyflags & EMBER_PY_TORN) != 0;
+	p.shift = in->native_truncated && nruns > nevals ? nruns - nevals : 0;
+	/* Cut off at the root (stack copy, frame cap: deep C -> Python -> C
+	 * chains, an import inside an extension's init): the read's outer runs
+	 * are the part the native stack lost. When the sample confirmed every
+	 * activation it has, the stack is whole and certain; else uncertain. */
+	p.root_runs = has_python && !torn && p.shift > 0;
+	bool explained = p.root_runs && (in->pyflags & EMBER_PY_CHECKED);
+	p.uncertain = has_python && (torn || (nevals != nruns && !explained) || (in->pyflags & EMBER_PY_TRUNCATED));
+	if (!has_python || unreadable)
+		p.paired = 0;
+	else if (torn && p.paired)
+		p.paired--;   /* a call or return ran during the read: trust the outer runs only */
+	/* No eval frame recognised (a stripped interpreter), or the thread went
+	 * deeper after the sample. */
+	p.trailing = has_python && !torn && !p.root_runs && nevals == 0 && nruns > 0;
+	/* A read that yields no frame to place (the interpreter's state was
+	 * unreadable, garbage, or not there yet) costs the Python frames, never
+	 * the native ones: the interpreter's frames stay, as nothing stands for
+	 * them, and only its eval-loop activations give way to the mark. */
+	p.hide_interp = has_python && (p.root_runs || p.paired > 0 || p.trailing);
+	return p;
+}
+
 uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_merge_in *in, struct ember_merged *out,
 			uint32_t cap, bool *uncertain)
 {
 	struct merge_out m = { .items = out, .cap = cap };
 	const struct ember_native_group *g = in->groups;
-	*uncertain = false;
-	/* unreadable: the chain broke, the frames read are the innermost ones
-	 * and the root side is missing -- nothing pairs reliably */
-	bool unreadable = (in->pyflags & EMBER_PY_UNREADABLE) != 0;
-	bool torn = unreadable || (in->pyflags & EMBER_PY_TORN) != 0;
 	uint32_t nevals = 0;
 	for (uint32_t i = 0; i < in->ngroups; i++)
 		nevals += (g[i].cls & in->eval_class) != 0;
@@ -109,35 +148,21 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 	 * that found no frames disagrees with it). Other threads (BLAS, OpenMP
 	 * workers) keep their whole native stacks. */
 	bool has_python = in->eval_class && (in->npy > 0 || nevals > 0);
-
 	/* Python runs, root first: run r is py[lo[r] .. hi[r]]. */
 	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
 	uint32_t nruns = has_python ? ember_python_runs(in->py, in->npy, lo, hi, MAX_RUNS) : 0;
-	/* Pair activation e (root first) with run e + shift. */
-	uint32_t paired = nevals < nruns ? nevals : nruns;
-	uint32_t shift = in->native_truncated && nruns > nevals ? nruns - nevals : 0;
-	/* Cut off at the root (stack copy, frame cap: deep C -> Python -> C
-	 * chains, an import inside an extension's init): the read's outer runs
-	 * are the part the native stack lost. When the sample confirmed every
-	 * activation it has, the stack is whole and certain; else uncertain. */
-	bool root_runs = has_python && !torn && shift > 0;
-	bool explained = root_runs && (in->pyflags & EMBER_PY_CHECKED);
-	if (has_python && (torn || (nevals != nruns && !explained) || (in->pyflags & EMBER_PY_TRUNCATED)))
-		*uncertain = true;
-	if (!has_python || unreadable)
-		paired = 0;
-	else if (torn && paired)
-		paired--;   /* a call or return ran during the read: trust the outer runs only */
+	struct merge_plan p = plan_merge(in, has_python, nevals, nruns);
+	*uncertain = p.uncertain;
 
-	if (root_runs)
-		for (uint32_t r = 0; r < shift; r++)
+	if (p.root_runs)
+		for (uint32_t r = 0; r < p.shift; r++)
 			emit_run(&m, lo, hi, r);
 	bool marked = false;
 	uint32_t e = 0;
 	for (uint32_t i = 0; i < in->ngroups; i++) {
 		if (has_python && (g[i].cls & in->eval_class)) {
-			uint32_t r = e + shift;
-			if (e < paired && r < nruns) {
+			uint32_t r = e + p.shift;
+			if (e < p.paired && r < nruns) {
 				emit_run(&m, lo, hi, r);
 			} else if (!marked) {
 				emit(&m, EMBER_MERGED_UNCERTAIN, 0);
@@ -149,18 +174,16 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 				emit_group(&m, &g[i]);
 			continue;
 		}
-		if (keep_native(o, g[i].cls, has_python))
+		if (keep_native(o, g[i].cls, p.hide_interp))
 			emit_group(&m, &g[i]);
 	}
-	/* Python frames the native stack had no activation for (the thread went
-	 * deeper after the sample, or no eval frame was recognised, e.g. a
-	 * stripped interpreter): kept only as uncertain. (Torn: nothing to pair
-	 * them with; root_runs: already above.) */
-	if (has_python && !torn && !root_runs && nevals == 0 && nruns > 0) {
+	/* Python frames the native stack had no activation for: kept only as
+	 * uncertain. (Torn: nothing to pair them with; root_runs: already above.) */
+	if (p.trailing) {
 		for (uint32_t r = 0; r < nruns; r++)
 			emit_run(&m, lo, hi, r);
 		emit(&m, EMBER_MERGED_UNCERTAIN, 0);
-	} else if (*uncertain && !marked) {
+	} else if (p.uncertain && !marked) {
 		emit(&m, EMBER_MERGED_UNCERTAIN, 0);
 	}
 	return m.n;

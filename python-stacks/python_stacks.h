@@ -36,8 +36,9 @@ enum ember_py_status {
 	EMBER_PY_OK = 0,
 	EMBER_PY_NOT_PYTHON = 1,   /* no CPython runtime in the process */
 	EMBER_PY_UNSUPPORTED = 2,  /* CPython, but a version/build we refuse (message says which) */
-	EMBER_PY_NO_ACCESS = 3,    /* no such process, or not permitted to read its memory */
+	EMBER_PY_NO_ACCESS = 3,    /* not permitted to read its memory */
 	EMBER_PY_ERROR = 4,        /* other failure (message says what) */
+	EMBER_PY_GONE = 5,         /* no such process: it ended (or never was) */
 };
 
 struct ember_python_opts {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "proc.h"
 #include "py_internal.h"
 
 #define NAME_SCAN_INTERVAL_NS 20000000ull   /* thread-list rescans for unknown TIDs, as reads do */
@@ -49,6 +50,11 @@ int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_p
 	if (!py->opts.max_depth)
 		py->opts.max_depth = 2048;
 	int rc = py_runtime_find(py, msg, msglen);
+	/* Reads of a process that ended under them fail in many ways: say why. */
+	if (rc != EMBER_PY_OK && rc != EMBER_PY_NOT_PYTHON && rc != EMBER_PY_GONE && ember_proc_gone(pid)) {
+		snprintf(msg, msglen, "pid %d: the process has ended", (int)pid);
+		rc = EMBER_PY_GONE;
+	}
 	if (rc != EMBER_PY_OK) {
 		free(py);
 		return rc;

@@ -125,8 +125,9 @@ static int find_object(struct ember_python *py, struct find *f, char *msg, size_
 {
 	char exe[4096], path[64];
 	int rc = ember_proc_maps(py->pid, collect_map, f);
-	if (rc == 0 && !f->nmaps)
-		rc = -ESRCH;
+	/* An ended process: no /proc entry, or a zombie's empty maps. */
+	if ((rc == 0 && !f->nmaps) || rc == -ESRCH || rc == -ENOENT)
+		return fail(msg, msglen, EMBER_PY_GONE, "pid %d: the process has ended", (int)py->pid);
 	if (rc < 0)
 		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read /proc/%d/maps: %s", (int)py->pid,
 			    (int)py->pid, strerror(-rc));

@@ -48,6 +48,7 @@ struct py_proc {
 	uint32_t tried_gen;           /* the sample's code_gen at the last try */
 	uint32_t tries_total;         /* failed ember_python_open calls in all */
 	uint64_t samples, unread;     /* its samples; those before the runtime was found */
+	uint64_t in_eval, eval_unread;/* samples in its eval loop; those whose read found no frames */
 	char failed[256];             /* why the last failed try failed */
 	int status;                   /* last ember_python_open result */
 	char msg[256];
@@ -252,7 +253,7 @@ static bool open_reader(struct ember_py_session *s, struct py_proc *p, const str
 	uint64_t t = ember_now_ns();
 	if (p->open_tries && smp->code_gen != p->tried_gen)
 		p->open_tries = 0;
-	else if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED)
+	else if (t < p->next_try_ns || p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_GONE)
 		return false;
 	p->tried_gen = smp->code_gen;
 	if (!p->cmdline[0])
@@ -338,8 +339,12 @@ int ember_py_session_check(struct ember_py_session *s, const struct ember_sample
 		s->ev[nev++] = (struct ember_py_evidence){ .pc = pr->pc, .leaf = pr->leaf, .vals = pr->cand,
 							   .n = pr->ncand };
 	}
-	return ember_python_reconcile(p->py, s->ev, nev, (smp->flags & EMBER_SAMPLE_TRUNCATED) != 0, read_lag_ns,
-				      frames, n, max, flags);
+	int got = ember_python_reconcile(p->py, s->ev, nev, (smp->flags & EMBER_SAMPLE_TRUNCATED) != 0, read_lag_ns,
+					 frames, n, max, flags);
+	/* The eval loop ran, yet the interpreter's state gave no frames. */
+	p->in_eval++;
+	p->eval_unread += got <= 0 || (*flags & EMBER_PY_UNREADABLE);
+	return got;
 }
 
 void ember_py_session_totals(const struct ember_py_session *s, uint64_t *checked, uint64_t *corrected)
@@ -368,9 +373,14 @@ const char *ember_py_session_cmdline(const struct ember_py_session *s, uint32_t 
 
 void ember_py_session_report(const struct ember_py_session *s, FILE *out)
 {
+	uint64_t gone = 0, gone_samples = 0;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct py_proc *p = s->procs[i];
-		if (p->py) {
+		if (!p->py && p->status == EMBER_PY_GONE) {
+			/* Short-lived children: one line for all of them, below. */
+			gone++;
+			gone_samples += p->samples;
+		} else if (p->py) {
 			fprintf(out, "ember: pid %u: Python %s (%s)\n", p->pid, ember_python_version(p->py),
 				ember_python_describe(p->py));
 			/* Frames of samples before the runtime was found are lost:
@@ -379,11 +389,22 @@ void ember_py_session_report(const struct ember_py_session *s, FILE *out)
 				fprintf(out, "ember: pid %u: %" PRIu64 " of %" PRIu64 " samples before its runtime was "
 					"found (%u tries; the last failed: %s) have no Python frames\n", p->pid,
 					p->unread, p->samples, p->tries_total + 1, p->failed);
+			/* Most reads failing where the eval loop ran: not a thread
+			 * caught starting, but state that cannot be read (garbage,
+			 * a layout not the version's). */
+			if (p->eval_unread * 2 > p->in_eval)
+				fprintf(out, "ember: pid %u: its Python interpreter state could not be read (%" PRIu64 " of "
+					"%" PRIu64 " samples in the eval loop found no Python frames): those keep their native "
+					"frames, marked [python frames uncertain]\n", p->pid, p->eval_unread, p->in_eval);
 		} else if (p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_NO_ACCESS ||
 			   p->status == EMBER_PY_ERROR) {
 			fprintf(out, "ember: pid %u: native profile only: %s\n", p->pid, p->msg);
 		}
 	}
+	if (gone)
+		fprintf(out, "ember: %" PRIu64 " process%s (%" PRIu64 " sample%s) ended before ember could look for a "
+			"Python runtime in %s: native frames only\n", gone, gone == 1 ? "" : "es", gone_samples,
+			gone_samples == 1 ? "" : "s", gone == 1 ? "it" : "them");
 }
 
 bool ember_py_session_any(const struct ember_py_session *s)

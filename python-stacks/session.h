@@ -67,7 +67,8 @@ uint64_t ember_py_session_setup_ns(const struct ember_py_session *s);
  * whose runtime is open? (One compare when pid is the last one asked.) */
 bool ember_py_session_is_eval(void *session, uint32_t pid, uint64_t pc);
 /* Check frames[0..n) just read against the eval activations the sample
- * probed (ember_python_reconcile); returns the new count. */
+ * probed (ember_python_reconcile); returns the new count.  Counts, for the
+ * report, the samples in the eval loop whose read found no frames. */
 int ember_py_session_check(struct ember_py_session *s, const struct ember_sample *smp, uint64_t read_lag_ns,
 			   struct ember_py_frame *frames, int n, int max, uint32_t *flags);
 /* Read the sampled thread's Python name when it is due: its first sample
@@ -83,7 +84,10 @@ const char *ember_py_session_thread_name(const struct ember_py_session *s, uint3
 /* Reads checked against the sample, and those corrected, over all processes. */
 void ember_py_session_totals(const struct ember_py_session *s, uint64_t *checked, uint64_t *corrected);
 bool ember_py_session_any(const struct ember_py_session *s);   /* some process was Python */
-/* One line per process: the Python found, or why it is profiled natively. */
+/* One line per process: the Python found, or why it is profiled natively
+ * (and whether its interpreter state could be read where its eval loop
+ * ran); one line for all the processes that ended before they could be
+ * looked at. */
 void ember_py_session_report(const struct ember_py_session *s, FILE *out);
 
 /* Whether a target is, or starts as, a Python interpreter: pid > 0 by its
@@ -146,7 +150,10 @@ struct ember_merge_in {
  * root; a torn read keeps all runs but the innermost; an UNCERTAIN item
  * marks where trust ends, and *uncertain says there is one. Native frames
  * of the interpreter (and the roots) are left out of a Python thread's
- * stack unless o->native_unfiltered. Never drops a sample. */
+ * stack unless o->native_unfiltered, when Python frames stand for them: a
+ * read with no frame to place (unreadable, garbage, none yet) keeps every
+ * native frame but the eval-loop activations, the first of which becomes
+ * the UNCERTAIN item. Never drops a sample. */
 uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_merge_in *in, struct ember_merged *out,
 			uint32_t cap, bool *uncertain);
 

@@ -46,6 +46,7 @@ struct ember_record_opts {
 	bool gil_only;             /* only samples of the thread holding the GIL */
 	bool no_copier;            /* read Python frames after the sample only */
 	bool no_jit_env;           /* leave the command's JIT profiling settings alone */
+	bool as_root;              /* under sudo, launch the command as root, not as the user */
 	struct ember_merge_opts merge;
 	bool subprocesses;         /* a root frame "process PID: cmdline" per process */
 	bool full_filenames;       /* absolute Python file names */
@@ -94,7 +95,9 @@ void ember_record_free(struct ember_record *r);
 /* Launch the command or attach to the process. 0, or -EMBER_SERR_*
  * (sampler.h) with ember_record_error saying why; after
  * -EMBER_SERR_NOT_FOUND the launched child has exited with 127 or 126
- * (ember_record_finish returns it). */
+ * (ember_record_finish returns it). Run by root through sudo (real uid 0,
+ * SUDO_UID naming another user), the command runs as that user, with the
+ * user's groups and HOME, USER and LOGNAME, unless opts.as_root. */
 int ember_record_start(struct ember_record *r);
 const char *ember_record_error(const struct ember_record *r);
 pid_t ember_record_target(const struct ember_record *r);

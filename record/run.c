@@ -1,8 +1,10 @@
-/* One record run: its options, launch or attach, the target's own cost,
- * the JIT settings of a launched command, and the run's results
- * (record.h has the contract). */
+/* One record run: its options, launch or attach, the user a launched
+ * command runs as under sudo, the target's own cost, the JIT settings of a
+ * launched command, and the run's results (record.h has the contract). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +77,7 @@ void ember_record_free(struct ember_record *r)
 	if (!r)
 		return;
 	raw_stacks_free(r->raw);
+	free(r->as_groups);
 	ember_py_session_free(r->python);
 	ember_jit_map_free(r->jit);
 	ember_sampler_free(r->sampler);
@@ -83,7 +86,7 @@ void ember_record_free(struct ember_record *r)
 
 const char *ember_record_error(const struct ember_record *r)
 {
-	return ember_sampler_error(r->sampler);
+	return r->err[0] ? r->err : ember_sampler_error(r->sampler);
 }
 
 pid_t ember_record_target(const struct ember_record *r)
@@ -157,6 +160,76 @@ static void jit_env_setup(struct ember_record *r)
 	r->jit_remove = !asked;
 }
 
+/* A user or group id written in decimal: false when it is not one. */
+static bool parse_id(const char *v, unsigned long *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtoul(v, &end, 10);
+	return *v && !*end && !errno && *out < (unsigned long)(uid_t)-1;
+}
+
+/* The user's supplementary groups (as initgroups sets them), or just gid
+ * when the user has no name. 0, or -1 on OOM. */
+static int user_groups(struct ember_record *r, const char *name, gid_t gid)
+{
+	int n = 16;
+	for (;;) {
+		gid_t *g = realloc(r->as_groups, (size_t)n * sizeof *g);
+		if (!g)
+			return -1;
+		r->as_groups = g;
+		if (!name) {
+			g[0] = gid;
+			r->as.ngroups = 1;
+			return 0;
+		}
+		int want = n;
+		if (getgrouplist(name, gid, g, &want) >= 0) {
+			r->as.ngroups = (size_t)want;
+			return 0;
+		}
+		n = want > n ? want : 2 * n;
+	}
+}
+
+/* Root through sudo (real uid 0, SUDO_UID another user's): the user the
+ * command runs as, as if run without sudo -- its groups (SUDO_GID, else its
+ * passwd entry's), HOME, USER and LOGNAME. Returns -EMBER_SERR_INVALID
+ * when the SUDO_ variables do not name a user and group, 0 otherwise
+ * (r->as_user set when the command is to run as the user). */
+static int sudo_user(struct ember_record *r)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	unsigned long uid, gid = 0;
+	if (r->opts.as_root || getuid() != 0 || !su)
+		return 0;
+	bool uid_ok = parse_id(su, &uid);
+	if (uid_ok && uid == 0)
+		return 0;   /* root ran sudo: root it is */
+	const struct passwd *pw = uid_ok ? getpwuid((uid_t)uid) : NULL;
+	bool gid_ok = sg ? parse_id(sg, &gid) : pw != NULL;
+	if (!sg && pw)
+		gid = pw->pw_gid;
+	if (!uid_ok || !gid_ok) {
+		snprintf(r->err, sizeof r->err, "SUDO_UID=%s, SUDO_GID=%s: no user and group to run the command as "
+			 "(unset them, or --as-root)", su, sg ? sg : "(unset)");
+		return -EMBER_SERR_INVALID;
+	}
+	const char *name = pw ? pw->pw_name : getenv("SUDO_USER");
+	snprintf(r->as_name, sizeof r->as_name, "%s", name ? name : "");
+	snprintf(r->as_home, sizeof r->as_home, "%s", pw ? pw->pw_dir : "");
+	r->as = (struct ember_launch_user){ .uid = (uid_t)uid, .gid = (gid_t)gid, .name = name ? r->as_name : NULL,
+					    .home = pw ? r->as_home : NULL };
+	if (user_groups(r, pw ? r->as_name : NULL, (gid_t)gid) != 0) {
+		snprintf(r->err, sizeof r->err, "out of memory");
+		return -EMBER_SERR_SYSTEM;
+	}
+	r->as.groups = r->as_groups;
+	r->as_user = true;
+	return 0;
+}
+
 int ember_record_start(struct ember_record *r)
 {
 	struct timespec wall;
@@ -169,8 +242,11 @@ int ember_record_start(struct ember_record *r)
 					  &r->usage0_invol);
 		return ember_sampler_attach(r->sampler, r->opts.pid);
 	}
+	int rc = sudo_user(r);
+	if (rc < 0)
+		return rc;
 	jit_env_setup(r);
-	return ember_sampler_launch(r->sampler, r->opts.argv, &r->child);
+	return ember_sampler_launch(r->sampler, r->opts.argv, r->as_user ? &r->as : NULL, &r->child);
 }
 
 void ember_record_capture(struct ember_record *r, volatile sig_atomic_t *stop, ember_record_progress_fn progress,

@@ -46,6 +46,11 @@ struct ember_record {
 	volatile sig_atomic_t *stop;
 	bool oom;
 	pid_t child;
+	bool as_user;                  /* the command runs as the user who ran sudo: */
+	struct ember_launch_user as;
+	gid_t *as_groups;
+	char as_name[256], as_home[4096];
+	char err[256];                 /* why the run could not start, when not the sampler's */
 	int child_status;
 	bool child_reaped;
 	struct rusage child_ru;

@@ -82,6 +82,10 @@ void perf_fill_attr(struct perf_event_attr *attr, const struct ember_sampler_opt
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->inherit = 1;      /* threads and children created later are sampled too */
+	/* ... and each of them, as it ends, reports its CPU time on this
+	 * event (PERF_RECORD_READ): the part after its last sample is not in
+	 * the profile, as every new task's clock starts a full period away. */
+	attr->inherit_stat = 1;
 	attr->disabled = 1;
 	attr->enable_on_exec = launch;
 	if (wake_per_sample) {
@@ -120,32 +124,97 @@ void perf_ring_unmap(struct perf_ring *r)
 	r->base = NULL;
 }
 
-size_t perf_ring_drain(struct perf_ring *r, uint8_t *scratch, perf_record_fn fn, void *arg)
+/* The time of the record at pos (header h): a sample's follows its ip and
+ * pid/tid; any other record carries it in its sample_id trailer (tid,
+ * time, cpu: sample_id_all with ember's sample_type).  Fields are 8-byte
+ * aligned, so none straddles the end of the ring.  0 for a record too
+ * short to hold one: it then goes first. */
+static uint64_t record_time(const struct perf_ring *r, uint64_t pos, const struct perf_event_header *h)
+{
+	uint64_t off, t;
+	if (h->type == PERF_RECORD_SAMPLE)
+		off = sizeof *h + 16;
+	else if (h->size >= sizeof *h + 24)
+		off = h->size - 16u;
+	else
+		return 0;
+	if (off + 8 > h->size)
+		return 0;
+	memcpy(&t, r->data + ((pos + off) & (r->data_size - 1)), 8);
+	return t;
+}
+
+/* Look at r's next record: false when there is none (or no sane one). */
+static bool ring_peek(struct perf_ring *r)
+{
+	if (r->tail >= r->head)
+		return false;
+	const struct perf_event_header *h = (const void *)(r->data + (r->tail & (r->data_size - 1)));
+	if (h->size < sizeof *h || r->head - r->tail < h->size)
+		return false;   /* cannot happen with a sane kernel; never loop on it */
+	r->next_ns = record_time(r, r->tail, h);
+	return true;
+}
+
+/* Hand r's next record to fn (contiguous: a record that wraps around the
+ * end of the ring is copied into scratch first), then its space back to
+ * the kernel at once: a long drain must not starve the kernel of room and
+ * turn into LOST records. */
+static void ring_consume(struct perf_ring *r, uint8_t *scratch, perf_record_fn fn, void *arg)
 {
 	struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)r->base;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail;
-	uint64_t mask = r->data_size - 1;
+	uint64_t off = r->tail & (r->data_size - 1);
+	const struct perf_event_header *h = (const void *)(r->data + off);
+	uint16_t size = h->size;
+	if (off + size > r->data_size) {
+		size_t first = (size_t)(r->data_size - off);
+		memcpy(scratch, r->data + off, first);
+		memcpy(scratch + first, r->data, size - first);
+		h = (const void *)scratch;
+	}
+	fn(arg, h);
+	r->tail += size;
+	__atomic_store_n(&pg->data_tail, r->tail, __ATOMIC_RELEASE);
+}
+
+size_t perf_rings_drain(struct perf_ring *rings, int nrings, int *active, uint8_t *scratch, perf_record_fn fn,
+			void *arg)
+{
+	int nactive = 0;
 	size_t n = 0;
-	while (tail < head) {
-		const struct perf_event_header *h = (const void *)(r->data + (tail & mask));
-		uint16_t size = h->size;
-		if (size < sizeof *h || head - tail < size)
-			break;   /* cannot happen with a sane kernel; never loop on it */
-		uint64_t off = tail & mask;
-		if (off + size > r->data_size) {
-			/* The record wraps: make it contiguous. */
-			size_t first = (size_t)(r->data_size - off);
-			memcpy(scratch, r->data + off, first);
-			memcpy(scratch + first, r->data, size - first);
-			h = (const void *)scratch;
-		}
-		fn(arg, h);
-		tail += size;
-		n++;
-		/* Hand the space back at once: a long drain must not starve the
-		 * kernel of room and turn into LOST records. */
-		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	/* The heads of all rings at (nearly) one instant: what is written later
+	 * is later than everything drained now. */
+	for (int i = 0; i < nrings; i++) {
+		struct perf_ring *r = &rings[i];
+		if (!r->base)
+			continue;
+		struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)r->base;
+		r->head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		r->tail = pg->data_tail;
+		if (ring_peek(r))
+			active[nactive++] = i;
+	}
+	while (nactive > 0) {
+		/* The ring whose next record is the oldest, and the time up to
+		 * which it goes on alone: the next record of any other ring.  A
+		 * thread stays on its CPU for many samples, so runs are long. */
+		int best = 0;
+		for (int k = 1; k < nactive; k++)
+			if (rings[active[k]].next_ns < rings[active[best]].next_ns)
+				best = k;
+		uint64_t until = UINT64_MAX;
+		for (int k = 0; k < nactive; k++)
+			if (k != best && rings[active[k]].next_ns < until)
+				until = rings[active[k]].next_ns;
+		struct perf_ring *r = &rings[active[best]];
+		bool more;
+		do {
+			ring_consume(r, scratch, fn, arg);
+			n++;
+			more = ring_peek(r);
+		} while (more && r->next_ns <= until);
+		if (!more)
+			active[best] = active[--nactive];
 	}
 	return n;
 }
@@ -282,6 +351,16 @@ bool perf_parse_task(const struct perf_event_header *h, struct perf_task *out)
 	if (len < sizeof *out)
 		return false;
 	memcpy(out, b, sizeof *out);   /* (the time that follows is not read) */
+	return true;
+}
+
+bool perf_parse_read(const struct perf_event_header *h, struct perf_read *out)
+{
+	size_t len;
+	const uint8_t *b = body(h, &len);
+	if (len < sizeof *out)
+		return false;
+	memcpy(out, b, sizeof *out);   /* (the sample_id trailer that follows is not read) */
 	return true;
 }
 

@@ -25,6 +25,9 @@ struct perf_ring {
 	size_t map_len;
 	uint8_t *data;
 	uint64_t data_size;        /* power of two */
+	/* The drain's place in the ring (perf_rings_drain). */
+	uint64_t head, tail;       /* the head it drains up to, and the next record */
+	uint64_t next_ns;          /* the next record's time */
 };
 
 /* The online CPUs (/sys/devices/system/cpu/online). Returns the count. */
@@ -38,13 +41,20 @@ int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu);
 /* mmap a ring of `pages` data pages (a power of two) for fd. 0 or -errno. */
 int perf_ring_map(struct perf_ring *r, int fd, size_t pages);
 void perf_ring_unmap(struct perf_ring *r);
-/* Call fn for every complete record in the ring, handing each one's space
- * back to the kernel after fn returns.  A record that wraps around the end
- * of the ring is copied into scratch (PERF_RECORD_MAX bytes) first, so fn
- * always sees it contiguous; it is valid only during the call.  Returns
- * the number of records. */
+/* Call fn for every complete record of the mapped rings among
+ * rings[0..nrings), oldest first across them: each ring is in time order
+ * on its own, but a process's fork, exec and mappings land in the rings of
+ * whichever CPUs it ran on, and the process model needs them in the order
+ * they happened (a child forked on one CPU must find its parent's
+ * mappings, made on another, already there).  Records are drained up to
+ * each ring's head as read at the start; each one's space is handed back
+ * to the kernel after fn returns.  A record that wraps around the end of a
+ * ring is copied into scratch (PERF_RECORD_MAX bytes) first, so fn always
+ * sees it contiguous; it is valid only during the call.  active: room for
+ * nrings ints.  Returns the number of records. */
 typedef void (*perf_record_fn)(void *arg, const struct perf_event_header *h);
-size_t perf_ring_drain(struct perf_ring *r, uint8_t *scratch, perf_record_fn fn, void *arg);
+size_t perf_rings_drain(struct perf_ring *rings, int nrings, int *active, uint8_t *scratch, perf_record_fn fn,
+			void *arg);
 
 /* ---- records, parsed ----
  *
@@ -96,6 +106,15 @@ struct perf_task {
 	uint32_t pid, ppid, tid, ptid;
 };
 bool perf_parse_task(const struct perf_event_header *h, struct perf_task *out);
+
+/* PERF_RECORD_READ (inherit_stat): a task the event was inherited by
+ * ended; value is its count on this event (CPU time in ns, on this event's
+ * CPU: ember's events are per CPU). */
+struct perf_read {
+	uint32_t pid, tid;
+	uint64_t value;
+};
+bool perf_parse_read(const struct perf_event_header *h, struct perf_read *out);
 
 /* PERF_RECORD_LOST: samples dropped because the ring was full. */
 bool perf_parse_lost(const struct perf_event_header *h, uint64_t *lost);

@@ -454,7 +454,9 @@ void process_fork(struct process_model *pm, pid_t parent, pid_t child)
 {
 	struct process *pp = process_get(pm, parent, false);
 	struct process *cp = process_get(pm, child, true);
-	if (!pp || !cp || cp->nloads)
+	/* Nothing to copy from a parent whose mappings are not known (yet):
+	 * the child's first sample reads its own /proc/PID/maps. */
+	if (!pp || !cp || cp->nloads || !pp->nloads)
 		return;
 	if (EMBER_GROW(cp->loads, cp->loads_cap, pp->nloads) != 0)
 		return;

@@ -67,6 +67,12 @@ struct thread_name {
 	uint32_t pid, tid;
 	uint32_t parent_tid;       /* creator: a thread starts with its creator's comm */
 	char comm[16];
+	/* What sampling left out of it: its samples (with user registers),
+	 * and, once it has ended, the CPU time the kernel reported for it
+	 * (summed over the CPUs' events; only tasks created while sampled). */
+	uint32_t samples;
+	bool ended;
+	uint64_t ended_ns;
 };
 
 struct process_model {
@@ -113,6 +119,13 @@ void thread_set_name(struct process_model *pm, uint32_t pid, uint32_t tid, const
 void thread_set_parent(struct process_model *pm, uint32_t pid, uint32_t tid, uint32_t parent_tid);
 /* Its last name seen ("" if none), valid until the model changes. */
 const char *thread_get_name(const struct process_model *pm, uint32_t pid, uint32_t tid);
+/* A sample of the thread was taken. */
+void thread_sampled(struct process_model *pm, uint32_t pid, uint32_t tid);
+/* The thread ended, having run ns of CPU time on one CPU's event. */
+void thread_ended_time(struct process_model *pm, uint32_t pid, uint32_t tid, uint64_t ns);
+/* Over the threads that ended: how many (*tasks), and the CPU time they ran
+ * beyond their samples' share (samples x period_ns), summed (*ns). */
+void thread_unsampled(const struct process_model *pm, uint64_t period_ns, uint64_t *tasks, uint64_t *ns);
 /* Names of every thread of pid from /proc/PID/task/ * /comm. */
 void threads_load_proc(struct process_model *pm, pid_t pid);
 

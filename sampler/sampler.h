@@ -132,6 +132,13 @@ struct ember_sampler_stats {
 	uint64_t scans, scan_ns; /* stack scans run (one per frame without CFI) and their elapsed time */
 	uint64_t unwind_ns;      /* elapsed time spent unwinding (CLOCK_MONOTONIC: a preempted
 	                          * profiler counts the wait too; cheap enough per sample) */
+	/* A task's sampling clock starts at its creation, and runs apart on
+	 * each CPU: a task that ends leaves the CPU time since its last sample
+	 * on each CPU unsampled (under one period each; all of it for a task
+	 * shorter than a period).  What tasks created during the run left so,
+	 * as the kernel reports it when they end: */
+	uint64_t unsampled_ns;   /* CPU time after the last sample, summed */
+	uint64_t ended_tasks;    /* tasks (threads, processes) created and ended while sampled */
 	bool kernel_excluded;    /* kernel frames/time were not permitted */
 	uint32_t bpf_attached, bpf_failed; /* events the BPF program was / could not be attached to */
 };
@@ -153,10 +160,26 @@ struct ember_sampler;
 struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts);
 void ember_sampler_free(struct ember_sampler *s);
 
-/* Fork and exec argv[0] (PATH search), sampling from its exec on.  On success
- * *child is its pid; the caller reaps it.  The child is in ember's process
- * group; signals are the caller's business.  Returns 0 or -enum ember_sampler_err. */
-int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *child);
+/* Who a launched command runs as, when not as the caller: a caller running
+ * as root on behalf of another user (ember under sudo) names that user.
+ * Before it execs, the child takes the supplementary groups, then the group
+ * and the user id (real, effective and saved: root cannot be regained),
+ * then, when given, HOME and USER/LOGNAME. */
+struct ember_launch_user {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;     /* supplementary groups */
+	size_t ngroups;
+	const char *name;        /* USER and LOGNAME; NULL: left as they are */
+	const char *home;        /* HOME; NULL: left as it is */
+};
+
+/* Fork and exec argv[0] (PATH search), sampling from its exec on; as the
+ * user `as` names (NULL: as the caller).  On success *child is its pid;
+ * the caller reaps it.  The child is in ember's process group; signals are
+ * the caller's business.  Returns 0 or -enum ember_sampler_err. */
+int ember_sampler_launch(struct ember_sampler *s, char *const argv[], const struct ember_launch_user *as,
+			 pid_t *child);
 
 /* Sample every thread of pid (and threads/children created later).
  * Returns 0 or -enum ember_sampler_err. */

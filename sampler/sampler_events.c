@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,7 +166,65 @@ static int open_for_task(struct ember_sampler *s, pid_t tid, bool launch)
 	return 0;
 }
 
-int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *child)
+/* What the launched child says back when it could not exec: at which step,
+ * and errno.  Nothing (the pipe closes at exec): it runs. */
+enum launch_step { STEP_EXEC, STEP_USER };
+struct launch_report {
+	int step;
+	int err;
+};
+
+/* In the launched child: become the user as names.  0, or errno. */
+static int become_user(const struct ember_launch_user *as)
+{
+	if (setgroups(as->ngroups, as->groups) != 0 || setresgid(as->gid, as->gid, as->gid) != 0 ||
+	    setresuid(as->uid, as->uid, as->uid) != 0)
+		return errno;
+	if (as->home && setenv("HOME", as->home, 1) != 0)
+		return errno;
+	if (as->name && (setenv("USER", as->name, 1) != 0 || setenv("LOGNAME", as->name, 1) != 0))
+		return errno;
+	return 0;
+}
+
+/* The launched child: wait until the events are open, so sampling starts at
+ * exec; become the user; exec.  Reports a failure on fd and exits. */
+__attribute__((noreturn)) static void launch_child(char *const argv[], const struct ember_launch_user *as, int go, int fd)
+{
+	char c;
+	if (read(go, &c, 1) != 1)
+		_exit(127);
+	struct launch_report rep = { STEP_USER, as ? become_user(as) : 0 };
+	if (!rep.err) {
+		execvp(argv[0], argv);
+		rep = (struct launch_report){ STEP_EXEC, errno };
+	}
+	if (write(fd, &rep, sizeof rep) < 0)
+		_exit(127);
+	_exit(rep.step == STEP_EXEC && (rep.err == ENOENT || rep.err == ENOTDIR) ? 127 : 126);
+}
+
+/* The child's report, once the events are open and it was told to go:
+ * 0 when it execs. */
+static int launch_result(struct ember_sampler *s, char *const argv[], const struct ember_launch_user *as,
+			 pid_t *child, int fd)
+{
+	struct launch_report rep;
+	ssize_t n = read(fd, &rep, sizeof rep);
+	close(fd);
+	if (n != (ssize_t)sizeof rep)
+		return 0;
+	if (rep.step == STEP_EXEC)
+		return sampler_fail(s, EMBER_SERR_NOT_FOUND, "%s: %s", argv[0],
+			    rep.err == ENOENT ? "command not found" : strerror(rep.err));
+	waitpid(*child, NULL, 0);
+	*child = 0;
+	return sampler_fail(s, EMBER_SERR_PERMISSION, "cannot run %s as user %u (group %u): %s", argv[0],
+		    (unsigned)as->uid, (unsigned)as->gid, strerror(rep.err));
+}
+
+int ember_sampler_launch(struct ember_sampler *s, char *const argv[], const struct ember_launch_user *as,
+			 pid_t *child)
 {
 	int go[2], report[2];
 	if (pipe2(go, O_CLOEXEC) != 0)
@@ -175,20 +234,15 @@ int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *chi
 		return sampler_fail(s, EMBER_SERR_SYSTEM, "pipe: %s", strerror(errno));
 	}
 	pid_t pid = fork();
-	if (pid < 0)
-		return sampler_fail(s, EMBER_SERR_SYSTEM, "fork: %s", strerror(errno));
+	if (pid < 0) {
+		int e = errno;
+		close(go[0]), close(go[1]), close(report[0]), close(report[1]);
+		return sampler_fail(s, EMBER_SERR_SYSTEM, "fork: %s", strerror(e));
+	}
 	if (pid == 0) {
 		close(go[1]);
 		close(report[0]);
-		char c;
-		/* Wait until the events are open, so sampling starts at exec. */
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(report[1], &e, sizeof e) < 0)
-			_exit(127);
-		_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+		launch_child(argv, as, go[0], report[1]);
 	}
 	close(go[0]);
 	close(report[1]);
@@ -208,13 +262,7 @@ int ember_sampler_launch(struct ember_sampler *s, char *const argv[], pid_t *chi
 		/* The child is gone already; the caller will reap it. */
 	}
 	close(go[1]);
-	int e;
-	ssize_t n = read(report[0], &e, sizeof e);
-	close(report[0]);
-	if (n == (ssize_t)sizeof e)
-		return sampler_fail(s, EMBER_SERR_NOT_FOUND, "%s: %s", argv[0],
-			    e == ENOENT ? "command not found" : strerror(e));
-	return 0;
+	return launch_result(s, argv, as, child, report[0]);
 }
 
 /* The tids an attach has opened events for. */

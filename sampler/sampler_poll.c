@@ -28,7 +28,8 @@ struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts)
 	s->rings = calloc((size_t)s->ncpus, sizeof *s->rings);
 	/* One per CPU ring, then the caller's wake fd (hooks.wake_fd). */
 	s->pfds = calloc((size_t)s->ncpus + 1, sizeof *s->pfds);
-	if (!s->scratch || !s->rings || !s->pfds || process_model_init(&s->pm) != 0) {
+	s->ring_active = calloc((size_t)s->ncpus, sizeof *s->ring_active);
+	if (!s->scratch || !s->rings || !s->pfds || !s->ring_active || process_model_init(&s->pm) != 0) {
 		ember_sampler_free(s);
 		return NULL;
 	}
@@ -54,6 +55,7 @@ void ember_sampler_free(struct ember_sampler *s)
 	free(s->fds);
 	free(s->rings);
 	free(s->pfds);
+	free(s->ring_active);
 	free(s->scratch);
 	free(s);
 }
@@ -66,19 +68,6 @@ void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler
 }
 
 /* ---- the drain ---- */
-
-/* Has the attached process ended (gone, or a zombie)? */
-static bool target_gone(pid_t pid)
-{
-	if (kill(pid, 0) != 0 && errno == ESRCH)
-		return true;
-	char buf[256];
-	if (ember_proc_read(pid, "stat", buf, sizeof buf) <= 0)
-		return true;
-	/* "PID (COMM) STATE ...": the state follows the last ')'. */
-	const char *st = strrchr(buf, ')');
-	return st && (st[2] == 'Z' || st[2] == 'X');
-}
 
 int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn fn, void *arg, bool *done)
 {
@@ -95,10 +84,8 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 	s->fn = fn;
 	s->fn_arg = arg;
 	s->delivered = 0;
-	for (int i = 0; i < s->ncpus; i++)
-		if (s->rings[i].base)
-			perf_ring_drain(&s->rings[i], s->scratch, sampler_handle_record, s);
-	if (done && s->attached && target_gone(s->target))
+	perf_rings_drain(s->rings, s->ncpus, s->ring_active, s->scratch, sampler_handle_record, s);
+	if (done && s->attached && ember_proc_gone(s->target))
 		*done = true;
 	return s->delivered;
 }
@@ -113,6 +100,8 @@ const char *ember_sampler_error(const struct ember_sampler *s)
 void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler_stats *st)
 {
 	*st = s->stats;
+	uint64_t period_ns = 1000000000ull / (s->opts.freq_hz ? s->opts.freq_hz : 1);
+	thread_unsampled(&s->pm, period_ns, &st->ended_tasks, &st->unsampled_ns);
 	st->scans = s->unw.scans;
 	st->scan_ns = s->unw.scan_ns;
 }

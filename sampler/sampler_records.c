@@ -22,6 +22,7 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 	if (s->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
 		smp.kernel_ips = s->kernel_ips;
 	s->stats.samples++;
+	thread_sampled(&s->pm, smp.pid, smp.tid);   /* a period of its clock went by */
 	if (!ps.abi) {
 		/* No user registers: a kernel thread, or a task exiting. */
 		s->stats.unwind_errors++;
@@ -79,6 +80,16 @@ static void handle_mmap2(struct ember_sampler *s, const struct perf_event_header
 		process_add_mapping(&s->pm, proc, m.addr, m.len, m.pgoff, name, m.build_id, m.build_id_len);
 }
 
+/* A task that inherited an event ended, and says how much CPU time it ran
+ * on that event's CPU (one record per CPU): the sampler's stats compare
+ * it with the samples the task got. */
+static void handle_read(struct ember_sampler *s, const struct perf_event_header *h)
+{
+	struct perf_read rd;
+	if (perf_parse_read(h, &rd))
+		thread_ended_time(&s->pm, rd.pid, rd.tid, rd.value);
+}
+
 void sampler_handle_record(void *arg, const struct perf_event_header *h)
 {
 	struct ember_sampler *s = arg;
@@ -113,6 +124,9 @@ void sampler_handle_record(void *arg, const struct perf_event_header *h)
 	case PERF_RECORD_EXIT:
 		if (perf_parse_task(h, &t) && t.pid == t.tid)
 			process_exit(&s->pm, (pid_t)t.pid);
+		break;
+	case PERF_RECORD_READ:
+		handle_read(s, h);
 		break;
 	case PERF_RECORD_LOST:
 		if (perf_parse_lost(h, &lost))

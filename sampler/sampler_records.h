@@ -4,7 +4,7 @@
 
 #include <linux/perf_event.h>
 
-/* perf_ring_drain's callback (arg: the struct ember_sampler): one record
+/* perf_rings_drain's callback (arg: the struct ember_sampler): one record
  * into the process model, or one sample unwound and delivered to s->fn
  * (counted in s->delivered). */
 void sampler_handle_record(void *arg, const struct perf_event_header *h);

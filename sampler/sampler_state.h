@@ -26,6 +26,7 @@ struct ember_sampler {
 	int cpus[MAX_CPUS];
 	int ncpus;
 	struct perf_ring *rings;         /* one per CPU */
+	int *ring_active;                /* one per CPU: perf_rings_drain's */
 	struct pollfd *pfds;
 	int *fds;                        /* every event fd, ring owners included */
 	size_t nfds, fds_cap;

@@ -1,7 +1,8 @@
-/* The name of every thread the sampler has seen (process_model.h): from
- * COMM records and /proc/PID/task/TID/comm, and, for a thread that has not
- * named itself yet, its creator's.  A plain array, indexed by tid through
- * an id table (tids are unique system-wide). */
+/* Every thread the sampler has seen (process_model.h): its name, from COMM
+ * records and /proc/PID/task/TID/comm, and, for a thread that has not
+ * named itself yet, its creator's; its samples, and the CPU time the kernel
+ * reported when it ended.  A plain array, indexed by tid through an id
+ * table (tids are unique system-wide). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdio.h>
@@ -43,9 +44,10 @@ static struct thread_name *thread_add(struct process_model *pm, uint32_t pid, ui
 		    ember_idtab_insert(&pm->thread_index, tid_hash(tid), (uint32_t)pm->nthreads) != 0)
 			return NULL;
 		t = &pm->threads[pm->nthreads++];
-		*t = (struct thread_name){ .tid = tid };
+		*t = (struct thread_name){ .tid = tid, .pid = pid };
 	}
-	t->pid = pid;
+	if (t->pid != pid)   /* the tid was reused by another process */
+		*t = (struct thread_name){ .tid = tid, .pid = pid };
 	return t;
 }
 
@@ -105,4 +107,33 @@ void threads_load_proc(struct process_model *pm, pid_t pid)
 			thread_set_name(pm, (uint32_t)pid, (uint32_t)tid, comm, (size_t)n);
 	}
 	closedir(d);
+}
+
+void thread_sampled(struct process_model *pm, uint32_t pid, uint32_t tid)
+{
+	struct thread_name *t = tid ? thread_add(pm, pid, tid) : NULL;
+	if (t)
+		t->samples++;
+}
+
+void thread_ended_time(struct process_model *pm, uint32_t pid, uint32_t tid, uint64_t ns)
+{
+	struct thread_name *t = tid ? thread_add(pm, pid, tid) : NULL;
+	if (t) {
+		t->ended = true;
+		t->ended_ns += ns;
+	}
+}
+
+void thread_unsampled(const struct process_model *pm, uint64_t period_ns, uint64_t *tasks, uint64_t *ns)
+{
+	*tasks = *ns = 0;
+	for (size_t i = 0; i < pm->nthreads; i++) {
+		const struct thread_name *t = &pm->threads[i];
+		if (!t->ended)
+			continue;
+		uint64_t sampled = (uint64_t)t->samples * period_ns;
+		(*tasks)++;
+		*ns += t->ended_ns > sampled ? t->ended_ns - sampled : 0;
+	}
 }

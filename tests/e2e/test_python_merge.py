@@ -348,8 +348,10 @@ chk.check(m is not None and int(m.group(1)) >= 200,
 
 # Two threads at once (zlib_threads.py: deflate under compress_worker in
 # one, inflate under decompress_worker in the other, the GIL let go inside
-# both): on two CPUs a sample's record often arrives while ember reads the
+# both): on two CPUs a sample's record may arrive while ember reads the
 # other thread's sample; it is kept, and its own sample's read finds it.
+# How many are kept varies from run to run (0 to over 100 on a loaded
+# 2-CPU machine): too few to judge is said, not failed.
 out5 = os.path.join(E.tmpdir(), "threads_bpf.folded")
 res, _ = E.record_unstalled(["-F", "999", "-o", out5], [PY, os.path.join(PY_DIR, "zlib_threads.py"), "2.5"],
                             env=dict(os.environ, EMBER_BPF_STATS="1"), timeout=90)
@@ -370,9 +372,13 @@ if m and (os.cpu_count() or 1) >= 2:
     kept, read_kept = int(m.group(3)), int(m.group(4))
     lost = re.search(r"samples, (\d+) lost", res.stderr)
     lost = int(lost.group(1)) if lost else 0
-    chk.check(kept >= 10 and read_kept + lost >= 0.9 * kept,
-              "two threads on %d CPUs: records kept for a later read, >= 90%% of them read or their "
-              "sample lost (%s; %d samples lost)" % (os.cpu_count(), m.group(0), lost), res.stderr)
+    if kept >= 10:
+        chk.check(read_kept + lost >= 0.9 * kept,
+                  "two threads on %d CPUs: records kept for a later read, >= 90%% of them read or their "
+                  "sample lost (%s; %d samples lost)" % (os.cpu_count(), m.group(0), lost), res.stderr)
+    else:
+        print("NOT CHECKED: two threads on %d CPUs: only %d records kept for a later read, too few to "
+              "judge (%s)" % (os.cpu_count(), kept, m.group(0)), flush=True)
 wrong, total = zlib_callers(E.load_profile(chk, out5, res),
                             {"deflate": "compress_worker", "inflate": "decompress_worker"})
 chk.check(total >= 500 and wrong <= 0.02 * total,

@@ -115,13 +115,23 @@ static void test_disagree(void)
 	CHECK(same(out, n, want_torn, 3));
 	CHECK(unc);
 
-	/* Unreadable: no run pairs; the kernel frame stays. */
+	/* Unreadable: no run pairs, so nothing stands for the interpreter's
+	 * frames: every native frame stays but the eval-loop activations, the
+	 * first of which becomes the mark. */
 	in.pyflags = EMBER_PY_UNREADABLE;
 	n = merge(&o, &in, out, &unc);
-	static const uint32_t want_unr[][2] = { { U, 0 }, { N, 105 } };
-	CHECK(same(out, n, want_unr, 2));
+	static const uint32_t want_unr[][2] = { { N, 100 }, { N, 101 }, { U, 0 }, { N, 103 }, { N, 105 } };
+	CHECK(same(out, n, want_unr, 5));
+	CHECK(unc);
+
+	/* Torn with one run: the innermost is dropped, nothing is left to place. */
+	in.npy = 1;
+	in.pyflags = EMBER_PY_TORN;
+	n = merge(&o, &in, out, &unc);
+	CHECK(same(out, n, want_unr, 5));
 
 	/* Truncated read (more frames than the reader walks): uncertain at the end. */
+	in.npy = 2;
 	in.pyflags = EMBER_PY_TRUNCATED;
 	n = merge(&o, &in, out, &unc);
 	static const uint32_t want_trunc[][2] = { { P, 1 }, { P, 0 }, { N, 105 }, { U, 0 } };
@@ -194,6 +204,29 @@ static void test_other_threads(void)
 	CHECK(same(out, n, want_gil, 3));
 }
 
+/* A program that looks like CPython but whose interpreter state is
+ * garbage (or not set up yet): its eval loop is on the stack, every read
+ * finds nothing, and all its code is "the interpreter's" by its module's
+ * name.  The Python frames are lost, never the native ones. */
+static void test_state_unreadable(void)
+{
+	struct ember_native_group g[4] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(MAIN, EMBER_NATIVE_INTERP),
+					   grp(EVAL, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP),
+					   grp(CALL, EMBER_NATIVE_INTERP) };
+	struct ember_merged out[64];
+	struct ember_merge_opts o = { 0 };
+	bool unc;
+	struct ember_merge_in in = { g, 4, NULL, 0, 0, EMBER_NATIVE_EVAL, false };
+	uint32_t n = merge(&o, &in, out, &unc);
+	static const uint32_t want[][2] = { { N, 100 }, { N, 101 }, { U, 0 }, { N, 103 } };
+	CHECK(same(out, n, want, 4));
+	CHECK(unc);
+	/* --python-only asked for Python frames alone: the mark is all there is. */
+	o.python_only = true;
+	n = merge(&o, &in, out, &unc);
+	CHECK(n == 1 && out[0].kind == U);
+}
+
 static void test_python2(void)
 {
 	/* 2.7: PyEval_EvalFrameEx is the eval loop; one frame a call. */
@@ -243,6 +276,7 @@ int main(void)
 	test_disagree();
 	test_native_truncated();
 	test_other_threads();
+	test_state_unreadable();
 	test_python2();
 	test_classes();
 	return check_report();

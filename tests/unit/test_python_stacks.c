@@ -13,7 +13,7 @@
  *       time) and reads every thread a few thousand times: no crash, no hang,
  *       every returned frame resolvable, every thread name found well-formed.
  *   test_python_stacks notpython
- *       /bin/sleep -> EMBER_PY_NOT_PYTHON; a dead pid -> EMBER_PY_NO_ACCESS;
+ *       /bin/sleep -> EMBER_PY_NOT_PYTHON; a dead pid -> EMBER_PY_GONE;
  *       the offset table's entry per patch release (3.7.0-3.7.3 own theirs).
  * Exit 77 (skip) when PYTHON is not installed. */
 #define _GNU_SOURCE
@@ -671,7 +671,7 @@ static int test_notpython(void)
 	cleanup();
 	rc = ember_python_open(&py, 0x3ffffff0, NULL, msg, sizeof msg);
 	printf("dead pid: %d: %s\n", rc, msg);
-	CHECK(rc == EMBER_PY_NO_ACCESS);
+	CHECK(rc == EMBER_PY_GONE);
 	/* 3.7.0-3.7.3 keep the GIL holder elsewhere than later 3.7 releases;
 	 * an unknown patch release gets the entry for all of them */
 	const struct py_offsets *early = py_offsets_for(3, 7, 3), *late = py_offsets_for(3, 7, 4);

@@ -1,7 +1,9 @@
 /* Unit tests for sampler/: the ELF view of the test binary and load bias
  * against what the dynamic loader says, a full unwind of a stack copy taken in process
  * through a known call chain, through frames without CFI (the stack scan),
- * and the call-instruction decoders the scan relies on. */
+ * and the call-instruction decoders the scan relies on; the process model
+ * across forks and what ended tasks left unsampled; the rings drained in
+ * time order across CPUs. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
@@ -11,8 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include "arch_insn.h"
 #include "check.h"
+#include "perf_ring.h"
 #include "unwinder.h"
 
 /* ---- ELF files (common/elf_view.h) as the unwinder reads them, and load bias ---- */
@@ -135,6 +140,128 @@ static void test_jit_mappings(void)
 	process_exec(&pm, a);
 	CHECK(a->nloads == 0 && a->unmap_gen == unmapped + 2 && a->code_gen > gen);
 	process_model_free(&pm);
+}
+
+/* A child starts with its parent's loads; a parent whose loads are not
+ * known (yet) gives it none, and the child then reads its own maps. */
+static void test_fork(void)
+{
+	struct process_model pm;
+	process_model_init(&pm);
+	struct process *parent = process_get(&pm, 400, true);
+	process_add_mapping(&pm, parent, 0x7f0000000000, 0x2000, 0, "//anon", NULL, 0);
+	process_fork(&pm, 400, 401);
+	struct process *child = process_get(&pm, 401, false);
+	CHECK(child && child->nloads == 1 && process_find(child, 0x7f0000001000));
+	/* A process known by its pid alone (its mappings' records not read
+	 * yet, or never made: forked before its own parent was known). */
+	struct process *empty = process_get(&pm, 500, true);
+	process_fork(&pm, 500, 501);
+	struct process *grandchild = process_get(&pm, 501, false);
+	CHECK(empty->nloads == 0 && grandchild && grandchild->nloads == 0 && !grandchild->loads);
+	/* An unknown parent: the child exists, empty. */
+	process_fork(&pm, 600, 601);
+	CHECK(process_get(&pm, 601, false) && process_get(&pm, 601, false)->nloads == 0);
+	process_model_free(&pm);
+}
+
+/* What tasks that ended left unsampled: their CPU time (over every CPU's
+ * event) beyond one period per sample; never less than nothing. */
+static void test_unsampled(void)
+{
+	struct process_model pm;
+	process_model_init(&pm);
+	const uint64_t period = 10000000;   /* 100 Hz */
+	thread_ended_time(&pm, 10, 10, 9000000);               /* shorter than a period: no sample */
+	thread_sampled(&pm, 11, 11);                            /* 2.5 periods over two CPUs, 2 samples */
+	thread_sampled(&pm, 11, 11);
+	thread_ended_time(&pm, 11, 11, 15000000);
+	thread_ended_time(&pm, 11, 11, 10000000);
+	thread_sampled(&pm, 12, 12);                            /* its clock ran a little fast */
+	thread_ended_time(&pm, 12, 12, 9990000);
+	thread_sampled(&pm, 13, 13);                            /* still running: not counted */
+	uint64_t tasks, ns;
+	thread_unsampled(&pm, period, &tasks, &ns);
+	CHECK(tasks == 3);
+	CHECK(ns == 9000000 + 5000000);
+	/* A tid reused by another process starts afresh. */
+	thread_set_parent(&pm, 20, 10, 20);
+	thread_unsampled(&pm, period, &tasks, &ns);
+	CHECK(tasks == 2 && ns == 5000000);
+	process_model_free(&pm);
+}
+
+/* ---- the rings, drained in time order across CPUs ---- */
+
+#define RING_DATA 4096
+
+/* A ring in plain memory as the kernel lays it out: the control page, then
+ * the data. */
+struct fake_ring {
+	struct perf_event_mmap_page pg;
+	uint8_t pad[4096 - sizeof(struct perf_event_mmap_page)];
+	uint8_t data[RING_DATA];
+};
+
+/* Append a record of type and size with time t where ember's layout has
+ * it (a sample: after ip and pid/tid; else the sample_id trailer's time,
+ * 16 bytes before the end), pid in its first 4 bytes after the header for
+ * the other records.  Written byte by byte: it may wrap. */
+static void put_record(struct fake_ring *f, uint16_t type, uint16_t size, uint64_t t, uint32_t tag)
+{
+	uint8_t rec[256] = { 0 };
+	struct perf_event_header h = { .type = type, .size = size };
+	memcpy(rec, &h, sizeof h);
+	memcpy(rec + (type == PERF_RECORD_SAMPLE ? 24 : size - 16), &t, 8);
+	memcpy(rec + (type == PERF_RECORD_SAMPLE ? 16 : 8), &tag, 4);
+	for (uint16_t i = 0; i < size; i++)
+		f->data[(f->pg.data_head + i) % RING_DATA] = rec[i];
+	f->pg.data_head += size;
+}
+
+struct seen {
+	uint32_t tags[16];
+	int n;
+};
+
+static void collect(void *arg, const struct perf_event_header *h)
+{
+	struct seen *s = arg;
+	uint32_t tag;
+	memcpy(&tag, (const uint8_t *)(h + 1) + (h->type == PERF_RECORD_SAMPLE ? 8 : 0), 4);
+	if (s->n < 16)
+		s->tags[s->n++] = tag;
+}
+
+static void test_rings_in_time_order(void)
+{
+	static struct fake_ring f[3];
+	static uint8_t scratch[PERF_RECORD_MAX];
+	memset(f, 0, sizeof f);
+	struct perf_ring rings[3];
+	for (int i = 0; i < 3; i++)
+		rings[i] = (struct perf_ring){ .base = (uint8_t *)&f[i], .data = f[i].data, .data_size = RING_DATA };
+	rings[2].base = NULL;   /* a CPU whose ring is not mapped */
+	/* CPU 0 saw a process fork and its child run; CPU 1 saw that process
+	 * exec and map its code first.  Its mapping record wraps around the end. */
+	put_record(&f[0], PERF_RECORD_FORK, 48, 300, 3);
+	put_record(&f[0], PERF_RECORD_SAMPLE, 64, 400, 4);
+	put_record(&f[0], PERF_RECORD_SAMPLE, 64, 700, 7);
+	f[1].pg.data_head = f[1].pg.data_tail = RING_DATA - 80;
+	put_record(&f[1], PERF_RECORD_COMM, 48, 100, 1);
+	put_record(&f[1], PERF_RECORD_MMAP2, 48, 200, 2);
+	put_record(&f[1], PERF_RECORD_SAMPLE, 64, 500, 5);
+	put_record(&f[1], PERF_RECORD_EXIT, 48, 600, 6);
+	int active[3];
+	struct seen s = { .n = 0 };
+	size_t n = perf_rings_drain(rings, 3, active, scratch, collect, &s);
+	CHECK(n == 7 && s.n == 7);
+	for (int i = 0; i < s.n; i++)
+		CHECK(s.tags[i] == (uint32_t)i + 1);
+	CHECK(f[0].pg.data_tail == f[0].pg.data_head && f[1].pg.data_tail == f[1].pg.data_head);
+	/* Nothing new: nothing drained. */
+	s.n = 0;
+	CHECK(perf_rings_drain(rings, 3, active, scratch, collect, &s) == 0 && s.n == 0);
 }
 
 /* One module per path and namespace, unless the build-ids in the mappings
@@ -561,6 +688,9 @@ int main(void)
 	test_thread_names();
 	test_module_builds();
 	test_jit_mappings();
+	test_fork();
+	test_unsampled();
+	test_rings_in_time_order();
 	test_unwind_in_process();
 	test_call_decoding_aarch64();
 #if defined(__x86_64__)
