@@ -19,6 +19,14 @@ struct raw_entry {
 	uint64_t count;
 };
 
+/* A stored sequence: native frames (in rs->frames) or Python frames (in
+ * rs->py). */
+enum seq_kind { SEQ_NATIVE, SEQ_PY };
+struct raw_seq {
+	size_t off;
+	uint32_t n, kind;
+};
+
 struct raw_stacks {
 	struct raw_entry *entries;
 	size_t nentries, entries_cap;
@@ -29,6 +37,12 @@ struct raw_stacks {
 	size_t nkips, kips_cap;
 	struct ember_py_frame *py;
 	size_t npy, py_cap;
+	/* Each distinct frame sequence is stored once: stacks that differ only
+	 * in their thread, their leaf's kernel part or their Python lines share
+	 * the copy of the rest (a long run keeps finding new combinations). */
+	struct raw_seq *seqs;
+	size_t nseqs, seqs_cap;
+	struct ember_idtab seq_index;
 	uint64_t samples;
 	/* Every sample in arrival order, for timeline views: the change of
 	 * its time from the previous sample's (zigzag: rings of different CPUs
@@ -96,10 +110,72 @@ static bool same(const void *ctx, uint32_t id, const void *key)
 	       same_py(rs->py + e->py_off, k->py, k->npy);
 }
 
+/* A sequence being looked up: kind and the caller's items. */
+struct seq_key {
+	uint32_t kind, n;
+	const void *items;
+};
+
+static uint64_t hash_seq(const struct seq_key *k)
+{
+	uint64_t h = ember_hash_pair(k->kind, k->n);
+	for (uint32_t i = 0; i < k->n; i++) {
+		if (k->kind == SEQ_NATIVE) {
+			const struct ember_frame_addr *f = (const struct ember_frame_addr *)k->items + i;
+			h = ember_hash_step(h, f->addr ^ ((uint64_t)f->module << 44) ^ ((uint64_t)f->flags << 40));
+		} else {
+			const struct ember_py_frame *f = (const struct ember_py_frame *)k->items + i;
+			h = ember_hash_step(h, (uint64_t)f->code << 33 | (uint64_t)f->line << 1 | f->activation_start);
+		}
+	}
+	return ember_hash_mix(h);
+}
+
+static bool same_seq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct raw_stacks *rs = ctx;
+	const struct raw_seq *q = &rs->seqs[id];
+	const struct seq_key *k = key;
+	if (q->kind != k->kind || q->n != k->n)
+		return false;
+	if (k->kind == SEQ_NATIVE)
+		return memcmp(rs->frames + q->off, k->items, k->n * sizeof *rs->frames) == 0;
+	return same_py(rs->py + q->off, k->items, k->n);
+}
+
+/* Where the sequence's one copy starts (stored now if it is new), or
+ * SIZE_MAX on OOM. */
+static size_t intern_seq(struct raw_stacks *rs, enum seq_kind kind, const void *items, uint32_t n)
+{
+	if (n == 0)
+		return 0;
+	struct seq_key k = { kind, n, items };
+	uint64_t h = hash_seq(&k);
+	uint32_t id = ember_idtab_find(&rs->seq_index, h, same_seq, rs, &k);
+	if (id != UINT32_MAX)
+		return rs->seqs[id].off;
+	size_t off = kind == SEQ_NATIVE ? rs->nframes : rs->npy;
+	if (rs->nseqs >= UINT32_MAX || EMBER_GROW(rs->seqs, rs->seqs_cap, rs->nseqs + 1) != 0 ||
+	    (kind == SEQ_NATIVE ? EMBER_GROW(rs->frames, rs->frames_cap, rs->nframes + n)
+				: EMBER_GROW(rs->py, rs->py_cap, rs->npy + n)) != 0 ||
+	    ember_idtab_insert(&rs->seq_index, h, (uint32_t)rs->nseqs) != 0)
+		return SIZE_MAX;
+	if (kind == SEQ_NATIVE) {
+		memcpy(rs->frames + off, items, n * sizeof *rs->frames);
+		rs->nframes += n;
+	} else {
+		memcpy(rs->py + off, items, n * sizeof *rs->py);
+		rs->npy += n;
+	}
+	rs->seqs[rs->nseqs++] = (struct raw_seq){ off, n, kind };
+	return off;
+}
+
 struct raw_stacks *raw_stacks_new(void)
 {
 	struct raw_stacks *rs = calloc(1, sizeof *rs);
-	if (rs && ember_idtab_init(&rs->index) != 0) {
+	if (rs && (ember_idtab_init(&rs->index) != 0 || ember_idtab_init(&rs->seq_index) != 0)) {
+		ember_idtab_free(&rs->index);
 		free(rs);
 		return NULL;
 	}
@@ -115,6 +191,8 @@ void raw_stacks_free(struct raw_stacks *rs)
 	free(rs->frames);
 	free(rs->kips);
 	free(rs->py);
+	free(rs->seqs);
+	ember_idtab_free(&rs->seq_index);
 	free(rs->timeline);
 	free(rs);
 }
@@ -183,25 +261,21 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const st
 		add_timed(rs, s->time_ns, id);
 		return 0;
 	}
-	if (EMBER_GROW(rs->entries, rs->entries_cap, rs->nentries + 1) != 0 ||
-	    EMBER_GROW(rs->frames, rs->frames_cap, rs->nframes + s->nframes) != 0 ||
+	size_t frames_off = intern_seq(rs, SEQ_NATIVE, s->frames, s->nframes);
+	size_t py_off = intern_seq(rs, SEQ_PY, py, npy);
+	if (frames_off == SIZE_MAX || py_off == SIZE_MAX ||
+	    EMBER_GROW(rs->entries, rs->entries_cap, rs->nentries + 1) != 0 ||
 	    EMBER_GROW(rs->kips, rs->kips_cap, rs->nkips + s->nkernel) != 0 ||
-	    EMBER_GROW(rs->py, rs->py_cap, rs->npy + npy) != 0 ||
 	    ember_idtab_insert(&rs->index, h, (uint32_t)rs->nentries) != 0)
 		return -1;
 	struct raw_entry *e = &rs->entries[rs->nentries];
 	*e = (struct raw_entry){ .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
 				 .nframes = s->nframes, .nkernel = s->nkernel, .npy = npy,
-				 .pyflags = key.pyflags, .frames_off = rs->nframes, .kernel_off = rs->nkips,
-				 .py_off = rs->npy, .count = 1 };
-	memcpy(rs->frames + rs->nframes, s->frames, s->nframes * sizeof *s->frames);
-	rs->nframes += s->nframes;
+				 .pyflags = key.pyflags, .frames_off = frames_off, .kernel_off = rs->nkips,
+				 .py_off = py_off, .count = 1 };
 	if (s->nkernel)
 		memcpy(rs->kips + rs->nkips, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips);
 	rs->nkips += s->nkernel;
-	if (npy)
-		memcpy(rs->py + rs->npy, py, npy * sizeof *py);
-	rs->npy += npy;
 	rs->nentries++;
 	rs->samples++;
 	add_timed(rs, s->time_ns, rs->nentries - 1);

@@ -60,6 +60,16 @@ int main(void)
 		n++;
 	}
 	CHECK(n == 9);
+	/* one stored copy of each distinct sequence: entries 0 and 1 (two
+	 * threads) and 4 (Python frames) have the same native frames */
+	{
+		struct raw_stack_view v0, v1, v4;
+		cursor = 0;
+		for (size_t k = 0; raw_stacks_next(rs, &cursor, &v); k++)
+			*(k == 0 ? &v0 : k == 1 ? &v1 : k == 4 ? &v4 : &v) = v;
+		CHECK(v0.frames == v1.frames && v0.frames == v4.frames);
+		CHECK(v0.frames[1].addr == 0x2000 && v4.py[0].line == 10);
+	}
 
 	bool complete;
 	static const uint32_t entries[] = { 0, 0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 5 };
