@@ -1,12 +1,16 @@
 # Thin wrapper around CMake so the quick start is two commands:
 #   make demo   install what is missing, build, profile the bundled example
-#   make test   build (plain and ASan+UBSan) and run every test through ctest
+#   make test   build (plain and ASan+UBSan) and run every test through ctest,
+#               then the fuzz harnesses briefly (a clang build of their own)
+#   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps build build-asan demo compare-demo test test-plain test-asan bench soak clean
+.PHONY: all deps build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean
 
 all: build
 
@@ -20,6 +24,11 @@ build: deps
 build-asan: deps
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DEMBER_SANITIZE=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The libFuzzer harnesses (tests/fuzz): clang, everything instrumented.
+build-fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_FLAGS) -DEMBER_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target ember_fuzzers
 
 demo: build
 	sh examples/demo.sh $(BUILD)
@@ -35,7 +44,13 @@ test-plain: build
 test-asan: build-asan
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
-test: test-plain test-asan
+test-fuzz: build-fuzz
+	ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS)
+
+test: test-plain test-asan test-fuzz
+
+fuzz: build-fuzz
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 bench: build
 	sh bench/run.sh $(BUILD)
@@ -49,4 +64,4 @@ soak: build
 	/usr/bin/python3 bench/soak.py $(BUILD) --seconds 600
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out

@@ -278,7 +278,8 @@ static void match_names(struct by_names *b, const Elf64_Sym *sym, const char *na
 
 /* The symbols of the tables of type `type`, as the file holds them (the
  * view takes 64-bit files only), against b's names: one pass, no copy per
- * symbol.  A table whose string table does not end in a NUL is skipped. */
+ * symbol.  A table whose string table has no bytes in the file (a NOBITS
+ * section: libelf gives no buffer) or does not end in a NUL is skipped. */
 static void match_table(Elf *elf, Elf64_Word type, struct by_names *b)
 {
 	Elf_Scn *scn = NULL, *str_scn;
@@ -286,8 +287,9 @@ static void match_table(Elf *elf, Elf64_Word type, struct by_names *b)
 		GElf_Shdr sh;
 		Elf_Data *data, *strs;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || sh.sh_entsize != sizeof(Elf64_Sym) ||
-		    !(data = elf_getdata(scn, NULL)) || !(str_scn = elf_getscn(elf, sh.sh_link)) ||
-		    !(strs = elf_getdata(str_scn, NULL)) || !strs->d_size || ((const char *)strs->d_buf)[strs->d_size - 1])
+		    !(data = elf_getdata(scn, NULL)) || !data->d_buf || !(str_scn = elf_getscn(elf, sh.sh_link)) ||
+		    !(strs = elf_getdata(str_scn, NULL)) || !strs->d_buf || !strs->d_size ||
+		    ((const char *)strs->d_buf)[strs->d_size - 1])
 			continue;
 		const Elf64_Sym *sym = data->d_buf;
 		const char *str = strs->d_buf;
@@ -381,7 +383,8 @@ bool ember_elf_func_start(struct ember_elf *e, uint64_t vaddr, uint64_t *start)
 		each_symbol(e, SHT_SYMTAB, add_func, &f);
 		if (!e->nfuncs)
 			each_symbol(e, SHT_DYNSYM, add_func, &f);
-		qsort(e->funcs, e->nfuncs, sizeof *e->funcs, cmp_func);
+		if (e->nfuncs)   /* (funcs is NULL when the file has no function symbol) */
+			qsort(e->funcs, e->nfuncs, sizeof *e->funcs, cmp_func);
 	}
 	size_t lo = 0, hi = e->nfuncs;
 	while (lo < hi) {

@@ -20,11 +20,19 @@ static void proc_path(char *out, size_t len, pid_t pid, const char *name)
 
 int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg)
 {
-	char path[64], line[4400];
+	char path[64];
 	proc_path(path, sizeof path, pid, "maps");
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	ember_proc_maps_parse(f, fn, arg);
+	fclose(f);
+	return 0;
+}
+
+void ember_proc_maps_parse(FILE *f, ember_proc_map_fn fn, void *arg)
+{
+	char line[4400];
 	while (fgets(line, sizeof line, f)) {
 		struct ember_proc_map m = { 0 };
 		unsigned dmaj, dmin;
@@ -38,8 +46,6 @@ int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg)
 		if (!fn(arg, &m))
 			break;
 	}
-	fclose(f);
-	return 0;
 }
 
 ssize_t ember_proc_read(pid_t pid, const char *name, char *buf, size_t len)

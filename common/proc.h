@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* One line of /proc/PID/maps. */
@@ -23,6 +24,10 @@ struct ember_proc_map {
  * process). */
 typedef bool (*ember_proc_map_fn)(void *arg, const struct ember_proc_map *m);
 int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg);
+/* The same for the text of a maps file read from f (ember_proc_maps opens
+ * /proc/PID/maps and parses it here; tests/fuzz feeds it any text).  Lines
+ * that do not parse are skipped. */
+void ember_proc_maps_parse(FILE *f, ember_proc_map_fn fn, void *arg);
 
 /* Read /proc/PID/NAME (NAME: "cmdline", "comm", "stat", "task/TID/comm",
  * ...) into buf, NUL-terminated; its length (at most len - 1), or -errno. */

@@ -12,6 +12,14 @@
 
 #define MAX_TABLE (1u << 20)
 
+/* line + delta.  The table and co_firstlineno come from the target's
+ * memory, so the sum may not fit an int: it wraps (both decoders alike)
+ * rather than overflow. */
+static inline int line_add(int line, int delta)
+{
+	return (int)((unsigned)line + (unsigned)delta);
+}
+
 static int lnotab_line(const uint8_t *t, size_t n, int firstlineno, int addr, bool signed_lines)
 {
 	int line = firstlineno, a = 0;
@@ -19,7 +27,7 @@ static int lnotab_line(const uint8_t *t, size_t n, int firstlineno, int addr, bo
 		a += t[i];
 		if (a > addr)
 			break;
-		line += signed_lines ? (int8_t)t[i + 1] : t[i + 1];
+		line = line_add(line, signed_lines ? (int8_t)t[i + 1] : t[i + 1]);
 	}
 	return line;
 }
@@ -32,7 +40,7 @@ static int linetable310_line(const uint8_t *t, size_t n, int firstlineno, int ad
 		end += t[i];
 		int d = (int8_t)t[i + 1];
 		if (d != -128)
-			line += d;
+			line = line_add(line, d);
 		if (start <= addr && addr < end)
 			return d == -128 ? -1 : line;
 	}
@@ -76,7 +84,7 @@ static int loctable_line(const uint8_t *t, size_t n, int firstlineno, int addr)
 		int code, len, delta;
 		if (!loc_entry(t, n, &i, &code, &len, &delta))
 			return -1;
-		line += delta;
+		line = line_add(line, delta);
 		if (a <= addr && addr < a + len)
 			return code == 15 ? -1 : line;
 		a += len;
@@ -134,7 +142,7 @@ int py_lines_build(struct py_lines *l, enum py_linetable_kind k, const uint8_t *
 			return -1;
 		for (size_t i = 0; i + 1 < n; i += 2) {
 			a += t[i];
-			line += k == PY_LT_LNOTAB ? (int8_t)t[i + 1] : t[i + 1];
+			line = line_add(line, k == PY_LT_LNOTAB ? (int8_t)t[i + 1] : t[i + 1]);
 			if (!push(l, &cap, a, line))
 				return -1;
 		}
@@ -148,7 +156,7 @@ int py_lines_build(struct py_lines *l, enum py_linetable_kind k, const uint8_t *
 			end += t[i];
 			int d = (int8_t)t[i + 1];
 			if (d != -128)
-				line += d;
+				line = line_add(line, d);
 			if (end > start && !push(l, &cap, start, d == -128 ? -1 : line))
 				return -1;
 		}
@@ -162,7 +170,7 @@ int py_lines_build(struct py_lines *l, enum py_linetable_kind k, const uint8_t *
 		int code, len, delta;
 		if (!loc_entry(t, n, &i, &code, &len, &delta))
 			break;   /* corrupt tail: the direct decoder answers -1 from here on */
-		line += delta;
+		line = line_add(line, delta);
 		if (!push(l, &cap, a, code == 15 ? -1 : line))
 			return -1;
 		a += len;

@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev clang libbpf-dev
+PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev clang libclang-rt-dev libbpf-dev
 python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch
 golang-go chromium"
 # Node.js: any recent one will do; install Debian's only when there is none.
