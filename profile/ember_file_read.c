@@ -29,7 +29,7 @@ struct rbuf {
 static uint64_t get_u(struct rbuf *r)
 {
 	uint64_t v = 0;
-	size_t n = r->bad ? 0 : ember_varint_get(r->data + r->pos, r->len - r->pos, &v);
+	size_t n = r->bad || r->pos >= r->len ? 0 : ember_varint_get(r->data + r->pos, r->len - r->pos, &v);
 
 	if (!n) {
 		r->bad = true;
@@ -260,14 +260,20 @@ static int read_timeline(struct reader *rd, struct rbuf *s)
 {
 	struct ember_profile *p = rd->p;
 	uint64_t n = get_u(s), t = 0;
+	bool backwards = false;
 
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
 		uint64_t z = get_u(s), st = get_u(s), th = get_u(s);
 		t += (uint64_t)ember_unzigzag(z);
+		backwards |= ember_unzigzag(z) < 0;
 		if (s->bad || st >= p->nstacks || th >= p->nthreads ||
 		    ember_profile_add_timed(p, t, (uint32_t)st, (uint32_t)th) != 0)
 			s->bad = true;
 	}
+	/* The format stores samples in time order; a file that does not is
+	 * read all the same, put in the order the model promises. */
+	if (backwards && !s->bad)
+		ember_profile_sort_timeline(p);
 	return 0;
 }
 

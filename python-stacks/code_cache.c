@@ -15,6 +15,9 @@
 #include "hash.h"
 #include "py_internal.h"
 
+/* More code units than any code object has: a size read as this is garbage. */
+#define PY_MAX_CODE_UNITS ((int64_t)1 << 30)
+
 #define MAX_CODES (1u << 22)
 #define PREV_HOPS 16   /* older objects at one address looked at (~a batch's worth) */
 
@@ -260,7 +263,9 @@ static struct py_code_entry *decode(struct ember_python *py, uint64_t addr, cons
 		free(c);
 		return NULL;
 	}
-	c->ninstr_bytes = o->co_code_adaptive >= 0 ? (c->k_size >= 0 ? c->k_size * 2 : -1)
+	/* k_size is the target's word for the number of code units: one past
+	 * any real code object's size is garbage, not a length to double */
+	c->ninstr_bytes = o->co_code_adaptive >= 0 ? (c->k_size >= 0 && c->k_size <= PY_MAX_CODE_UNITS ? c->k_size * 2 : -1)
 						   : py_bytes_len(py, c->k_code);
 	bool named = read_names(py, c, h);
 	size_t n;

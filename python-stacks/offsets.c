@@ -82,5 +82,44 @@ bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *d, size_t len, 
 	o->str_utf8_length = o->str_ascii_data;
 	o->str_utf8 = o->str_ascii_data + 8;
 	o->str_compact_data = o->str_ascii_data + 16;
+	/* The target's own numbers decide where ember reads inside headers it
+	 * holds in fixed buffers: each word must lie inside its buffer. */
+	if (o->ob_type + 8 > PY_OBJ_HDR_MAX || o->ob_size + 8 > PY_OBJ_HDR_MAX ||
+	    o->bytes_sval < o->ob_size + 8 || o->bytes_sval > PY_BYTES_HDR_MAX ||
+	    o->str_compact_data + 8 > PY_STR_HDR_MAX || o->str_length + 8 > o->str_compact_data + 8 ||
+	    o->str_state + 4 > o->str_compact_data + 8) {
+		snprintf(msg, msglen, "_Py_DebugOffsets places object header fields past their headers");
+		return false;
+	}
 	return true;
+}
+
+/* Bytes read of each object, and where a str's hash is. */
+void py_runtime_set_lengths(struct py_runtime *rt)
+{
+	const struct py_offsets *o = &rt->off;
+	int32_t ts[] = { o->ts_next + 8, o->ts_interp + 8, o->ts_frame + 8, o->ts_cframe + 8,
+			 o->ts_current_frame + 8, o->ts_thread_id + 8, o->ts_native_thread_id + 8,
+			 o->ts_status + 4 };
+	int32_t fr[] = { o->fo_back + 8, o->fo_code + 8, o->fo_lasti + 4, o->if_code + 8,
+			 o->if_previous + 8, o->if_instr + 8, o->if_owner + 1, o->if_is_entry + 1, o->ob_type + 8 };
+	int32_t co[] = { o->ob_type + 8, o->ob_size + 8, o->co_firstlineno + 4, o->co_code + 8,
+			 o->co_filename + 8, o->co_name + 8, o->co_qualname + 8, o->co_linetable + 8,
+			 o->co_firsttraceable + 4, o->co_argcount + 4, o->co_varnames + 8, o->co_flags + 4,
+			 o->co_version + 4 };
+	rt->ts_len = rt->fr_len = rt->co_len = 0;
+	for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+		if (ts[i] > (int32_t)rt->ts_len) rt->ts_len = ts[i];
+	for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++)
+		if (fr[i] > (int32_t)rt->fr_len) rt->fr_len = fr[i];
+	for (size_t i = 0; i < sizeof co / sizeof co[0]; i++)
+		if (co[i] > (int32_t)rt->co_len) rt->co_len = co[i];
+	rt->ts_len = (rt->ts_len + 7) & ~7u;
+	rt->fr_len = (rt->fr_len + 7) & ~7u;
+	rt->co_len = (rt->co_len + 7) & ~7u;
+	rt->str_hdr_len = (uint32_t)(o->major == 2 ? 40 : o->str_compact_data + 8);
+	/* The hash follows the length in PyASCIIObject and PyStringObject.  Code
+	 * objects are told apart by their names' hashes where they have no
+	 * number of their own (co_version, 3.12+): code_cache.c. */
+	rt->str_hash_off = o->co_version >= 0 ? 0 : (uint32_t)((o->major == 2 ? o->ob_size : o->str_length) + 8);
 }

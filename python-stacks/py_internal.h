@@ -94,8 +94,15 @@ extern const size_t py_offsets_table_len;
 /* The entry for release major.minor.micro (micro -1: unknown, then the
  * entry for every patch release), NULL if none. */
 const struct py_offsets *py_offsets_for(int major, int minor, int micro);
+/* The object headers strings.c reads whole into fixed buffers: any object
+ * (type and size words), a bytes object up to its inline data, a str up to
+ * its compact data pointer.  Offsets that reach past them are refused. */
+#define PY_OBJ_HDR_MAX 24
+#define PY_BYTES_HDR_MAX 64
+#define PY_STR_HDR_MAX 128
 /* 3.13+: overwrite o with the values of the _Py_DebugOffsets struct read
- * from &_PyRuntime (dbg = its bytes).  Returns false if implausible. */
+ * from &_PyRuntime (dbg = its bytes).  Returns false if implausible,
+ * including object-header offsets past the buffers above. */
 bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *dbg, size_t len, char *msg, size_t msglen);
 
 /* ---- remote memory (remote_mem.c) ---- */
@@ -172,6 +179,9 @@ struct py_runtime {
 	                                    * symbols, absolute */
 	uint32_t neval;
 };
+/* From the offsets in rt->off: the bytes read of a thread state, a frame,
+ * a code object and a str header, and where a str's hash is. */
+void py_runtime_set_lengths(struct py_runtime *rt);
 /* Find the runtime of process py->pid (py->opts read): libpython or the
  * executable, its version, offsets and type objects.  EMBER_PY_OK, or
  * another status with a one-line reason in msg. */

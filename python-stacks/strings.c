@@ -141,7 +141,7 @@ static bool str_text(const struct ember_python *py, uint64_t addr, const uint8_t
 
 char *py_read_string(struct ember_python *py, uint64_t addr)
 {
-	uint8_t hdr[128];
+	uint8_t hdr[PY_STR_HDR_MAX];
 	uint64_t at;
 	int64_t len;
 	int kind;
@@ -173,9 +173,10 @@ char *py_read_string(struct ember_python *py, uint64_t addr)
 uint8_t *py_read_bytes(struct ember_python *py, uint64_t addr, size_t *n)
 {
 	const struct py_offsets *o = &py->rt.off;
-	uint8_t hdr[64];
+	uint8_t hdr[PY_BYTES_HDR_MAX];
 	*n = 0;
-	if (!rm_ptr_ok(addr, 8) || !decode_read(py, addr, hdr, (size_t)o->bytes_sval) ||
+	if (!rm_ptr_ok(addr, 8) || o->bytes_sval < 0 || (size_t)o->bytes_sval > sizeof hdr ||
+	    !decode_read(py, addr, hdr, (size_t)o->bytes_sval) ||
 	    rd64(hdr, o->ob_type) != py->rt.t_bytes)
 		return NULL;
 	int64_t len = (int64_t)rd64(hdr, o->ob_size);
@@ -193,8 +194,8 @@ uint8_t *py_read_bytes(struct ember_python *py, uint64_t addr, size_t *n)
 int64_t py_bytes_len(struct ember_python *py, uint64_t addr)
 {
 	const struct py_offsets *o = &py->rt.off;
-	uint8_t hdr[24];
-	if (!rm_ptr_ok(addr, 8) || !decode_read(py, addr, hdr, 24) || rd64(hdr, o->ob_type) != py->rt.t_bytes)
+	uint8_t hdr[PY_OBJ_HDR_MAX];
+	if (!rm_ptr_ok(addr, 8) || !decode_read(py, addr, hdr, sizeof hdr) || rd64(hdr, o->ob_type) != py->rt.t_bytes)
 		return -1;
 	return (int64_t)rd64(hdr, o->ob_size);
 }

@@ -9,17 +9,16 @@
  * without them): remote_mem.c, whose rm_read/rm_readv here copy from the
  * input's regions instead of calling process_vm_readv, and runtime.c's
  * py_runtime_find, which here takes the runtime from the input's header
- * instead of the target's /proc and ELF files.  runtime.c is compiled into
- * this file (its finder renamed out of the way) for set_lengths, so the
- * bytes read of each object are the real reader's.  The rest is the real
- * reader, entered through ember_python_open: scan the threads, read each
- * one's frames twice (the second read through the batched prefetch),
- * name the code objects and the threads. */
-#define py_runtime_find py_runtime_find_in_process
-#include "runtime.c"
-#undef py_runtime_find
-
+ * instead of the target's /proc and ELF files; the bytes read of each
+ * object come from py_runtime_set_lengths, as in the real reader.  The
+ * rest is the real reader, entered through ember_python_open: scan the
+ * threads, read each one's frames twice (the second read through the
+ * batched prefetch), name the code objects and the threads. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <string.h>
+
+#include "py_internal.h"
 
 #include "fuzz_py_remote.h"
 #include "fuzz_util.h"
@@ -134,7 +133,7 @@ int py_runtime_find(struct ember_python *py, char *msg, size_t msglen)
 	rt->t_py2unicode = u64_at(h + 64);
 	snprintf(rt->root, sizeof rt->root, "/proc/%d/root", (int)py->pid);
 	snprintf(rt->where, sizeof rt->where, "CPython %s (fuzz input)", rt->version);
-	set_lengths(rt);
+	py_runtime_set_lengths(rt);
 	return EMBER_PY_OK;
 }
 
