@@ -15,6 +15,7 @@
 
 #include "ember_file.h"
 #include "input.h"
+#include "readers.h"
 #include "profile.h"
 #include "profile_internal.h"
 #include "varint.h"

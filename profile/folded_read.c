@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "input.h"
+#include "readers.h"
 #include "profile.h"
 #include "profile_internal.h"
 

@@ -43,12 +43,6 @@ static inline uint64_t ember_input_consumed(const struct ember_input *in)
 	return in->offset + in->pos;
 }
 
-/* The readers: each reads in from its first unread byte, into an empty
- * profile.  enum ember_load_status, with one line naming the input in err. */
-int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip, char *err, size_t errlen);
-int ember_read_folded(struct ember_profile *p, struct ember_input *in, int column,
-		      struct ember_load_warnings *w, char *err, size_t errlen);
-
 /* A gzip stream starts with these two bytes (RFC 1952). */
 static inline bool ember_input_is_gzip(const uint8_t *d, size_t n)
 {
