@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "diff.h"
 #include "diff_internal.h"
 #include "exporters.h"
@@ -546,19 +547,6 @@ static void test_writers(const char *python)
 	free(pb);
 	ember_diff_free(&d);
 	free_pair(&b, &n);
-}
-
-/* Occurrences of needle in s, in one pass (a strstr per match would read
- * the rest of s each time under the sanitizers: quadratic on big SVGs). */
-static int count_of(const char *s, const char *needle)
-{
-	size_t len = strlen(needle);
-	int n = 0;
-
-	for (; *s; s++)
-		if (*s == *needle && strncmp(s, needle, len) == 0)
-			n++;
-	return n;
 }
 
 /* BASE and NEW of one stack of depth frames ("lvl0".."lvl99", cycled, then

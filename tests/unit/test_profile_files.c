@@ -8,27 +8,10 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "exporters.h"
 #include "profile_internal.h"
 #include "synthetic_profiles.h"
-
-static char dir[] = "/tmp/ember-test-files-XXXXXX";
-
-static const char *tmp(const char *name)
-{
-	static char path[4][256];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
-	return path[k];
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	fwrite(data, 1, n, f);
-	fclose(f);
-}
 
 /* Two profiles hold the same data, compared through their folded text
  * (threads on), their meta and their timelines. */
@@ -358,7 +341,7 @@ static void test_folded_reader(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir))
+	if (!test_dir_make("files"))
 		return 1;
 	test_round_trip(build_mixed, "mixed.ember");
 	test_round_trip(build_hostile, "hostile.ember");
@@ -366,9 +349,7 @@ int main(void)
 	test_corruption();
 	test_frame_flags();
 	test_folded_reader();
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	if (!test_dir_remove())
 		return 1;
 	return check_report();
 }

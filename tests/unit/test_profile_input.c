@@ -17,27 +17,10 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "exporters.h"
 #include "profile.h"
 #include "profile_internal.h"
-
-static char dir[] = "/tmp/ember-test-input-XXXXXX";
-
-static const char *tmp(const char *name)
-{
-	static char path[4][256];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
-	return path[k];
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	CHECK(f && fwrite(data, 1, n, f) == n);
-	fclose(f);
-}
 
 static double now_s(void)
 {
@@ -522,7 +505,7 @@ static void test_content_rules(void)
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
-	if (!mkdtemp(dir))
+	if (!test_dir_make("input"))
 		return 1;
 	test_folded_streams();
 	test_folded_limits();
@@ -531,9 +514,7 @@ int main(void)
 	test_damaged_gzip();
 	test_gzip_forms();
 	test_content_rules();
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	if (!test_dir_remove())
 		return 1;
 	return check_report();
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "exporters.h"
 #include "profile_internal.h"
 #include "synthetic_profiles.h"
@@ -59,19 +60,6 @@ static const char *run_checker(const char *svg, const char *args)
 	else
 		unlink(path);
 	return summary;
-}
-
-/* Occurrences of needle in s, in one pass (a strstr per match would read
- * the rest of s each time under the sanitizers: quadratic on big SVGs). */
-static int count(const char *s, const char *needle)
-{
-	size_t len = strlen(needle);
-	int n = 0;
-
-	for (; *s; s++)
-		if (*s == *needle && strncmp(s, needle, len) == 0)
-			n++;
-	return n;
 }
 
 /* The text of element id="ID" up to its end tag. */
@@ -146,8 +134,8 @@ static void test_mixed(void)
 	CHECK(strstr(svg, ">cv::hlineSmooth</text>"));
 	/* standalone: no external references, the script inline */
 	CHECK(!strstr(svg, "href"));
-	CHECK(count(svg, "http") == 2);
-	CHECK(count(svg, "<script") == 1 && count(svg, "]]>") == 2);
+	CHECK(count_of(svg, "http") == 2);
+	CHECK(count_of(svg, "<script") == 1 && count_of(svg, "]]>") == 2);
 	CHECK(strstr(svg, "total: 1000, inverted: false"));
 	/* without --threads, no thread roots */
 	CHECK(!strstr(svg, "(4242)"));
@@ -214,7 +202,7 @@ static void test_hostile(void)
 		CHECK(strstr(svg, "nonascii_函数_ünï_😀"));
 		CHECK(strstr(svg, "bad\xef\xbf\xbd\xef\xbf\xbdutf8"));
 		CHECK(strstr(svg, "]]&gt;"));
-		CHECK(count(svg, "]]>") == 2);
+		CHECK(count_of(svg, "]]>") == 2);
 		/* the command in the title */
 		CHECK(strstr(svg, "ember: ./evil --name=&#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; &amp; "
 				  "&quot;quoted&quot;"));
@@ -332,7 +320,7 @@ static void test_merge_and_labels(void)
 	add(&p, (uint32_t[]){ y, wide }, 2, 10);
 	struct ember_export_opts o = { .width_px = 220 };  /* 200 px: 28 glyphs, 14 wide ones */
 	char *svg = svg_of(&p, &o);
-	CHECK(count(svg, "<title>run (a.py:3) (20 samples, 100.00%)</title>") == 1);
+	CHECK(count_of(svg, "<title>run (a.py:3) (20 samples, 100.00%)</title>") == 1);
 	CHECK(strstr(svg, ">漢字漢字漢字漢字漢字漢字漢..</text>"));
 	CHECK_STR(run_checker(svg, "--total 20"), "frames=3 max_depth=2 total=20\n");
 	free(svg);
@@ -358,7 +346,7 @@ static void test_scanned_note(void)
 	CHECK(strstr(svg, "<title>dgemm_kernel (30 samples, 75.00%)\nno unwind info here: its caller was found by "
 			  "scanning the stack</title>"));
 	CHECK(strstr(svg, "<title>dgemm_kernel (10 samples, 25.00%)</title>"));
-	CHECK(count(svg, "scanning the stack") == 1);
+	CHECK(count_of(svg, "scanning the stack") == 1);
 	CHECK_STR(run_checker(svg, "--total 40"), "frames=4 max_depth=2 total=40\n");
 	free(svg);
 	ember_profile_free(&p);
@@ -410,14 +398,14 @@ static void test_deep_stack(void)
 		struct ember_export_opts o = { .icicle = icicle };
 		char *svg = svg_of(&p, &o);
 		char height[64];
-		CHECK(svg && count(svg, "<g class=\"k") == 1 + DEPTH + 1);
+		CHECK(svg && count_of(svg, "<g class=\"k") == 1 + DEPTH + 1);
 		/* (depth + 1) rows of 16 px and the 84 + 34 px of text around them */
 		snprintf(height, sizeof(height), " height=\"%u\" ", (DEPTH + 1) * 16 + 84 + 34);
 		CHECK(svg && strstr(svg, height));
 		const char *leaf = svg ? strstr(svg, "<title>deepest_leaf (3 samples, 75.00%)</title>") : NULL;
 		const char *sib = svg ? strstr(svg, "s=\"3\" n=\"1\"><title>main (1 samples, 25.00%)</title>") : NULL;
 		CHECK(leaf && sib && leaf < sib);
-		CHECK(svg && count(svg, "<title>level999 (3 samples, 75.00%)</title>") == DEPTH / 1000 - 1);
+		CHECK(svg && count_of(svg, "<title>level999 (3 samples, 75.00%)</title>") == DEPTH / 1000 - 1);
 		free(svg);
 	}
 	free(ids);
