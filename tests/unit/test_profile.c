@@ -211,6 +211,20 @@ static void build_report_profile(struct ember_profile *p)
 	stack(p, 2, m, m); /* a stack without samples counts for nothing */
 }
 
+/* What ember_report_print writes for p (free it). */
+static char *report_text(const struct ember_profile *p, enum ember_report_key key, size_t top)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	if (!out)
+		return NULL;
+	ember_report_print(out, p, key, top);
+	fclose(out);
+	return text;
+}
+
 static void test_report(void)
 {
 	struct ember_profile p;
@@ -257,11 +271,7 @@ static void test_report(void)
 	ember_report_rows_free(rows, n);
 
 	/* The printed tables. */
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	ember_report_print(out, &p, EMBER_REPORT_BY_FUNCTION, 10);
-	fclose(out);
+	char *text = report_text(&p, EMBER_REPORT_BY_FUNCTION, 10);
 	const char *expect =
 		"ember: top 3 by self (of 20 samples):\n"
 		"   self%  total%  samples  function\n"
@@ -279,9 +289,7 @@ static void test_report(void)
 		fputs(text, stderr);
 	free(text);
 
-	out = open_memstream(&text, &len);
-	ember_report_print(out, &p, EMBER_REPORT_BY_LINE, 1);
-	fclose(out);
+	text = report_text(&p, EMBER_REPORT_BY_LINE, 1);
 	CHECK(strstr(text, "ember: top 1 by self (of 20 samples):\n") != NULL);
 	CHECK(strstr(text, "   self%  total%  samples  line\n") != NULL);
 	CHECK(strstr(text, "  f (f.c:2)\n") != NULL);
@@ -293,14 +301,10 @@ static void test_report(void)
 static void test_report_print_edges(void)
 {
 	struct ember_profile p;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out;
+	char *text;
 
 	CHECK(ember_profile_init(&p) == 0);
-	out = open_memstream(&text, &len);
-	ember_report_print(out, &p, EMBER_REPORT_BY_FUNCTION, 10);
-	fclose(out);
+	text = report_text(&p, EMBER_REPORT_BY_FUNCTION, 10);
 	CHECK_STR(text, "ember: no samples\n");
 	free(text);
 
@@ -316,9 +320,7 @@ static void test_report_print_edges(void)
 	ember_report_rows_free(rows, nrows);
 	for (int key = EMBER_REPORT_BY_FUNCTION; key <= EMBER_REPORT_BY_MODULE; key++) {
 		for (size_t top = 0; top < 2; top++) {
-			out = open_memstream(&text, &len);
-			ember_report_print(out, &p, (enum ember_report_key)key, top);
-			fclose(out);
+			text = report_text(&p, (enum ember_report_key)key, top);
 			CHECK_STR(text, "ember: no symbolized frames in 7 samples\n");
 			free(text);
 		}
@@ -335,9 +337,7 @@ static void test_report_print_edges(void)
 	uint32_t f = frame(&p, EMBER_FRAME_NATIVE, name, "", 0, "");
 	uint32_t t = ember_profile_thread(&p, 1, 1, "x");
 	CHECK(ember_profile_add(&p, stack(&p, 1, f), t, 1234) == 0);
-	out = open_memstream(&text, &len);
-	ember_report_print(out, &p, EMBER_REPORT_BY_FUNCTION, 10);
-	fclose(out);
+	text = report_text(&p, EMBER_REPORT_BY_FUNCTION, 10);
 	CHECK(strstr(text, "  100.0%  100.0%     1234  nnnn") != NULL);
 	CHECK(strstr(text, "\xe2\x80\xa6") != NULL);
 	CHECK(strstr(text, "_TAIL?[2J") != NULL);
@@ -433,11 +433,7 @@ static void test_saturation(void)
 	CHECK(ember_profile_add(&p, stack(&p, 1, b), t, max) == 0);
 	CHECK(ember_profile_add(&p, stack(&p, 1, c), t, max) == 0);
 	CHECK(ember_profile_total(&p) == max && p.saturated);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	ember_report_print(out, &p, EMBER_REPORT_BY_FUNCTION, 0);
-	fclose(out);
+	char *text = report_text(&p, EMBER_REPORT_BY_FUNCTION, 0);
 	const char *expect =
 		"ember: top 1 by self (of 9223372036854775807 samples):\n"
 		"   self%  total%              samples  function\n"
