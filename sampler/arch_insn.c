@@ -103,8 +103,8 @@ bool plt_stub_aarch64(const uint8_t *code, size_t n)
  * the callee-saved ones a prologue may keep SP in, -1 for the others. */
 static int x86_anchor_index(unsigned r)
 {
-	static const int8_t idx[16] = { -1, -1, -1, PERF_REG_BX, -1, PERF_REG_BP, -1, -1,
-					-1, -1, -1, -1, PERF_REG_R12, PERF_REG_R13, PERF_REG_R14, PERF_REG_R15 };
+	static const int8_t idx[16] = { -1, -1, -1, X86_REG_BX, -1, X86_REG_BP, -1, -1,
+					-1, -1, -1, -1, X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15 };
 	return idx[r & 15];
 }
 

@@ -70,7 +70,7 @@ struct perf_sample {
 	uint64_t abi;              /* PERF_SAMPLE_REGS_ABI_*: 0 when there are no user registers
 	                            * (a kernel thread, a task exiting) */
 	uint64_t regs[PERF_REGS_COUNT];   /* user registers (perf_regs.h), when abi */
-	const uint8_t *stack;      /* the user stack copy from regs[PERF_REG_SP] up */
+	const uint8_t *stack;      /* the user stack copy from regs[EMBER_REG_SP] up */
 	uint64_t stack_size;       /* bytes reserved for it in the record (the requested size) */
 	uint64_t stack_len;        /* bytes the kernel copied (dyn_size), <= stack_size */
 };

@@ -33,8 +33,8 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 		return;
 	if (proc->nloads == 0 && !proc->exited)
 		process_load_proc_maps(&s->pm, proc, true);
-	smp.sp = ps.regs[PERF_REG_SP];
-	smp.ip = ps.regs[PERF_REG_IP];
+	smp.sp = ps.regs[EMBER_REG_SP];
+	smp.ip = ps.regs[EMBER_REG_PC];
 	smp.code_gen = proc->code_gen;
 	if (s->hooks.early)
 		s->hooks.early(s->hooks.early_arg, &smp);

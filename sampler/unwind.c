@@ -124,7 +124,7 @@ static void probe_regs_read(struct walk *w, struct ember_frame_probe *p)
 /* The top words of a frame's own stack region [sp, cfa), from the copy. */
 static void probe_words_read(const struct unwind_input *in, uint64_t sp, uint64_t cfa, struct ember_frame_probe *p)
 {
-	uint64_t base = in->regs[PERF_REG_SP];
+	uint64_t base = in->regs[EMBER_REG_SP];
 	p->ncand = EMBER_PROBE_REGS;
 	for (uint32_t k = 0; k < EMBER_PROBE_WORDS; k++) {
 		uint64_t a = cfa - 8 * (uint64_t)(k + 1);
@@ -299,8 +299,8 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 {
 	struct walk_mark m;
 	mark_take(w, &m);
-	regs[PERF_REG_IP] = ra - 1;       /* a caller: its CFI row is the call's */
-	regs[PERF_REG_SP] = slot + 8;
+	regs[EMBER_REG_PC] = ra - 1;       /* a caller: its CFI row is the call's */
+	regs[EMBER_REG_SP] = slot + 8;
 	w->pending = NULL;
 	w->prev_signal = false;
 	w->prev_sp = slot + 8;
@@ -349,7 +349,7 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	uint64_t regs[PERF_REGS_COUNT], slots[SCAN_WORDS + ANCHOR_REGS * ANCHOR_WORDS];
 	if (!replay_to(w, frame) || !frame_regs(w, frame, regs))
 		return STEP_FAILED;
-	uint64_t sp = regs[PERF_REG_SP], callee_pc = w->regs[PERF_REG_IP];
+	uint64_t sp = regs[EMBER_REG_SP], callee_pc = w->regs[EMBER_REG_PC];
 	unw_word_t pc;
 	if (frame != w->start_frame && unw_get_reg(w->c, UNW_REG_IP, &pc) == 0)
 		callee_pc = pc - 1;
@@ -501,7 +501,7 @@ static struct unwind_proc *proc_caches(struct unwinder *u, const struct process 
 uint32_t unwind_sample(struct unwinder *u, const struct process *proc, const struct unwind_input *in,
 		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags, struct unwind_probes *probes)
 {
-	uint64_t ip = in->regs[PERF_REG_IP];
+	uint64_t ip = in->regs[EMBER_REG_PC];
 	if (probes)
 		probes->n = 0;
 	struct unwind_proc *up = proc_caches(u, proc);
@@ -510,7 +510,7 @@ uint32_t unwind_sample(struct unwinder *u, const struct process *proc, const str
 
 	unw_cursor_t cursor;
 	struct walk w = { .ctx = { .proc = proc, .in = in }, .u = u, .up = up, .c = &cursor, .out = out, .max = max,
-			  .probes = probes, .prev_sp = in->regs[PERF_REG_SP] };
+			  .probes = probes, .prev_sp = in->regs[EMBER_REG_SP] };
 	unwind_lock_enter();
 	if (!cursor_at(&w, in->regs, 0)) {
 		unwind_lock_leave();

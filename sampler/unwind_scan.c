@@ -59,9 +59,9 @@ static int cmp_window(const void *a, const void *b)
 size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint64_t *regs, uint64_t *slot,
 			 size_t max, bool *reg_beyond, bool *beyond)
 {
-	static const int anchors[ANCHOR_REGS] = { PERF_REG_BX, PERF_REG_BP, PERF_REG_R12,
-						  PERF_REG_R13, PERF_REG_R14, PERF_REG_R15 };
-	uint64_t top = in->regs[PERF_REG_SP] + (in->stack_len & ~7ull);
+	static const int anchors[ANCHOR_REGS] = { X86_REG_BX, X86_REG_BP, X86_REG_R12,
+						  X86_REG_R13, X86_REG_R14, X86_REG_R15 };
+	uint64_t top = in->regs[EMBER_REG_SP] + (in->stack_len & ~7ull);
 	bool full = in->stack_len >= in->stack_reserved;
 	struct window win[1 + ANCHOR_REGS];
 	size_t nw = 0, n = 0;
@@ -162,6 +162,6 @@ bool unwind_prologue_slot(const struct unwinder *u, struct jit_code_cache *jc, c
 	}
 	if (!ARCH_PROLOGUE(code, n, &pro))
 		return false;
-	*slot = pro.sp_known ? regs[PERF_REG_SP] + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
+	*slot = pro.sp_known ? regs[EMBER_REG_SP] + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
 	return true;
 }

@@ -14,12 +14,12 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
 const int8_t unwind_dwarf_to_perf[UNW_X86_64_RIP + 1] = {
-	[UNW_X86_64_RAX] = PERF_REG_AX, [UNW_X86_64_RDX] = PERF_REG_DX, [UNW_X86_64_RCX] = PERF_REG_CX,
-	[UNW_X86_64_RBX] = PERF_REG_BX, [UNW_X86_64_RSI] = PERF_REG_SI, [UNW_X86_64_RDI] = PERF_REG_DI,
-	[UNW_X86_64_RBP] = PERF_REG_BP, [UNW_X86_64_RSP] = PERF_REG_SP, [UNW_X86_64_R8] = PERF_REG_R8,
-	[UNW_X86_64_R9] = PERF_REG_R9, [UNW_X86_64_R10] = PERF_REG_R10, [UNW_X86_64_R11] = PERF_REG_R11,
-	[UNW_X86_64_R12] = PERF_REG_R12, [UNW_X86_64_R13] = PERF_REG_R13, [UNW_X86_64_R14] = PERF_REG_R14,
-	[UNW_X86_64_R15] = PERF_REG_R15, [UNW_X86_64_RIP] = PERF_REG_IP,
+	[UNW_X86_64_RAX] = X86_REG_AX, [UNW_X86_64_RDX] = X86_REG_DX, [UNW_X86_64_RCX] = X86_REG_CX,
+	[UNW_X86_64_RBX] = X86_REG_BX, [UNW_X86_64_RSI] = X86_REG_SI, [UNW_X86_64_RDI] = X86_REG_DI,
+	[UNW_X86_64_RBP] = X86_REG_BP, [UNW_X86_64_RSP] = EMBER_REG_SP, [UNW_X86_64_R8] = X86_REG_R8,
+	[UNW_X86_64_R9] = X86_REG_R9, [UNW_X86_64_R10] = X86_REG_R10, [UNW_X86_64_R11] = X86_REG_R11,
+	[UNW_X86_64_R12] = X86_REG_R12, [UNW_X86_64_R13] = X86_REG_R13, [UNW_X86_64_R14] = X86_REG_R14,
+	[UNW_X86_64_R15] = X86_REG_R15, [UNW_X86_64_RIP] = EMBER_REG_PC,
 };
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -60,7 +60,7 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 
 bool unwind_copy_word(const struct unwind_input *in, uint64_t addr, uint64_t *val)
 {
-	uint64_t sp = in->regs[PERF_REG_SP];
+	uint64_t sp = in->regs[EMBER_REG_SP];
 	if (addr < sp || addr - sp >= in->stack_len || in->stack_len - (addr - sp) < 8)
 		return false;
 	memcpy(val, in->stack + (addr - sp), 8);
@@ -91,7 +91,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	}
 	/* A read just above a copy that filled its whole reservation: the stack
 	 * goes on, we simply did not copy it. */
-	uint64_t sp = in->regs[PERF_REG_SP];
+	uint64_t sp = in->regs[EMBER_REG_SP];
 	if (addr >= sp + in->stack_len && in->stack_len >= in->stack_reserved &&
 	    addr - sp < in->stack_len + PAST_COPY_SLACK)
 		ctx->read_past_copy = true;

@@ -24,7 +24,7 @@
 /* One sample as the kernel copied it. */
 struct unwind_input {
 	const uint64_t *regs;      /* PERF_REGS_COUNT values (perf_regs.h) */
-	const uint8_t *stack;      /* copy of the stack from regs[PERF_REG_SP] up */
+	const uint8_t *stack;      /* copy of the stack from regs[EMBER_REG_SP] up */
 	uint64_t stack_len;        /* bytes copied (the sample's dyn_size) */
 	uint64_t stack_reserved;   /* bytes requested: a copy that filled them may be cut off */
 };

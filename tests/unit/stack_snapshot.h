@@ -36,7 +36,7 @@ __attribute__((no_sanitize_address, noinline, unused)) static void copy_stack(ui
  * end of the stack mapping. */
 __attribute__((unused)) static void copy_from_sp(struct snapshot *s)
 {
-	uint64_t sp = s->regs[PERF_REG_SP];
+	uint64_t sp = s->regs[EMBER_REG_SP];
 	s->len = sizeof s->stack;
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
@@ -64,9 +64,9 @@ __attribute__((noinline, unused)) static void leaf_snapshot(struct snapshot *s)
 			 "mov %%r15, %7\n\t"
 			 : "=r"(ip), "=r"(sp), "=r"(bp), "=r"(bx), "=r"(r12), "=r"(r13), "=r"(r14), "=r"(r15));
 	memset(s->regs, 0, sizeof s->regs);
-	s->regs[PERF_REG_IP] = ip;
-	s->regs[PERF_REG_SP] = sp;
-	s->regs[PERF_REG_BP] = bp;
+	s->regs[EMBER_REG_PC] = ip;
+	s->regs[EMBER_REG_SP] = sp;
+	s->regs[X86_REG_BP] = bp;
 	s->regs[1] = bx;
 	s->regs[16] = r12, s->regs[17] = r13, s->regs[18] = r14, s->regs[19] = r15;
 	copy_from_sp(s);
