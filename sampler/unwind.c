@@ -88,18 +88,10 @@ static inline void put_frame(const struct process *proc, uint64_t pc, struct emb
 	out->flags = 0;
 }
 
-/* Probe registers in struct ember_frame_probe order, as libunwind numbers. */
-static const unw_regnum_t probe_regs[EMBER_PROBE_REGS] = {
-	[EMBER_PROBE_AX] = UNW_X86_64_RAX, [EMBER_PROBE_BX] = UNW_X86_64_RBX, [EMBER_PROBE_CX] = UNW_X86_64_RCX,
-	[EMBER_PROBE_DX] = UNW_X86_64_RDX, [EMBER_PROBE_SI] = UNW_X86_64_RSI, [EMBER_PROBE_DI] = UNW_X86_64_RDI,
-	[EMBER_PROBE_BP] = UNW_X86_64_RBP, [EMBER_PROBE_R8] = UNW_X86_64_R8, [EMBER_PROBE_R9] = UNW_X86_64_R9,
-	[EMBER_PROBE_R10] = UNW_X86_64_R10, [EMBER_PROBE_R11] = UNW_X86_64_R11, [EMBER_PROBE_R12] = UNW_X86_64_R12,
-	[EMBER_PROBE_R13] = UNW_X86_64_R13, [EMBER_PROBE_R14] = UNW_X86_64_R14, [EMBER_PROBE_R15] = UNW_X86_64_R15,
-};
-static const bool callee_saved[EMBER_PROBE_REGS] = {
-	[EMBER_PROBE_BX] = true, [EMBER_PROBE_BP] = true, [EMBER_PROBE_R12] = true,
-	[EMBER_PROBE_R13] = true, [EMBER_PROBE_R14] = true, [EMBER_PROBE_R15] = true,
-};
+/* Probe registers in struct ember_frame_probe order, as libunwind numbers
+ * them, and which of them calls preserve (probe_regs.h). */
+static const uint8_t probe_regs[EMBER_PROBE_REGS] = EMBER_PROBE_DWARF_REGS;
+static const bool callee_saved[EMBER_PROBE_REGS] = EMBER_PROBE_KEPT;
 
 /* Registers of the frame the cursor is at.  The leaf's come straight from
  * the sample; a caller's callee-saved ones as the unwinder restored them.
@@ -220,8 +212,7 @@ static bool frame_regs(struct walk *w, uint32_t frame, uint64_t *regs)
 		memcpy(regs, w->ctx.in->regs, PERF_REGS_COUNT * sizeof *regs);
 		return true;
 	}
-	static const unw_regnum_t saved[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
-					      UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15, UNW_X86_64_RSP };
+	static const unw_regnum_t saved[] = { UNWIND_KEPT_REGS };
 	memset(regs, 0, PERF_REGS_COUNT * sizeof *regs);
 	for (size_t i = 0; i < sizeof saved / sizeof saved[0]; i++) {
 		unw_word_t v;
