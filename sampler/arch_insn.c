@@ -184,5 +184,73 @@ bool prologue_x86_64(const uint8_t *code, size_t n, struct prologue *p)
 	if (off < 0)
 		return false;
 	p->sp_off = (uint64_t)off;
+	p->entry_off = (uint64_t)off + 8;
 	return p->sp_known || p->anchor >= 0;
+}
+
+/* Signed field of width bits at bit lo of insn. */
+static int64_t a64_sfield(uint32_t insn, unsigned lo, unsigned bits)
+{
+	int64_t v = (int64_t)((insn >> lo) & ((1u << bits) - 1));
+	return v & ((int64_t)1 << (bits - 1)) ? v - ((int64_t)1 << bits) : v;
+}
+
+/* A store of x29 or x30 at entry SP - at (bytes below the entry SP). */
+static void a64_saved(unsigned rt, int64_t at, int64_t *lr_at, int64_t *fp_at)
+{
+	if (rt == 30)
+		*lr_at = at;
+	else if (rt == 29)
+		*fp_at = at;
+}
+
+bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
+{
+	*p = (struct prologue){ .sp_known = true, .anchor = -1 };
+	int64_t off = 0, lr_at = -1, fp_at = -1;   /* entry SP - SP; entry SP - slot */
+	for (size_t i = 0; i + 4 <= n; i += 4) {
+		uint32_t insn;
+		memcpy(&insn, code + i, 4);
+		unsigned rt = insn & 31, rt2 = (insn >> 10) & 31;
+		if ((insn & 0xfffff01fu) == 0xd503201fu) {
+			continue;                                   /* hint: nop, paciasp, bti */
+		} else if ((insn & 0xff8003ffu) == 0xd10003ffu) {
+			/* sub sp, sp, #imm{, lsl #12} */
+			off += (int64_t)((insn >> 10) & 0xfff) << (insn & (1u << 22) ? 12 : 0);
+		} else if ((insn & 0x7fc003e0u) == 0x298003e0u || (insn & 0x7fc003e0u) == 0x290003e0u) {
+			/* stp Xt, Xt2, [sp, #imm]! (pre-indexed) or [sp, #imm] (64-bit) */
+			if (!(insn & (1u << 31)))
+				break;                                  /* 32-bit registers */
+			int64_t imm = a64_sfield(insn, 15, 7) * 8;
+			if (insn & (1u << 23))
+				off -= imm;
+			int64_t at = off - (insn & (1u << 23) ? 0 : imm);
+			a64_saved(rt, at, &lr_at, &fp_at);
+			a64_saved(rt2, at - 8, &lr_at, &fp_at);
+		} else if ((insn & 0xffc003e0u) == 0x6d8003e0u) {
+			off -= a64_sfield(insn, 15, 7) * 8;         /* stp Dt, Dt2, [sp, #imm]! */
+		} else if ((insn & 0xffc003e0u) == 0x6d0003e0u) {
+			continue;                                   /* stp Dt, Dt2, [sp, #imm] */
+		} else if ((insn & 0xffe00fe0u) == 0xf8000fe0u || (insn & 0xffe00fe0u) == 0xfc000fe0u) {
+			/* str Xt / Dt, [sp, #imm]! */
+			off -= a64_sfield(insn, 12, 9);
+			if (!(insn & (1u << 26)))
+				a64_saved(rt, off, &lr_at, &fp_at);
+		} else if ((insn & 0xffc003e0u) == 0xf90003e0u) {
+			/* str Xt, [sp, #imm] */
+			a64_saved(rt, off - (int64_t)((insn >> 10) & 0xfff) * 8, &lr_at, &fp_at);
+		} else if ((insn & 0xff8003ffu) == 0x910003fdu) {
+			continue;                                   /* add x29, sp, #imm */
+		} else {
+			break;
+		}
+	}
+	if (off < 0 || (lr_at >= 0 && lr_at > off) || (fp_at >= 0 && fp_at > off))
+		return false;
+	p->entry_off = (uint64_t)off;
+	p->ra_in_lr = lr_at < 0;
+	p->sp_off = p->ra_in_lr ? 0 : (uint64_t)(off - lr_at);
+	p->fp_saved = fp_at >= 0;
+	p->fp_off = p->fp_saved ? (uint64_t)(off - fp_at) : 0;
+	return true;
 }
