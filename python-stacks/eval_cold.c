@@ -45,6 +45,7 @@ Dwfl *py_dwfl_open(const char *path, Dwfl_Module **mod)
 	return dwfl;
 }
 
+#if defined(__x86_64__)   /* the jump decoding below reads x86-64 code */
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -90,6 +91,8 @@ static bool cfi_row(Dwarf_CFI *cfi, uint64_t pc, uint64_t *s, uint64_t *e, int64
 	free(fr);
 	return ok;
 }
+
+#endif
 
 bool py_find_cold_part(Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi)
 {

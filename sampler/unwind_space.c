@@ -29,7 +29,7 @@ const int8_t unwind_dwarf_to_perf[UNWIND_REG_LAST + 1] = {
 	A64_SAME4(0), A64_SAME4(4), A64_SAME4(8), A64_SAME4(12), A64_SAME4(16), A64_SAME4(20),
 	A64_SAME4(24), A64_SAME4(28), [UNW_AARCH64_PC] = A64_REG_PC,
 };
-_Static_assert(UNW_AARCH64_SP == A64_REG_SP && UNW_AARCH64_X30 == A64_REG_LR, "x0..x30, sp numbered alike");
+_Static_assert((int)UNW_AARCH64_SP == (int)A64_REG_SP && (int)UNW_AARCH64_X30 == (int)A64_REG_LR, "x0..x30, sp numbered alike");
 #endif
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
