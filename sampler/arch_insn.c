@@ -195,19 +195,28 @@ static int64_t a64_sfield(uint32_t insn, unsigned lo, unsigned bits)
 	return v & ((int64_t)1 << (bits - 1)) ? v - ((int64_t)1 << bits) : v;
 }
 
-/* A store of x29 or x30 at entry SP - at (bytes below the entry SP). */
-static void a64_saved(unsigned rt, int64_t at, int64_t *lr_at, int64_t *fp_at)
+/* Where x29 and x30 were stored, as bytes below the entry SP. */
+struct a64_saves {
+	bool lr, fp;
+	int64_t lr_at, fp_at;
+};
+
+static void a64_saved(struct a64_saves *sv, unsigned rt, int64_t at)
 {
-	if (rt == 30)
-		*lr_at = at;
-	else if (rt == 29)
-		*fp_at = at;
+	if (rt == 30) {
+		sv->lr = true;
+		sv->lr_at = at;
+	} else if (rt == 29) {
+		sv->fp = true;
+		sv->fp_at = at;
+	}
 }
 
 bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
 {
 	*p = (struct prologue){ .sp_known = true, .anchor = -1 };
-	int64_t off = 0, lr_at = -1, fp_at = -1;   /* entry SP - SP; entry SP - slot */
+	int64_t off = 0;              /* entry SP - SP */
+	struct a64_saves sv = { 0 };
 	for (size_t i = 0; i + 4 <= n; i += 4) {
 		uint32_t insn;
 		memcpy(&insn, code + i, 4);
@@ -225,8 +234,8 @@ bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
 			if (insn & (1u << 23))
 				off -= imm;
 			int64_t at = off - (insn & (1u << 23) ? 0 : imm);
-			a64_saved(rt, at, &lr_at, &fp_at);
-			a64_saved(rt2, at - 8, &lr_at, &fp_at);
+			a64_saved(&sv, rt, at);
+			a64_saved(&sv, rt2, at - 8);
 		} else if ((insn & 0xffc003e0u) == 0x6d8003e0u) {
 			off -= a64_sfield(insn, 15, 7) * 8;         /* stp Dt, Dt2, [sp, #imm]! */
 		} else if ((insn & 0xffc003e0u) == 0x6d0003e0u) {
@@ -235,22 +244,23 @@ bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
 			/* str Xt / Dt, [sp, #imm]! */
 			off -= a64_sfield(insn, 12, 9);
 			if (!(insn & (1u << 26)))
-				a64_saved(rt, off, &lr_at, &fp_at);
+				a64_saved(&sv, rt, off);
 		} else if ((insn & 0xffc003e0u) == 0xf90003e0u) {
 			/* str Xt, [sp, #imm] */
-			a64_saved(rt, off - (int64_t)((insn >> 10) & 0xfff) * 8, &lr_at, &fp_at);
+			a64_saved(&sv, rt, off - (int64_t)((insn >> 10) & 0xfff) * 8);
 		} else if ((insn & 0xff8003ffu) == 0x910003fdu) {
 			continue;                                   /* add x29, sp, #imm */
 		} else {
 			break;
 		}
 	}
-	if (off < 0 || (lr_at >= 0 && lr_at > off) || (fp_at >= 0 && fp_at > off))
+	/* (a slot at or above the entry SP is the caller's memory: no save) */
+	if (off < 0 || (sv.lr && (sv.lr_at <= 0 || sv.lr_at > off)) || (sv.fp && (sv.fp_at <= 0 || sv.fp_at > off)))
 		return false;
 	p->entry_off = (uint64_t)off;
-	p->ra_in_lr = lr_at < 0;
-	p->sp_off = p->ra_in_lr ? 0 : (uint64_t)(off - lr_at);
-	p->fp_saved = fp_at >= 0;
-	p->fp_off = p->fp_saved ? (uint64_t)(off - fp_at) : 0;
+	p->ra_in_lr = !sv.lr;
+	p->sp_off = sv.lr ? (uint64_t)(off - sv.lr_at) : 0;
+	p->fp_saved = sv.fp;
+	p->fp_off = sv.fp ? (uint64_t)(off - sv.fp_at) : 0;
 	return true;
 }
