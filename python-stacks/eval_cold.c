@@ -12,7 +12,10 @@
  * the CFI rows they span.  The byte scan can see a false "jump" inside
  * another instruction; it lands where the frame is another size, or among
  * too few others.  x86-64 only; checked against the .cold symbols of pyenv
- * builds and the DWARF of Debian's (tests/unit/test_python_cold.c).  Also
+ * builds and the DWARF of Debian's (tests/unit/test_python_cold.c).  On
+ * AArch64 there is nothing to find in Debian 12's python3.11: it is built
+ * without hot/cold splitting (no .text.unlikely; the DWARF gives the eval
+ * function one range).  Also
  * the offline libdwfl session eval_dwarf.c reads the DWARF with. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>

@@ -18,7 +18,7 @@
  * so a freed and reused address gets a new code id.
  *
  * Not thread-safe: one struct ember_python per target, used by one thread.
- * Supported: CPython 2.7, 3.6-3.13 on x86-64 Linux/glibc, release and
+ * Supported: CPython 2.7, 3.6-3.13 on x86-64 and AArch64 Linux/glibc, release and
  * Py_DEBUG builds of 3.8+ (same layouts).  Refused with a message:
  * Py_TRACE_REFS builds (incl. every debug build of 2.7-3.7), free-threaded
  * 3.13t, 3.14+, other major versions.  See python-stacks/README.md. */
