@@ -4,10 +4,16 @@
  * Matching a record to its sample: same tid and process, and its time
  * (taken in the same perf overflow as the sample's own stamp, on the same
  * clock, CLOCK_MONOTONIC) at most MATCH_BEFORE_NS earlier or
- * MATCH_AFTER_NS later than the sample's (measured 0.2-2 us later here),
- * the nearest one.  The window must be tight: in frequency mode the
- * kernel's sampling period varies, and two samples of one thread can be
- * 35 us apart.
+ * MATCH_AFTER_NS later than the sample's, the nearest one.  The window must
+ * be tight: in frequency mode the kernel's sampling period varies, and two
+ * samples of one thread can be 35 us apart.  Where the copier's stamp falls
+ * depends on the kernel: 0.2-2 us after the sample's on 6.18 (x86-64 here),
+ * before it on 6.1 (the program runs before the sample is prepared: the
+ * copy's own time apart, 25-150 us under emulation).  So the windows are
+ * centred on the sample's time minus the lag learnt from the records taken
+ * so far (in->lag_ns), and a sample no record matches may take the one
+ * record of its thread within MATCH_WIDE_NS, when there is exactly one: that
+ * teaches the first lag.
  *
  * The common case costs no copy: a read consumes the ring up to its
  * sample's record (one within MATCH_NOW_NS of the sample) and is handed that
@@ -33,6 +39,7 @@
 #define MATCH_BEFORE_NS 10000ull
 #define MATCH_AFTER_NS 50000ull
 #define MATCH_NOW_NS 10000ull          /* nearer than any two samples of one thread */
+#define MATCH_WIDE_NS 1000000ull       /* a lone record this near teaches the lag */
 #define SCAN_BACK_NS 5000000ull
 
 /* The sample a read asks for. */
@@ -78,6 +85,13 @@ static bool is_sample(const struct ember_copier_record *r, const struct want *w)
 {
 	return w && r->tid == w->tid && r->pid == w->pid && r->time_ns + MATCH_NOW_NS >= w->time_ns &&
 	       r->time_ns <= w->time_ns + MATCH_NOW_NS;
+}
+
+/* Learn the lag from a record taken for the sample at time_ns. */
+static void learn_lag(struct py_intake *in, const struct ember_copier_record *r, uint64_t time_ns)
+{
+	int64_t d = (int64_t)(time_ns - r->time_ns);
+	in->lag_ns += (d - in->lag_ns) / 4;
 }
 
 /* Name the code objects of a record that woke ember, in the reader of its
@@ -148,13 +162,15 @@ static const struct ember_copier_record *consume(struct ember_py_copier *st, con
 	return NULL;
 }
 
-/* The kept record of sample w: the nearest of its thread's from before_ns
- * before to after_ns after the sample, NULL if none. */
+/* The kept record of sample w (its time already moved by the lag): the
+ * nearest of its thread's from before_ns before to after_ns after it, NULL
+ * if none; *count: how many were in that window. */
 static struct copier_kept *find_kept(struct py_intake *in, const struct want *w, uint64_t before_ns,
-				     uint64_t after_ns)
+				     uint64_t after_ns, uint32_t *count)
 {
 	struct copier_kept *best = NULL;
 	uint64_t best_d = 0;
+	*count = 0;
 	uint64_t n = in->kept < COPIER_RECENT ? in->kept : COPIER_RECENT;
 	for (uint64_t i = 1; i <= n && in->fresh; i++) {
 		struct copier_kept *k = &in->recent[(in->kept - i) % COPIER_RECENT];
@@ -164,6 +180,7 @@ static struct copier_kept *find_kept(struct py_intake *in, const struct want *w,
 		if (!k->fresh || k->rec->tid != w->tid || k->rec->pid != w->pid || t + before_ns < w->time_ns ||
 		    t > w->time_ns + after_ns)
 			continue;
+		++*count;
 		uint64_t d = t > w->time_ns ? t - w->time_ns : w->time_ns - t;
 		if (!best || d < best_d) {   /* two samples of a thread can be tens of us apart */
 			best = k;
@@ -179,18 +196,24 @@ const struct ember_copier_record *py_copier_take(struct ember_python *py, uint32
 	if (!st)
 		return NULL;
 	struct py_intake *in = &st->in;
-	struct want w = { .pid = (uint32_t)py->pid, .tid = tid, .time_ns = time_ns };
+	struct want w = { .pid = (uint32_t)py->pid, .tid = tid, .time_ns = time_ns - (uint64_t)in->lag_ns };
 	/* Copied aside already (its CPU's ring drained after another's)?
 	 * Else consume up to it: it is read where it lies. */
-	struct copier_kept *best = find_kept(in, &w, MATCH_NOW_NS, MATCH_NOW_NS);
+	uint32_t count;
+	struct copier_kept *best = find_kept(in, &w, MATCH_NOW_NS, MATCH_NOW_NS, &count);
 	if (!best) {
 		const struct ember_copier_record *r = consume(st, &w);
-		if (r)
+		if (r) {
+			learn_lag(in, r, time_ns);
 			return r;
-		best = find_kept(in, &w, MATCH_BEFORE_NS, MATCH_AFTER_NS);
+		}
+		best = find_kept(in, &w, MATCH_BEFORE_NS, MATCH_AFTER_NS, &count);
 	}
+	if (!best && (best = find_kept(in, &w, MATCH_WIDE_NS, MATCH_WIDE_NS, &count)) && count > 1)
+		best = NULL;   /* (which of them is this sample's cannot be told) */
 	if (!best)
 		return NULL;
+	learn_lag(in, best->rec, time_ns);
 	best->fresh = false;
 	in->fresh--;
 	in->read_kept++;

@@ -46,6 +46,7 @@ struct py_intake {
 	uint64_t woke;                /* ... that woke ember (EMBER_COPIER_WOKE) */
 	uint64_t read_in_place, read_kept;
 	uint64_t learnt;              /* code objects named as their record arrived */
+	int64_t lag_ns;               /* a sample's time minus its record's, as learnt */
 };
 
 struct ember_py_copier {
