@@ -3,14 +3,17 @@
 #   make test   build (plain and ASan+UBSan) and run every test through ctest,
 #               then the fuzz harnesses briefly (a clang build of their own)
 #   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
+#   make cross-arm64  build for aarch64 with Debian's cross toolchain (build-arm64)
+#   make test-arm64   its unit tests under qemu-user (docs/arm64.md)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+ARM64_BUILD ?= build-arm64
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean
+.PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean
 
 all: build
 
@@ -30,12 +33,38 @@ build-fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_FLAGS) -DEMBER_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target ember_fuzzers
 
+# aarch64: the cross compiler, the arm64 libraries (multiarch) and qemu-user.
+deps-arm64:
+	@sh scripts/install-deps.sh arm64
+
+cross-arm64: deps-arm64
+	cmake -S . -B $(ARM64_BUILD) $(CMAKE_FLAGS) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+	cmake --build $(ARM64_BUILD) -j $(JOBS)
+
+# The unit tests that run under qemu-user (label qemu; tests/qemu_user.cmake
+# says which do not, and why).
+test-arm64: cross-arm64
+	ctest --test-dir $(ARM64_BUILD) -L qemu --output-on-failure -j $(JOBS)
+
 demo: build
 	sh examples/demo.sh $(BUILD)
 
 # FP32 against dynamically quantized INT8 inference (examples/python), as a
 # differential flame graph and a delta table in out/.
-compare-demo: build
+compare-# aarch64: the cross compiler, the arm64 libraries (multiarch) and qemu-user.
+deps-arm64:
+	@sh scripts/install-deps.sh arm64
+
+cross-arm64: deps-arm64
+	cmake -S . -B $(ARM64_BUILD) $(CMAKE_FLAGS) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+	cmake --build $(ARM64_BUILD) -j $(JOBS)
+
+# The unit tests that run under qemu-user (label qemu; tests/qemu_user.cmake
+# says which do not, and why).
+test-arm64: cross-arm64
+	ctest --test-dir $(ARM64_BUILD) -L qemu --output-on-failure -j $(JOBS)
+
+demo: build
 	sh examples/compare.sh $(BUILD)
 
 test-plain: build
@@ -64,4 +93,4 @@ soak: build
 	/usr/bin/python3 bench/soak.py $(BUILD) --seconds 600
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(ARM64_BUILD) out
