@@ -1,7 +1,8 @@
 # Thin wrapper around CMake so the quick start is two commands:
 #   make demo   install what is missing, build, profile the bundled example
 #   make test   build (plain and ASan+UBSan) and run every test through ctest,
-#               then the fuzz harnesses briefly (a clang build of their own)
+#               then the fuzz harnesses briefly (a clang build of their own),
+#               then the aarch64 cross build's unit tests under qemu-user
 #   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
 #   make cross-arm64  build for aarch64 with Debian's cross toolchain (build-arm64)
 #   make test-arm64   its unit tests under qemu-user (docs/arm64.md)
@@ -51,20 +52,7 @@ demo: build
 
 # FP32 against dynamically quantized INT8 inference (examples/python), as a
 # differential flame graph and a delta table in out/.
-compare-# aarch64: the cross compiler, the arm64 libraries (multiarch) and qemu-user.
-deps-arm64:
-	@sh scripts/install-deps.sh arm64
-
-cross-arm64: deps-arm64
-	cmake -S . -B $(ARM64_BUILD) $(CMAKE_FLAGS) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
-	cmake --build $(ARM64_BUILD) -j $(JOBS)
-
-# The unit tests that run under qemu-user (label qemu; tests/qemu_user.cmake
-# says which do not, and why).
-test-arm64: cross-arm64
-	ctest --test-dir $(ARM64_BUILD) -L qemu --output-on-failure -j $(JOBS)
-
-demo: build
+compare-demo: build
 	sh examples/compare.sh $(BUILD)
 
 test-plain: build
@@ -76,7 +64,7 @@ test-asan: build-asan
 test-fuzz: build-fuzz
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS)
 
-test: test-plain test-asan test-fuzz
+test: test-plain test-asan test-fuzz test-arm64
 
 fuzz: build-fuzz
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)

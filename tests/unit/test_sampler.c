@@ -395,13 +395,22 @@ void test_unwind_in_process(void)
 
 /* ---- frames without CFI: the stack scan ---- */
 
-#if defined(__x86_64__)
 static bool reaches_main(const struct process *self, const struct ember_frame_addr *f, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (strcmp(name_of(self, &f[i]), "main") == 0)
 			return true;
 	return false;
+}
+
+/* What the unwinder made of a sample, for a failed check. */
+static void print_frames(const char *what, const struct process *self, const struct ember_frame_addr *f,
+			 uint32_t n, uint32_t flags)
+{
+	fprintf(stderr, "  %s (sample flags %#x):", what, flags);
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(stderr, " %s%s", name_of(self, &f[i]), (f[i].flags & EMBER_FRAME_SCANNED) ? "[scanned]" : "");
+	fprintf(stderr, "\n");
 }
 
 /* The JIT function holding addr starts at the mapping's start. */
@@ -428,6 +437,8 @@ void test_unwind_no_cfi(void)
 	uint32_t flags = 0;
 	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 	const char *want_k[] = { "kernel_no_cfi", "kern_caller", "kern_outer", "test_unwind_no_cfi" };
+	if (n < 2 || strcmp(name_of(self, &frames[1]), "kern_caller") != 0)
+		print_frames("kernel", self, frames, n, flags);
 	CHECK(n >= 5);
 	for (int i = 0; i < 4 && i < (int)n; i++)
 		CHECK_STR(name_of(self, &frames[i]), want_k[i]);
@@ -477,12 +488,9 @@ void test_unwind_no_cfi(void)
 			uint64_t scans0 = uw.scans;
 			n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
 			CHECK(n >= 4 && frames[0].module == (jl ? jl->mod->id : 0) && (frames[0].flags & EMBER_FRAME_SCANNED));
-			if (n < 2 || strcmp(name_of(self, &frames[1]), "jit_caller") != 0) {
-				fprintf(stderr, "  JIT kernel, %s:", with_start ? "its start known" : "scan only");
-				for (uint32_t q = 0; q < n; q++)
-					fprintf(stderr, " %s", name_of(self, &frames[q]));
-				fprintf(stderr, "\n");
-			}
+			if (n < 2 || strcmp(name_of(self, &frames[1]), "jit_caller") != 0)
+				print_frames(with_start ? "JIT kernel, its start known" : "JIT kernel, scan only", self,
+					     frames, n, flags);
 			CHECK(n >= 2 && !strcmp(name_of(self, &frames[1]), "jit_caller"));
 			CHECK(n >= 3 && !strcmp(name_of(self, &frames[2]), "test_unwind_no_cfi"));
 			CHECK(reaches_main(self, frames, n) && uw.scans == scans0 + 1);
@@ -504,7 +512,6 @@ void test_unwind_no_cfi(void)
 	unwinder_free(&uw);
 	process_model_free(&pm);
 }
-#endif
 
 /* ---- call instructions: the scan's test of a return address ---- */
 
@@ -610,12 +617,24 @@ static void test_call_decoding_aarch64(void)
 #define HELD_IN_REG 0x5eed0000cafe0001ull
 #define HELD_ON_STACK 0x5eed0000cafe0002ull
 
-/* Keeps one value in callee-saved r15 across the call and one in its own
- * stack frame, as an interpreter keeps its instruction pointer. */
+/* A callee-saved register (DWARF number HELD_DWARF) and one that calls do
+ * not preserve (UNKEPT_DWARF). */
+#if defined(__x86_64__)
+#define HELD_REG "r15"
+#define HELD_DWARF 15
+#define UNKEPT_DWARF 0     /* rax */
+#elif defined(__aarch64__)
+#define HELD_REG "x28"
+#define HELD_DWARF 28
+#define UNKEPT_DWARF 0     /* x0 */
+#endif
+
+/* Keeps one value in a callee-saved register across the call and one in
+ * its own stack frame, as an interpreter keeps its instruction pointer. */
 __attribute__((noinline)) void probe_holder(struct snapshot *s)
 {
 	volatile uint64_t on_stack = HELD_ON_STACK;
-	register uint64_t held __asm__("r15") = HELD_IN_REG;
+	register uint64_t held __asm__(HELD_REG) = HELD_IN_REG;
 	__asm__ volatile("" : "+r"(held));
 	chain_c(s);
 	__asm__ volatile("" ::"r"(held));
@@ -660,8 +679,9 @@ void test_frame_probes(void)
 	if (pr.n == 1) {
 		CHECK(!out[0].leaf);
 		CHECK_STR(name_of(self, &frames[out[0].frame]), "probe_holder");
-		CHECK(out[0].cand[ember_probe_cand_of_dwarf(15)] == HELD_IN_REG);   /* r15, as the unwinder restored it */
-		CHECK(out[0].cand[ember_probe_cand_of_dwarf(0)] == 0);              /* rax: not callee-saved, unknown */
+		/* the callee-saved register as the unwinder restored it; the other unknown */
+		CHECK(out[0].cand[ember_probe_cand_of_dwarf(HELD_DWARF)] == HELD_IN_REG);
+		CHECK(out[0].cand[ember_probe_cand_of_dwarf(UNKEPT_DWARF)] == 0);
 		bool found = false;
 		for (uint32_t k = EMBER_PROBE_REGS; k < out[0].ncand; k++)
 			found |= out[0].cand[k] == HELD_ON_STACK;
