@@ -1,16 +1,20 @@
 # Thin wrapper around CMake so the quick start is two commands:
 #   make demo   install what is missing, build, profile the bundled example
 #   make test   build (plain and ASan+UBSan) and run every test through ctest,
-#               then the fuzz harnesses briefly (a clang build of their own)
+#               then the fuzz harnesses briefly (a clang build of their own),
+#               then the aarch64 cross build's unit tests under qemu-user
 #   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
+#   make cross-arm64  build for aarch64 with Debian's cross toolchain (build-arm64)
+#   make test-arm64   its unit tests under qemu-user (docs/arm64.md)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+ARM64_BUILD ?= build-arm64
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean
+.PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean
 
 all: build
 
@@ -30,6 +34,19 @@ build-fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_FLAGS) -DEMBER_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target ember_fuzzers
 
+# aarch64: the cross compiler, the arm64 libraries (multiarch) and qemu-user.
+deps-arm64:
+	@sh scripts/install-deps.sh arm64
+
+cross-arm64: deps-arm64
+	cmake -S . -B $(ARM64_BUILD) $(CMAKE_FLAGS) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+	cmake --build $(ARM64_BUILD) -j $(JOBS)
+
+# The unit tests that run under qemu-user (label qemu; tests/qemu_user.cmake
+# says which do not, and why).
+test-arm64: cross-arm64
+	ctest --test-dir $(ARM64_BUILD) -L qemu --output-on-failure -j $(JOBS)
+
 demo: build
 	sh examples/demo.sh $(BUILD)
 
@@ -47,7 +64,7 @@ test-asan: build-asan
 test-fuzz: build-fuzz
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS)
 
-test: test-plain test-asan test-fuzz
+test: test-plain test-asan test-fuzz test-arm64
 
 fuzz: build-fuzz
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
@@ -64,4 +81,4 @@ soak: build
 	/usr/bin/python3 bench/soak.py $(BUILD) --seconds 600
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(ARM64_BUILD) out

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 
 	chain_a(&snap);
 	run("cfi_chain", uw, self, rounds);
-#if defined(__x86_64__) && !defined(UNWIND_BENCH_OLD)
+#ifndef UNWIND_BENCH_OLD
 	kern_outer(&snap);
 	run("kernel_prologue", uw, self, rounds);
 	cb_outer(&snap);

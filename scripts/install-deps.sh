@@ -3,8 +3,42 @@
 # packages (only the missing ones) and the pinned npm packages the format
 # validators and the browser test use.  As root it runs apt-get; otherwise it
 # prints the exact command to run and fails.
+#
+# `install-deps.sh arm64`: what the aarch64 cross build and its tests under
+# qemu-user need instead (make cross-arm64, make test-arm64; docs/arm64.md):
+# Debian's cross compiler, the arm64 libraries through multiarch (adding the
+# arm64 architecture to dpkg first) and qemu-user.
 set -eu
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = arm64 ]; then
+	PKGS="clang pkg-config cmake qemu-user-static gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+libc6-dev:arm64 libstdc++6:arm64 libunwind-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
+libbpf-dev:arm64"
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "ember: the arm64 architecture is not enabled; run as root:" >&2
+			echo "  dpkg --add-architecture arm64 && apt-get update && apt-get install -y $(echo $PKGS)" >&2
+			exit 1
+		fi
+		dpkg --add-architecture arm64
+	fi
+	missing=""
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && exit 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "ember: missing Debian packages for the arm64 build; run as root:" >&2
+		echo "  apt-get update && apt-get install -y$missing" >&2
+		exit 1
+	fi
+	echo "ember: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	exit 0
+fi
 
 PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev clang libclang-rt-dev libbpf-dev
 python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch

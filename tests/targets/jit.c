@@ -31,10 +31,11 @@
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 
-/* The kernel's machine code, assembled with the program and copied out at
- * run time (position independent: no RIP-relative operand). */
-extern const unsigned char jit_template[], jit_template_end[];
+/* The kernel's machine code, copied out at run time (position
+ * independent: no PC-relative operand).  x86-64: assembled with the
+ * program. */
 #if defined(__x86_64__)
+extern const unsigned char jit_template[], jit_template_end[];
 __asm__(".section .rodata\n"
 	".globl jit_template\n"
 	"jit_template:\n"
@@ -54,8 +55,29 @@ __asm__(".section .rodata\n"
 	".globl jit_template_end\n"
 	"jit_template_end:\n"
 	".text\n");
+#define JIT_CODE jit_template
+#define JIT_LEN ((size_t)(jit_template_end - jit_template))
+#elif defined(__aarch64__)
+/* AArch64: the same kernel as A64 instruction words, as a JIT emits them
+ * (little-endian, like the machine). */
+static const uint32_t jit_words[] = {
+	0xa9bf53f3,   /* stp  x19, x20, [sp, #-16]! */
+	0xd10103ff,   /* sub  sp, sp, #0x40 */
+	0xaa0003e1,   /* mov  x1, x0 */
+	0xaa0003f3,   /* mov  x19, x0 */
+	0x9b017c21,   /* 1: mul x1, x1, x1 */
+	0xf90007e1,   /* str  x1, [sp, #8] */
+	0xf1000673,   /* subs x19, x19, #1 */
+	0x54ffffa1,   /* b.ne 1b */
+	0xaa0103e0,   /* mov  x0, x1 */
+	0x910103ff,   /* add  sp, sp, #0x40 */
+	0xa8c153f3,   /* ldp  x19, x20, [sp], #16 */
+	0xd65f03c0,   /* ret */
+};
+#define JIT_CODE ((const unsigned char *)jit_words)
+#define JIT_LEN sizeof jit_words
 #else
-#error "jit: x86_64 only (its kernel is x86_64 machine code)"
+#error "jit: no kernel machine code for this architecture"
 #endif
 
 typedef uint64_t (*kernel_fn)(uint64_t);
@@ -64,11 +86,12 @@ static char map_path[64];
 
 static kernel_fn make_kernel(const char *mode)
 {
-	size_t len = (size_t)(jit_template_end - jit_template), size = 4096;
+	size_t len = JIT_LEN, size = 4096;
 	unsigned char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return NULL;
-	memcpy(mem, jit_template, len);
+	memcpy(mem, JIT_CODE, len);
+	__builtin___clear_cache((char *)mem, (char *)mem + len);   /* AArch64: the instruction cache */
 	if (mprotect(mem, size, PROT_READ | PROT_EXEC) != 0)
 		return NULL;
 	if (strcmp(mode, "named") == 0)

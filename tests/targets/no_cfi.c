@@ -3,16 +3,19 @@
  * past it.  Each mode's known chain, root first:
  *
  *   entry     main;outer;spin_no_cfi: a leaf that never touches the stack
- *             (its return address stays at [SP]), as a library's `.init`
- *             or a PLT stub without unwind info.
+ *             (its return address stays at [SP]; AArch64: in x30), as a
+ *             library's `.init` or a PLT stub without unwind info.
  *   kernel    main;outer_kernel;blas_kernel_no_cfi: a BLAS-style leaf that
- *             saves the callee-saved registers, keeps that SP in rbx and
+ *             saves the callee-saved registers, keeps that SP in rbx
+ *             (AArch64: x19, after storing x29/x30 as a frame record) and
  *             puts a 28-32 KB page-aligned buffer under it, as OpenBLAS's
  *             Haswell DGEMM kernel does; called through a function pointer
  *             (OpenBLAS's kernel table).  Before each call, deep calls with
  *             big frames leave stale return addresses where the buffer goes.
  *   callback  main;outer_callback;each_no_cfi;spin_callback: a non-leaf
- *             without CFI, with a frame of its own, calling back into C. */
+ *             without CFI, with a frame of its own (AArch64: a frame
+ *             record and 1 KB below it), calling back into C.
+ * The functions are x86-64 or AArch64 assembly. */
 #include <stdint.h>
 #include <string.h>
 #include "common.h"
@@ -86,8 +89,72 @@ __asm__(".text\n"
 	"	pop %rbx\n"
 	"	ret\n"
 	".size each_no_cfi, .-each_no_cfi\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl spin_no_cfi\n"
+	".type spin_no_cfi, %function\n"
+	"spin_no_cfi:\n"
+	"	mov x1, x0\n"
+	"1:	mul x1, x1, x1\n"
+	"	subs x0, x0, #1\n"
+	"	b.ne 1b\n"
+	"	mov x0, x1\n"
+	"	ret\n"
+	".size spin_no_cfi, .-spin_no_cfi\n"
+
+	".globl blas_kernel_no_cfi\n"
+	".type blas_kernel_no_cfi, %function\n"
+	"blas_kernel_no_cfi:\n"
+	"	stp x29, x30, [sp, #-48]!\n"
+	"	stp x19, x20, [sp, #16]\n"
+	"	stp x21, x22, [sp, #32]\n"
+	"	mov x19, sp\n"
+	"	sub x9, sp, #0x7, lsl #12\n"
+	"	sub x9, x9, #0x80\n"
+	"	and sp, x9, #-4096\n"
+	"	mov x1, x0\n"
+	"	mov x20, x0\n"
+	"	mov x21, #0\n"
+	"1:	mul x1, x1, x1\n"
+	"	str x1, [sp, x21, lsl #3]\n"  /* writes the first 64 words of its buffer */
+	"	add x21, x21, #1\n"
+	"	and x21, x21, #63\n"
+	"	subs x20, x20, #1\n"
+	"	b.ne 1b\n"
+	"	mov x0, x1\n"
+	"	mov sp, x19\n"
+	"	ldp x21, x22, [sp, #32]\n"
+	"	ldp x19, x20, [sp, #16]\n"
+	"	ldp x29, x30, [sp], #48\n"
+	"	ret\n"
+	".size blas_kernel_no_cfi, .-blas_kernel_no_cfi\n"
+
+	".globl each_no_cfi\n"
+	".type each_no_cfi, %function\n"
+	"each_no_cfi:\n"
+	"	stp x29, x30, [sp, #-48]!\n"
+	"	mov x29, sp\n"
+	"	stp x19, x20, [sp, #16]\n"
+	"	str x21, [sp, #32]\n"
+	"	sub sp, sp, #1024\n"
+	"	mov x19, x0\n"
+	"	mov x20, x1\n"
+	"	mov x21, #0\n"
+	"	str x19, [sp, #8]\n"         /* a code pointer in its frame: no return address */
+	"1:	mov x0, x20\n"
+	"	blr x19\n"
+	"	add x21, x21, x0\n"
+	"	subs x20, x20, #1\n"
+	"	b.ne 1b\n"
+	"	mov x0, x21\n"
+	"	add sp, sp, #1024\n"
+	"	ldr x21, [sp, #32]\n"
+	"	ldp x19, x20, [sp, #16]\n"
+	"	ldp x29, x30, [sp], #48\n"
+	"	ret\n"
+	".size each_no_cfi, .-each_no_cfi\n");
 #else
-#error "no_cfi: x86_64 only (its functions are x86_64 assembly)"
+#error "no_cfi: no assembly for this architecture (x86-64 and AArch64 only)"
 #endif
 
 static volatile uint64_t sink;

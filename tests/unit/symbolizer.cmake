@@ -5,8 +5,8 @@ set(SYMB_FIX_SRC ${CMAKE_CURRENT_LIST_DIR}/fixtures)
 set(SYMB_FIX_DIR ${CMAKE_CURRENT_BINARY_DIR}/symbolizer-fixtures)
 set(SYMB_FIX_FLAGS -O2 -g -fomit-frame-pointer)
 file(MAKE_DIRECTORY ${SYMB_FIX_DIR})
-find_program(SYMB_OBJCOPY NAMES objcopy REQUIRED)
-find_program(SYMB_STRIP NAMES strip REQUIRED)
+find_program(SYMB_OBJCOPY NAMES ${CMAKE_OBJCOPY} objcopy REQUIRED)
+find_program(SYMB_STRIP NAMES ${CMAKE_STRIP} strip REQUIRED)
 
 add_custom_command(OUTPUT ${SYMB_FIX_DIR}/symb_fixture
   COMMAND ${CMAKE_C_COMPILER} ${SYMB_FIX_FLAGS} -o symb_fixture ${SYMB_FIX_SRC}/symb_fixture.c
