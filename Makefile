@@ -3,14 +3,18 @@
 #   make test   build (plain and ASan+UBSan) and run every test through ctest,
 #               then the fuzz harnesses briefly (a clang build of their own)
 #   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
+#   make test-arm64-vm  the arm64 end-to-end checks in an emulated Debian 12
+#               arm64 VM (docs/arm64.md; needs the aarch64 build in build-arm64)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
+ARM64_BUILD ?= build-arm64
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean
+.PHONY: all deps build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean \
+	arm64-vm-image test-arm64-vm
 
 all: build
 
@@ -62,6 +66,16 @@ bench: build
 # memory over time and samples lost (bench/soak.py; not part of make test).
 soak: build
 	/usr/bin/python3 bench/soak.py $(BUILD) --seconds 600
+
+# The Debian 12 arm64 guest (root file system, kernel, initrd), built once by
+# mmdebstrap and cached in $$EMBER_ARM64_VM_CACHE (default ~/.cache/ember/arm64-vm).
+arm64-vm-image:
+	sh tests/arm64-vm/build-image.sh
+
+# Boots that guest in qemu-system-aarch64 (TCG) and runs tests/arm64-vm/
+# guest-test.py there with $(ARM64_BUILD)/ember and its test targets.
+test-arm64-vm: arm64-vm-image
+	sh tests/arm64-vm/run.sh --ember $(ARM64_BUILD)/ember --targets $(ARM64_BUILD)/tests/targets
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out
