@@ -12,7 +12,7 @@
  * .gnu_debuglink as the symbolizer finds it), their location lists say
  * exactly where they live at each pc: a register, or a slot at a fixed
  * offset from the CFA.  Those map directly onto the sampler's candidates
- * (x86-64 register numbering).
+ * (by DWARF register number, probe_regs.h).
  *
  * Loaded once per process, in a thread of its own started at open; lookups
  * are a binary search.  The subprogram's address ranges also give the eval
@@ -35,19 +35,6 @@
 #define DWARF_AFTER_READS 200           /* opts.defer_debug_info: reads without a copy
                                         * before the eval loop's DWARF is loaded */
 
-/* DWARF x86-64 register number -> probe candidate index (ax bx cx dx si di
- * bp r8..r15); -1 for rsp and anything else. */
-static int reg_to_cand(unsigned reg)
-{
-#if defined(__x86_64__)
-	static const int8_t map[16] = { 0, 3, 2, 1, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12, 13, 14 };
-	return reg < 16 ? map[reg] : -1;
-#else
-	(void)reg;
-	return -1;   /* the sampler's candidates are x86-64 registers */
-#endif
-}
-
 /* Candidate holding the variable for one location expression, or -1:
  * a register, or a word at CFA - 8 * (k + 1) (DW_OP_fbreg with the
  * frame base being the CFA). */
@@ -56,9 +43,9 @@ static int expr_to_cand(const Dwarf_Op *e, size_t n, bool fb_is_cfa)
 	if (n != 1)
 		return -1;   /* pieces, computed values, entry values: not a plain holder */
 	if (e[0].atom >= DW_OP_reg0 && e[0].atom <= DW_OP_reg31)
-		return reg_to_cand(e[0].atom - DW_OP_reg0);
+		return ember_probe_cand_of_dwarf(e[0].atom - DW_OP_reg0);
 	if (e[0].atom == DW_OP_regx)
-		return reg_to_cand((unsigned)e[0].number);
+		return ember_probe_cand_of_dwarf((unsigned)e[0].number);
 	if (e[0].atom == DW_OP_fbreg && fb_is_cfa) {
 		int64_t off = (int64_t)e[0].number;
 		if (off >= 0 || off % 8)

@@ -6,6 +6,7 @@
  * release is its. */
 #include "py_internal.h"
 
+#if defined(__x86_64__)
 const struct py_offsets py_offsets_table[] = {
 	/* BEGIN 2.7.18 (measured from its headers) */
 	{ .major = 2, .minor = 7, .micro_first = 0, .micro_last = 255, .headers_version = "2.7.18",
@@ -1009,3 +1010,4 @@ const struct py_offsets py_offsets_table[] = {
 	/* END 3.13.0 */
 };
 const size_t py_offsets_table_len = sizeof py_offsets_table / sizeof py_offsets_table[0];
+#endif

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch.h"
 #include "idtab.h"
 #include "python_stacks.h"
 
@@ -123,7 +124,7 @@ size_t rm_readv(pid_t pid, struct rm_req *reqs, size_t n, int *err, uint64_t *sy
 
 static inline bool rm_ptr_ok(uint64_t p, uint64_t align)
 {
-	return p >= 4096 && p < 0x800000000000ull && (p & (align - 1)) == 0;
+	return p >= 4096 && p < EMBER_USER_ADDR_END && (p & (align - 1)) == 0;
 }
 
 /* ---- line tables (linetable.c) ---- */

@@ -7,6 +7,7 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/remote_mem.c
   ${PROJECT_SOURCE_DIR}/python-stacks/offsets.c
   ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table_aarch64.c
   ${PROJECT_SOURCE_DIR}/python-stacks/linetable.c
   ${PROJECT_SOURCE_DIR}/python-stacks/runtime.c
   ${PROJECT_SOURCE_DIR}/python-stacks/snapshot.c

@@ -18,7 +18,7 @@
  * so a freed and reused address gets a new code id.
  *
  * Not thread-safe: one struct ember_python per target, used by one thread.
- * Supported: CPython 2.7, 3.6-3.13 on x86-64 Linux/glibc, release and
+ * Supported: CPython 2.7, 3.6-3.13 on x86-64 and AArch64 Linux/glibc, release and
  * Py_DEBUG builds of 3.8+ (same layouts).  Refused with a message:
  * Py_TRACE_REFS builds (incl. every debug build of 2.7-3.7), free-threaded
  * 3.13t, 3.14+, other major versions.  See python-stacks/README.md. */
@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "probe_regs.h"
 
 struct ember_python;  /* one target process */
 
@@ -223,10 +225,11 @@ bool ember_python_is_eval_vaddr(const struct ember_python *py, const char *path,
 /* What the native sample held for one eval activation: candidate words with
  * a fixed meaning per index across samples.  Learning works with any fixed
  * layout; the interpreter's DWARF (when it has some) is used only with this
- * one, the sampler's: vals[0..14] the registers ax bx cx dx si di bp r8..r15
- * (0 = unknown), vals[15 + k] the word at CFA - 8 * (k + 1). */
+ * one, the sampler's: vals[0..EMBER_PROBE_REGS) the registers of
+ * probe_regs.h (0 = unknown), vals[EMBER_PROBE_REGS + k] the word at
+ * CFA - 8 * (k + 1). */
 #define EMBER_PY_EVIDENCE_MAX 96
-#define EMBER_PY_EVIDENCE_REGS 15
+#define EMBER_PY_EVIDENCE_REGS EMBER_PROBE_REGS
 struct ember_py_evidence {
 	uint64_t pc;             /* where the activation is: the call site, or the sampled pc */
 	bool leaf;               /* the activation is the sampled frame itself */

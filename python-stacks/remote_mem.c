@@ -15,7 +15,7 @@ bool rm_read(pid_t pid, uint64_t addr, void *buf, size_t len, int *err, uint64_t
 {
 	if (len == 0)
 		return true;
-	if (addr < 4096 || addr >= 0x800000000000ull || len > (1u << 30)) {
+	if (addr < 4096 || addr >= EMBER_USER_ADDR_END || len > (1u << 30)) {
 		if (err)
 			*err = EFAULT;
 		return false;

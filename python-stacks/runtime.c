@@ -151,14 +151,15 @@ static int find_object(struct ember_python *py, struct find *f, char *msg, size_
 	return EMBER_PY_OK;
 }
 
-/* A 64-bit little-endian x86-64 ELF file with a PT_LOAD at file offset 0. */
+/* A 64-bit little-endian ELF file of ember's own machine with a PT_LOAD
+ * at file offset 0. */
 static int open_elf(struct ember_elf *e, const char *path)
 {
 	int rc = ember_elf_open(e, path);
 	if (rc < 0)
 		return rc;
 	for (unsigned i = 0; i < e->nloads; i++)
-		if (e->loads[i].offset == 0 && e->machine == EM_X86_64)
+		if (e->loads[i].offset == 0 && e->machine == EMBER_ELF_MACHINE)
 			return 0;
 	ember_elf_close(e);
 	return -ENOEXEC;
@@ -386,6 +387,34 @@ static int find_types(struct ember_python *py, struct find *f, char *msg, size_t
 	return EMBER_PY_OK;
 }
 
+/* The variable a getter function at fn (absolute) returns, when its code is
+ * nothing but that load and a return; 0 otherwise. */
+static uint64_t getter_target(const struct find *f, uint64_t fn)
+{
+	const uint8_t *c = ember_elf_at(&f->elf, fn - f->bias, 12);
+	if (!c)
+		return 0;
+#if defined(__x86_64__)
+	/* mov rax,[rip+disp32]; ret */
+	if (c[0] == 0x48 && c[1] == 0x8b && c[2] == 0x05 && c[7] == 0xc3) {
+		int32_t disp;
+		memcpy(&disp, c + 3, 4);
+		return fn + 7 + (uint64_t)(int64_t)disp;
+	}
+#elif defined(__aarch64__)
+	/* adrp x0, page; ldr x0, [x0, #off]; ret */
+	uint32_t in[3];
+	memcpy(in, c, sizeof in);
+	if ((in[0] & 0x9f00001fu) == 0x90000000u && (in[1] & 0xffc003ffu) == 0xf9400000u && in[2] == 0xd65f03c0u) {
+		int64_t page = (int64_t)((((in[0] >> 5) & 0x7ffff) << 2) | ((in[0] >> 29) & 3));
+		if (page & (1 << 20))
+			page -= 1 << 21;
+		return (fn & ~0xfffull) + (uint64_t)(page << 12) + ((in[1] >> 10) & 0xfff) * 8;
+	}
+#endif
+	return 0;
+}
+
 /* The interpreter list and the GIL holder's slot. */
 static int find_interpreters(struct ember_python *py, struct find *f, char *msg, size_t msglen)
 {
@@ -401,15 +430,8 @@ static int find_interpreters(struct ember_python *py, struct find *f, char *msg,
 			rt->gil_tstate_addr = runtime + rt->off.rt_tstate_current;
 		return EMBER_PY_OK;
 	}
-	if (!head && head_fn) {
-		/* mov rax,[rip+disp32]; ret */
-		const uint8_t *c = ember_elf_at(&f->elf, head_fn - f->bias, 8);
-		if (c && c[0] == 0x48 && c[1] == 0x8b && c[2] == 0x05 && c[7] == 0xc3) {
-			int32_t disp;
-			memcpy(&disp, c + 3, 4);
-			head = head_fn + 7 + disp;
-		}
-	}
+	if (!head && head_fn)
+		head = getter_target(f, head_fn);
 	if (!head)
 		return fail(msg, msglen, EMBER_PY_ERROR, "CPython %s (%s): interp_head not found", rt->version,
 			    f->obj->path);

@@ -20,7 +20,6 @@
 #define MAX_TSTATES 4096
 #define PTHREAD_SCAN 2048              /* bytes of struct pthread searched for the TID */
 #define CALIB_STRUCTS 16               /* struct pthreads compared */
-#define GLIBC_TID_OFF 0x2d0            /* glibc 2.36 x86-64, preferred on ties */
 #define TID_BATCH 256                  /* TIDs read per process_vm_readv */
 
 void py_threads_init(struct ember_python *py)
@@ -120,7 +119,7 @@ static int tid_slot(const struct ember_python *py, uint8_t (*bufs)[PTHREAD_SCAN]
 		if (!has_pid || dup || live * 2 < nb)
 			continue;
 		(*ncand)++;
-		if (best < 0 || off == GLIBC_TID_OFF)
+		if (best < 0 || off == EMBER_GLIBC_TID_OFF)
 			best = off;
 	}
 	return best;

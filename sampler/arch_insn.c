@@ -184,5 +184,83 @@ bool prologue_x86_64(const uint8_t *code, size_t n, struct prologue *p)
 	if (off < 0)
 		return false;
 	p->sp_off = (uint64_t)off;
+	p->entry_off = (uint64_t)off + 8;
 	return p->sp_known || p->anchor >= 0;
+}
+
+/* Signed field of width bits at bit lo of insn. */
+static int64_t a64_sfield(uint32_t insn, unsigned lo, unsigned bits)
+{
+	int64_t v = (int64_t)((insn >> lo) & ((1u << bits) - 1));
+	return v & ((int64_t)1 << (bits - 1)) ? v - ((int64_t)1 << bits) : v;
+}
+
+/* Where x29 and x30 were stored, as bytes below the entry SP. */
+struct a64_saves {
+	bool lr, fp;
+	int64_t lr_at, fp_at;
+};
+
+static void a64_saved(struct a64_saves *sv, unsigned rt, int64_t at)
+{
+	if (rt == 30) {
+		sv->lr = true;
+		sv->lr_at = at;
+	} else if (rt == 29) {
+		sv->fp = true;
+		sv->fp_at = at;
+	}
+}
+
+bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
+{
+	*p = (struct prologue){ .sp_known = true, .anchor = -1 };
+	int64_t off = 0;              /* entry SP - SP */
+	struct a64_saves sv = { 0 };
+	for (size_t i = 0; i + 4 <= n; i += 4) {
+		uint32_t insn;
+		memcpy(&insn, code + i, 4);
+		unsigned rt = insn & 31, rt2 = (insn >> 10) & 31;
+		if ((insn & 0xfffff01fu) == 0xd503201fu) {
+			continue;                                   /* hint: nop, paciasp, bti */
+		} else if ((insn & 0xff8003ffu) == 0xd10003ffu) {
+			/* sub sp, sp, #imm{, lsl #12} */
+			off += (int64_t)((insn >> 10) & 0xfff) << (insn & (1u << 22) ? 12 : 0);
+		} else if ((insn & 0x7fc003e0u) == 0x298003e0u || (insn & 0x7fc003e0u) == 0x290003e0u) {
+			/* stp Xt, Xt2, [sp, #imm]! (pre-indexed) or [sp, #imm] (64-bit) */
+			if (!(insn & (1u << 31)))
+				break;                                  /* 32-bit registers */
+			int64_t imm = a64_sfield(insn, 15, 7) * 8;
+			if (insn & (1u << 23))
+				off -= imm;
+			int64_t at = off - (insn & (1u << 23) ? 0 : imm);
+			a64_saved(&sv, rt, at);
+			a64_saved(&sv, rt2, at - 8);
+		} else if ((insn & 0xffc003e0u) == 0x6d8003e0u) {
+			off -= a64_sfield(insn, 15, 7) * 8;         /* stp Dt, Dt2, [sp, #imm]! */
+		} else if ((insn & 0xffc003e0u) == 0x6d0003e0u) {
+			continue;                                   /* stp Dt, Dt2, [sp, #imm] */
+		} else if ((insn & 0xffe00fe0u) == 0xf8000fe0u || (insn & 0xffe00fe0u) == 0xfc000fe0u) {
+			/* str Xt / Dt, [sp, #imm]! */
+			off -= a64_sfield(insn, 12, 9);
+			if (!(insn & (1u << 26)))
+				a64_saved(&sv, rt, off);
+		} else if ((insn & 0xffc003e0u) == 0xf90003e0u) {
+			/* str Xt, [sp, #imm] */
+			a64_saved(&sv, rt, off - (int64_t)((insn >> 10) & 0xfff) * 8);
+		} else if ((insn & 0xff8003ffu) == 0x910003fdu) {
+			continue;                                   /* add x29, sp, #imm */
+		} else {
+			break;
+		}
+	}
+	/* (a slot at or above the entry SP is the caller's memory: no save) */
+	if (off < 0 || (sv.lr && (sv.lr_at <= 0 || sv.lr_at > off)) || (sv.fp && (sv.fp_at <= 0 || sv.fp_at > off)))
+		return false;
+	p->entry_off = (uint64_t)off;
+	p->ra_in_lr = !sv.lr;
+	p->sp_off = sv.lr ? (uint64_t)(off - sv.lr_at) : 0;
+	p->fp_saved = sv.fp;
+	p->fp_off = sv.fp ? (uint64_t)(off - sv.fp_at) : 0;
+	return true;
 }

@@ -38,21 +38,28 @@ bool plt_stub_x86_64(const uint8_t *code, size_t n);
 bool plt_stub_aarch64(const uint8_t *code, size_t n);
 
 /* What a function's first instructions did to the stack pointer, up to a
- * point in the function: where its return address is.  Registers are
- * numbered as they sit in a perf_event sample (perf_regs.h). */
+ * point in the function: where its return address is, and where its
+ * caller's SP was.  Registers are numbered as they sit in a perf_event
+ * sample (perf_regs.h). */
 struct prologue {
-	bool sp_known;        /* the return address is at SP + sp_off */
+	bool sp_known;        /* the return address is at SP + sp_off (unless ra_in_lr) */
 	uint64_t sp_off;
 	int anchor;           /* >= 0: a callee-saved register holding SP at some point: the
-	                       * return address is at its value + anchor_off */
+	                       * return address is at its value + anchor_off (x86-64) */
 	uint64_t anchor_off;
+	uint64_t entry_off;   /* with sp_known: the caller's SP is SP + entry_off */
+	bool ra_in_lr;        /* AArch64: not stored yet, the link register holds it */
+	bool fp_saved;        /* AArch64: the caller's x29 is at SP + fp_off */
+	uint64_t fp_off;
 };
 /* code[0..n): the function from its first byte up to the pc the frame
  * stands at.  Knows the instructions hand-written prologues use (pushes,
- * stack adjustments, register saves, a copy of SP, a realignment) and stops
- * at the first other one, taking the stack pointer as unchanged after it.
- * False when it could tell nothing. */
+ * stack adjustments, register saves, a copy of SP, a realignment; on
+ * AArch64 stores of register pairs and single registers, pre-indexed or
+ * not, and SP subtractions) and stops at the first other one, taking the
+ * stack pointer as unchanged after it.  False when it could tell nothing. */
 bool prologue_x86_64(const uint8_t *code, size_t n, struct prologue *p);
+bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p);
 
 #if defined(__x86_64__)
 #define ARCH_CALL_BEFORE call_before_x86_64
@@ -61,7 +68,7 @@ bool prologue_x86_64(const uint8_t *code, size_t n, struct prologue *p);
 #elif defined(__aarch64__)
 #define ARCH_CALL_BEFORE call_before_aarch64
 #define ARCH_PLT_STUB plt_stub_aarch64
-#define ARCH_PROLOGUE(code, n, p) false   /* no A64 prologue decoder: the scan alone */
+#define ARCH_PROLOGUE prologue_aarch64
 #else
 #error "ember: no call-instruction decoder for this architecture"
 #endif

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "probe_regs.h"
+
 #define EMBER_NO_MODULE UINT32_MAX  /* address outside every known module */
 #define EMBER_MAX_FRAMES 512        /* deepest native stack kept per sample */
 
@@ -64,26 +66,19 @@ enum ember_sample_flags {
  * probe hook picked (ember_sampler_hooks.probe): for readers that must
  * know an interpreter's state at the sample rather than when they read it
  * (the eval loop keeps its instruction pointer in a register or a stack
- * slot).  Candidates are numbered: 0..14 registers, 15.. stack words. */
-#define EMBER_PROBE_REGS 15          /* ax bx cx dx si di bp r8..r15 (no sp) */
+ * slot).  Candidates are numbered: the registers of probe_regs.h first,
+ * then stack words. */
 #define EMBER_PROBE_WORDS 64         /* words of the frame's own stack region */
 #define EMBER_PROBE_CANDIDATES (EMBER_PROBE_REGS + EMBER_PROBE_WORDS)
 #define EMBER_MAX_PROBES 64          /* probed frames per sample */
-/* The register candidates, cand[0..EMBER_PROBE_REGS). */
-enum ember_probe_reg {
-	EMBER_PROBE_AX, EMBER_PROBE_BX, EMBER_PROBE_CX, EMBER_PROBE_DX, EMBER_PROBE_SI, EMBER_PROBE_DI,
-	EMBER_PROBE_BP, EMBER_PROBE_R8, EMBER_PROBE_R9, EMBER_PROBE_R10, EMBER_PROBE_R11, EMBER_PROBE_R12,
-	EMBER_PROBE_R13, EMBER_PROBE_R14, EMBER_PROBE_R15,
-};
-_Static_assert(EMBER_PROBE_R15 + 1 == EMBER_PROBE_REGS, "one candidate per register");
 struct ember_frame_probe {
 	uint32_t frame;                  /* index into the sample's frames (leaf first) */
 	uint64_t pc;                     /* its pc (absolute; inside the call for callers) */
 	bool leaf;                       /* the sampled frame itself: every register is known;
-	                                  * otherwise only callee-saved ones (bx bp r12..r15) as
+	                                  * otherwise only callee-saved ones (probe_regs.h) as
 	                                  * the unwinder restored them, the others are 0 */
 	uint32_t ncand;                  /* valid candidates: EMBER_PROBE_REGS + stack words */
-	/* cand[enum ember_probe_reg]: the registers; cand[EMBER_PROBE_REGS + k]:
+	/* cand[0..EMBER_PROBE_REGS): the registers; cand[EMBER_PROBE_REGS + k]:
 	 * the word at CFA - 8 * (k + 1), inside the frame's own region [SP, CFA)
 	 * and the copy */
 	uint64_t cand[EMBER_PROBE_CANDIDATES];

@@ -12,6 +12,7 @@
  * and its limits. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "clock.h"
 #include "grow.h"
@@ -88,18 +89,10 @@ static inline void put_frame(const struct process *proc, uint64_t pc, struct emb
 	out->flags = 0;
 }
 
-/* Probe registers in struct ember_frame_probe order, as libunwind numbers. */
-static const unw_regnum_t probe_regs[EMBER_PROBE_REGS] = {
-	[EMBER_PROBE_AX] = UNW_X86_64_RAX, [EMBER_PROBE_BX] = UNW_X86_64_RBX, [EMBER_PROBE_CX] = UNW_X86_64_RCX,
-	[EMBER_PROBE_DX] = UNW_X86_64_RDX, [EMBER_PROBE_SI] = UNW_X86_64_RSI, [EMBER_PROBE_DI] = UNW_X86_64_RDI,
-	[EMBER_PROBE_BP] = UNW_X86_64_RBP, [EMBER_PROBE_R8] = UNW_X86_64_R8, [EMBER_PROBE_R9] = UNW_X86_64_R9,
-	[EMBER_PROBE_R10] = UNW_X86_64_R10, [EMBER_PROBE_R11] = UNW_X86_64_R11, [EMBER_PROBE_R12] = UNW_X86_64_R12,
-	[EMBER_PROBE_R13] = UNW_X86_64_R13, [EMBER_PROBE_R14] = UNW_X86_64_R14, [EMBER_PROBE_R15] = UNW_X86_64_R15,
-};
-static const bool callee_saved[EMBER_PROBE_REGS] = {
-	[EMBER_PROBE_BX] = true, [EMBER_PROBE_BP] = true, [EMBER_PROBE_R12] = true,
-	[EMBER_PROBE_R13] = true, [EMBER_PROBE_R14] = true, [EMBER_PROBE_R15] = true,
-};
+/* Probe registers in struct ember_frame_probe order, as libunwind numbers
+ * them, and which of them calls preserve (probe_regs.h). */
+static const uint8_t probe_regs[EMBER_PROBE_REGS] = EMBER_PROBE_DWARF_REGS;
+static const bool callee_saved[EMBER_PROBE_REGS] = EMBER_PROBE_KEPT;
 
 /* Registers of the frame the cursor is at.  The leaf's come straight from
  * the sample; a caller's callee-saved ones as the unwinder restored them.
@@ -179,6 +172,14 @@ static enum step_result step(struct walk *w, uint64_t *ra_out)
 		return STEP_END;                 /* the CFI says: the thread's root */
 	if (unw_get_reg(w->c, UNW_REG_IP, &pc) < 0 || unw_get_reg(w->c, UNW_REG_SP, &sp) < 0 || pc == 0)
 		return STEP_ZERO;
+	if (unwind_strip_ra(pc, w->u->ra_mask) != pc) {
+		/* A signed return address, as CFI restored it: the cursor goes on
+		 * from the address itself.  (Setting the IP register updates
+		 * libunwind's cached IP before it tries, and fails, to write the
+		 * register's save location.) */
+		pc = unwind_strip_ra(pc, w->u->ra_mask);
+		(void)unw_set_reg(w->c, UNW_REG_IP, pc);
+	}
 	/* The stack grows down: a caller's SP below its callee's means the
 	 * walk went astray. */
 	if (sp < w->prev_sp)
@@ -220,8 +221,7 @@ static bool frame_regs(struct walk *w, uint32_t frame, uint64_t *regs)
 		memcpy(regs, w->ctx.in->regs, PERF_REGS_COUNT * sizeof *regs);
 		return true;
 	}
-	static const unw_regnum_t saved[] = { UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
-					      UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15, UNW_X86_64_RSP };
+	static const unw_regnum_t saved[] = { UNWIND_KEPT_REGS };
 	memset(regs, 0, PERF_REGS_COUNT * sizeof *regs);
 	for (size_t i = 0; i < sizeof saved / sizeof saved[0]; i++) {
 		unw_word_t v;
@@ -291,19 +291,25 @@ enum tried {
 	TRIED_NO_CFI,      /* every checked caller was right, then came a frame without CFI */
 };
 
-/* Start at the return address in slot as frame `frame`'s caller, and walk
- * on from there.  Kept when that walk ends well; else the walk is put back
- * as it was, STEP_FAILED returned and *how says how it fared. */
-static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *regs, uint64_t slot, uint64_t ra,
+/* Start at caller g as frame `frame`'s caller, and walk on from there.
+ * Kept when that walk ends well; else the walk is put back as it was,
+ * STEP_FAILED returned and *how says how it fared. */
+static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *regs, const struct caller_guess *g,
 				      const struct accept *a, uint32_t depth, enum tried *how)
 {
 	struct walk_mark m;
 	mark_take(w, &m);
+	uint64_t ra = g->ra;
 	regs[EMBER_REG_PC] = ra - 1;       /* a caller: its CFI row is the call's */
-	regs[EMBER_REG_SP] = slot + 8;
+	regs[EMBER_REG_SP] = g->sp;
+#if UNWIND_FRAME_RECORDS
+	uint64_t fp = regs[A64_REG_FP];
+	if (g->fp_known)
+		regs[A64_REG_FP] = g->fp;
+#endif
 	w->pending = NULL;
 	w->prev_signal = false;
-	w->prev_sp = slot + 8;
+	w->prev_sp = g->sp;
 	w->after_scan = true;
 	if (how)
 		*how = TRIED_BAD;
@@ -327,11 +333,50 @@ static enum step_result try_candidate(struct walk *w, uint32_t frame, uint64_t *
 				w->ctx.proc_scan_ns -= ember_now_ns() - t0;
 			w->out[frame].flags |= EMBER_FRAME_SCANNED;
 			if (m.pending)
-				probe_words_read(w->ctx.in, m.prev_sp, slot + 8, m.pending);
+				probe_words_read(w->ctx.in, m.prev_sp, g->sp, m.pending);
 			return r;
 		}
 	}
 	mark_restore(w, &m);
+#if UNWIND_FRAME_RECORDS
+	regs[A64_REG_FP] = fp;
+#endif
+	return STEP_FAILED;
+}
+
+/* The caller if the word in slot is its return address. */
+static bool slot_guess(const struct walk *w, uint64_t slot, struct caller_guess *g)
+{
+	uint64_t word;
+	if (!unwind_copy_word(w->ctx.in, slot, &word))
+		return false;
+	g->ra = unwind_strip_ra(word, w->u->ra_mask);
+	unwind_slot_caller(w->ctx.in, slot, g);
+	return true;
+}
+
+/* The first guesses at frame `frame`'s caller, before any scan: where the
+ * function's prologue says its return address is; and for the sampled
+ * frame on a machine with a link register, that register with the stack
+ * pointer unmoved (a leaf that keeps no frame, JIT code among them). */
+static enum step_result try_prologue(struct walk *w, uint32_t frame, uint64_t *regs, uint64_t callee_pc,
+				     uint32_t depth)
+{
+	struct accept a = { .nested = true };
+	struct caller_guess g;
+	enum step_result r;
+	if (unwind_prologue_caller(w->u, &w->up->jit_code, w->ctx.proc, w->ctx.in,
+				   frame == 0 ? callee_pc : callee_pc + 1, regs, &g) &&
+	    unwind_candidate(w->ctx.proc, g.ra, callee_pc) != CAND_NONE &&
+	    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
+		return r;
+#if UNWIND_LINK_REG >= 0
+	g = (struct caller_guess){ .ra = unwind_strip_ra(regs[UNWIND_LINK_REG], w->u->ra_mask),
+				   .sp = regs[EMBER_REG_SP] };
+	if (frame == 0 && unwind_candidate(w->ctx.proc, g.ra, callee_pc) != CAND_NONE &&
+	    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
+		return r;
+#endif
 	return STEP_FAILED;
 }
 
@@ -358,15 +403,11 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 	bool beyond, reg_beyond;
 	size_t nslots = unwind_scan_slots(w->ctx.in, sp, regs, slots, sizeof slots / sizeof slots[0], &reg_beyond,
 					  &beyond);
-	const struct unwind_input *in = w->ctx.in;
-	uint64_t slot, ra;
 	struct accept a = { .nested = true };
-	enum step_result r;
-	if (unwind_prologue_slot(w->u, &w->up->jit_code, w->ctx.proc, frame == 0 ? callee_pc : callee_pc + 1, regs,
-				 &slot) &&
-	    unwind_copy_word(in, slot, &ra) && unwind_candidate(w->ctx.proc, ra, callee_pc) != CAND_NONE &&
-	    (r = try_candidate(w, frame, regs, slot, ra, &a, depth, NULL)) != STEP_FAILED)
+	enum step_result r = try_prologue(w, frame, regs, callee_pc, depth);
+	if (r != STEP_FAILED)
 		return r;
+	struct caller_guess g;
 	/* Most words are no code address at all (data, doubles above 2^47):
 	 * outside the span of the process's mappings they cost one compare. */
 	const struct process *proc = w->ctx.proc;
@@ -379,11 +420,11 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 		size_t fallback = SIZE_MAX;   /* the first that ended well, but through a call gone elsewhere */
 		for (size_t i = 0; i < nslots && tried < SCAN_TRIALS; i++) {
 			enum tried how;
-			if (!unwind_copy_word(in, slots[i], &ra) || ra - span_lo >= span ||
-			    unwind_candidate(w->ctx.proc, ra, callee_pc) != (weak ? CAND_WEAK : CAND_GOOD))
+			if (!slot_guess(w, slots[i], &g) || g.ra - span_lo >= span ||
+			    unwind_candidate(w->ctx.proc, g.ra, callee_pc) != (weak ? CAND_WEAK : CAND_GOOD))
 				continue;
 			tried++;
-			if ((r = try_candidate(w, frame, regs, slots[i], ra, &a, depth, &how)) != STEP_FAILED)
+			if ((r = try_candidate(w, frame, regs, &g, &a, depth, &how)) != STEP_FAILED)
 				return r;
 			if (how == TRIED_LOOSE && fallback == SIZE_MAX)
 				fallback = i;
@@ -392,16 +433,15 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 		}
 		/* None without: a tail call it is. */
 		a.strict = false;
-		if (fallback != SIZE_MAX && unwind_copy_word(in, slots[fallback], &ra) &&
-		    (r = try_candidate(w, frame, regs, slots[fallback], ra, &a, depth, NULL)) != STEP_FAILED)
+		if (fallback != SIZE_MAX && slot_guess(w, slots[fallback], &g) &&
+		    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
 			return r;
 	}
 	for (int weak = 0; weak < 2 && depth + 1 < MAX_SCANS; weak++) {
 		a = (struct accept){ .weak = weak, .reg_beyond = reg_beyond, .nested = true };
 		for (size_t k = 0; k < npromising[weak]; k++)
-			if (unwind_copy_word(in, slots[promising[weak][k]], &ra) &&
-			    (r = try_candidate(w, frame, regs, slots[promising[weak][k]], ra, &a, depth, NULL)) !=
-				    STEP_FAILED)
+			if (slot_guess(w, slots[promising[weak][k]], &g) &&
+			    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
 				return r;
 	}
 	w->n = frame + 1;
@@ -458,7 +498,18 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
 
 void unwinder_init(struct unwinder *u)
 {
-	*u = (struct unwinder){ 0 };
+	*u = (struct unwinder){ .ra_mask = unwind_ra_mask() };
+}
+
+uint64_t unwind_ra_mask(void)
+{
+#if defined(__aarch64__)
+	/* Linux gives user space 48-bit addresses unless a program asks for
+	 * more: the signature sits in the bits above. */
+	if (getauxval(AT_HWCAP) & HWCAP_PACA)
+		return (1ull << 48) - 1;
+#endif
+	return UINT64_MAX;
 }
 
 void unwinder_free(struct unwinder *u)

@@ -59,8 +59,7 @@ static int cmp_window(const void *a, const void *b)
 size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint64_t *regs, uint64_t *slot,
 			 size_t max, bool *reg_beyond, bool *beyond)
 {
-	static const int anchors[ANCHOR_REGS] = { X86_REG_BX, X86_REG_BP, X86_REG_R12,
-						  X86_REG_R13, X86_REG_R14, X86_REG_R15 };
+	static const int anchors[ANCHOR_REGS] = { UNWIND_ANCHORS };
 	uint64_t top = in->regs[EMBER_REG_SP] + (in->stack_len & ~7ull);
 	bool full = in->stack_len >= in->stack_reserved;
 	struct window win[1 + ANCHOR_REGS];
@@ -136,8 +135,9 @@ static const uint8_t *jit_code(struct jit_code_cache *jcc, const struct process 
 	return jc->start ? jc->bytes : NULL;
 }
 
-bool unwind_prologue_slot(const struct unwinder *u, struct jit_code_cache *jc, const struct process *proc,
-			  uint64_t pc, const uint64_t *regs, uint64_t *slot)
+bool unwind_prologue_caller(const struct unwinder *u, struct jit_code_cache *jc, const struct process *proc,
+			    const struct unwind_input *in, uint64_t pc, const uint64_t *regs,
+			    struct caller_guess *g)
 {
 	const struct module_load *ml = process_find(proc, pc);
 	uint64_t start;
@@ -162,6 +162,37 @@ bool unwind_prologue_slot(const struct unwinder *u, struct jit_code_cache *jc, c
 	}
 	if (!ARCH_PROLOGUE(code, n, &pro))
 		return false;
-	*slot = pro.sp_known ? regs[EMBER_REG_SP] + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
-	return true;
+	uint64_t sp = regs[EMBER_REG_SP];
+	*g = (struct caller_guess){ 0 };
+	if (pro.ra_in_lr) {
+#if UNWIND_LINK_REG >= 0
+		g->ra = regs[UNWIND_LINK_REG];
+#endif
+	} else {
+		uint64_t slot = pro.sp_known ? sp + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
+		if (!unwind_copy_word(in, slot, &g->ra))
+			return false;
+		if (!pro.sp_known)
+			sp = slot + 8 - pro.entry_off;      /* (an anchor: x86-64, where the slot is right
+			                                       * below the entry SP) */
+	}
+	g->ra = unwind_strip_ra(g->ra, u->ra_mask);
+	g->sp = sp + pro.entry_off;
+	g->fp_known = pro.fp_saved && unwind_copy_word(in, sp + pro.fp_off, &g->fp);
+	return g->ra != 0;
+}
+
+void unwind_slot_caller(const struct unwind_input *in, uint64_t slot, struct caller_guess *g)
+{
+	g->sp = slot + 8;
+	g->fp_known = false;
+#if UNWIND_FRAME_RECORDS
+	uint64_t fp;
+	if (unwind_copy_word(in, slot - 8, &fp) && fp > slot && fp - in->regs[EMBER_REG_SP] < in->stack_len) {
+		g->fp_known = true;
+		g->fp = fp;
+	}
+#else
+	(void)in;
+#endif
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "unwind_arch.h"
 #include "unwinder.h"
 
 /* The scan's windows: words looked at above a frame's SP, and above each
@@ -19,8 +20,7 @@
  * realigns its stack keeps the entry SP in a register: OpenBLAS's Haswell
  * DGEMM kernel puts 28-32 KB of buffer between the two). */
 #define SCAN_WORDS 512
-#define ANCHOR_WORDS 64
-#define ANCHOR_REGS 6
+#define ANCHOR_WORDS 64   /* (ANCHOR_REGS: unwind_arch.h) */
 
 /* The first bytes of JIT functions of one process, read from the target
  * once each (unwind_scan.c says how).  Zero is empty; the owner keeps one
@@ -51,11 +51,27 @@ enum candidate unwind_candidate(const struct process *proc, uint64_t ra, uint64_
 size_t unwind_scan_slots(const struct unwind_input *in, uint64_t sp, const uint64_t *regs, uint64_t *slot,
 			 size_t max, bool *reg_beyond, bool *beyond);
 
-/* The return address's slot as the prologue of the function holding pc
- * says (pc: where the frame stands; for a caller, its return address):
- * module code with a function symbol, or JIT code whose start u's
- * jit_start names (its bytes cached in jc).  False when it cannot tell. */
-bool unwind_prologue_slot(const struct unwinder *u, struct jit_code_cache *jc, const struct process *proc,
-			  uint64_t pc, const uint64_t *regs, uint64_t *slot);
+/* A caller as a frame without CFI leaves it: its return address, its SP
+ * and, when known, its frame pointer (AArch64 frame records). */
+struct caller_guess {
+	uint64_t ra, sp;
+	bool fp_known;
+	uint64_t fp;
+};
+
+/* The caller as the prologue of the function holding pc says (pc: where
+ * the frame stands; for a caller, its return address): the return address
+ * from its slot in the copy or, before the prologue stored it, from the
+ * link register.  Module code with a function symbol, or JIT code whose
+ * start u's jit_start names (its bytes cached in jc).  False when it cannot
+ * tell.  The return address is stripped of any pointer signature. */
+bool unwind_prologue_caller(const struct unwinder *u, struct jit_code_cache *jc, const struct process *proc,
+			    const struct unwind_input *in, uint64_t pc, const uint64_t *regs,
+			    struct caller_guess *g);
+
+/* The caller when the scan found its return address in slot: its SP right
+ * above the slot, and on AArch64 the frame pointer stored below it as a
+ * frame record, when that points higher up the copy. */
+void unwind_slot_caller(const struct unwind_input *in, uint64_t slot, struct caller_guess *g);
 
 #endif

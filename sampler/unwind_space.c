@@ -8,19 +8,29 @@
 
 #include "unwind_space.h"
 
-/* Exported by libunwind-x86_64 but not declared in its headers (perf
- * declares it the same way). */
+/* Exported by libunwind but not declared in its headers (perf declares it
+ * the same way). */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
 					       unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
-const int8_t unwind_dwarf_to_perf[UNW_X86_64_RIP + 1] = {
+#if defined(__x86_64__)
+const int8_t unwind_dwarf_to_perf[UNWIND_REG_LAST + 1] = {
 	[UNW_X86_64_RAX] = X86_REG_AX, [UNW_X86_64_RDX] = X86_REG_DX, [UNW_X86_64_RCX] = X86_REG_CX,
 	[UNW_X86_64_RBX] = X86_REG_BX, [UNW_X86_64_RSI] = X86_REG_SI, [UNW_X86_64_RDI] = X86_REG_DI,
-	[UNW_X86_64_RBP] = X86_REG_BP, [UNW_X86_64_RSP] = EMBER_REG_SP, [UNW_X86_64_R8] = X86_REG_R8,
+	[UNW_X86_64_RBP] = X86_REG_BP, [UNW_X86_64_RSP] = X86_REG_SP, [UNW_X86_64_R8] = X86_REG_R8,
 	[UNW_X86_64_R9] = X86_REG_R9, [UNW_X86_64_R10] = X86_REG_R10, [UNW_X86_64_R11] = X86_REG_R11,
 	[UNW_X86_64_R12] = X86_REG_R12, [UNW_X86_64_R13] = X86_REG_R13, [UNW_X86_64_R14] = X86_REG_R14,
-	[UNW_X86_64_R15] = X86_REG_R15, [UNW_X86_64_RIP] = EMBER_REG_PC,
+	[UNW_X86_64_R15] = X86_REG_R15, [UNW_X86_64_RIP] = X86_REG_IP,
 };
+#elif defined(__aarch64__)
+/* x0..x30, sp, pc: the same numbers in both. */
+#define A64_SAME4(n) [n] = n, [n + 1] = n + 1, [n + 2] = n + 2, [n + 3] = n + 3
+const int8_t unwind_dwarf_to_perf[UNWIND_REG_LAST + 1] = {
+	A64_SAME4(0), A64_SAME4(4), A64_SAME4(8), A64_SAME4(12), A64_SAME4(16), A64_SAME4(20),
+	A64_SAME4(24), A64_SAME4(28), [UNW_AARCH64_PC] = A64_REG_PC,
+};
+_Static_assert((int)UNW_AARCH64_SP == (int)A64_REG_SP && (int)UNW_AARCH64_X30 == (int)A64_REG_LR, "x0..x30, sp numbered alike");
+#endif
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
@@ -102,7 +112,7 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 {
 	(void)as;
 	struct unwind_ctx *ctx = arg;
-	if (write || reg < 0 || reg > UNW_X86_64_RIP)
+	if (write || reg < 0 || reg > UNWIND_REG_LAST)
 		return -UNW_EBADREG;
 	*valp = ctx->regs[unwind_dwarf_to_perf[reg]];
 	return 0;

@@ -8,6 +8,7 @@
 
 #include <libunwind.h>
 
+#include "unwind_arch.h"
 #include "unwinder.h"
 
 /* Per-sample state handed to every accessor through libunwind's `arg`. */
@@ -26,8 +27,6 @@ struct unwind_ctx {
  * the global cache on, so caller frames hit the cache.  NULL on failure. */
 unw_addr_space_t unwind_space_new(void);
 
-/* libunwind register number -> index in the perf sample's regs[]. */
-extern const int8_t unwind_dwarf_to_perf[UNW_X86_64_RIP + 1];
 
 /* The word at addr from the stack copy; false when it is not in it. */
 bool unwind_copy_word(const struct unwind_input *in, uint64_t addr, uint64_t *val);

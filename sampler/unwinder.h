@@ -47,6 +47,8 @@ struct unwinder {
 	/* Totals over every sample: stack scans past frames without CFI, and
 	 * their elapsed time (ember_now_ns). */
 	uint64_t scans, scan_ns;
+	/* Return addresses' bits without a pointer signature (unwind_arch.h). */
+	uint64_t ra_mask;
 	/* Per process, by struct process.index; made on first use. */
 	struct unwind_proc *procs;
 	size_t procs_cap;

@@ -13,6 +13,12 @@ static int check_passed, check_failed;
 	else { check_failed++; fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); } \
 } while (0)
 
+/* CHECK, naming the case (a string) when it fails. */
+#define CHECK_MSG(cond, what) do { \
+	if (cond) { check_passed++; } \
+	else { check_failed++; fprintf(stderr, "%s:%d: CHECK failed (%s): %s\n", __FILE__, __LINE__, (what), #cond); } \
+} while (0)
+
 #define CHECK_STR(a, b) do { \
 	const char *check_a_ = (a), *check_b_ = (b); \
 	if (check_a_ && check_b_ && strcmp(check_a_, check_b_) == 0) { check_passed++; } \

@@ -58,7 +58,11 @@ if(EMBER_PY_GEN_PYTHON)
   add_test(NAME unit.python.offsets_table
            COMMAND ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py
                    --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c)
-  list(APPEND EMBER_PY_TESTS unit.python.offsets_table)
+  # The AArch64 table, measured with the cross compiler under qemu-user.
+  add_test(NAME unit.python.offsets_table.aarch64
+           COMMAND ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py --arch aarch64
+                   --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table_aarch64.c)
+  list(APPEND EMBER_PY_TESTS unit.python.offsets_table unit.python.offsets_table.aarch64)
 endif()
 
 set_tests_properties(${EMBER_PY_TESTS} PROPERTIES LABELS "unit;python" SKIP_RETURN_CODE 77

@@ -669,8 +669,8 @@ void test_frame_probes(void)
 	if (pr.n == 1) {
 		CHECK(!out[0].leaf);
 		CHECK_STR(name_of(self, &frames[out[0].frame]), "probe_holder");
-		CHECK(out[0].cand[EMBER_PROBE_R15] == HELD_IN_REG);   /* r15, as the unwinder restored it */
-		CHECK(out[0].cand[EMBER_PROBE_AX] == 0);              /* rax: not callee-saved, unknown */
+		CHECK(out[0].cand[ember_probe_cand_of_dwarf(15)] == HELD_IN_REG);   /* r15, as the unwinder restored it */
+		CHECK(out[0].cand[ember_probe_cand_of_dwarf(0)] == 0);              /* rax: not callee-saved, unknown */
 		bool found = false;
 		for (uint32_t k = EMBER_PROBE_REGS; k < out[0].ncand; k++)
 			found |= out[0].cand[k] == HELD_ON_STACK;
