@@ -40,6 +40,11 @@ done
 [ -x "$ember" ] || { echo "arm64-vm: no aarch64 ember at $ember (make cross-arm64)" >&2; exit 66; }
 
 start=$(date +%s)
+# Only a directory of an earlier run (or an empty one) is replaced.
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -f "$out/console.log" ]; then
+	echo "arm64-vm: $out is not empty and not an earlier run's: choose another --out" >&2
+	exit 64
+fi
 rm -rf "$out"
 share=$out/share
 mkdir -p "$share/targets" "$share/out"
