@@ -41,13 +41,14 @@ done
 
 start=$(date +%s)
 # Only a directory of an earlier run (or an empty one) is replaced.
-if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -f "$out/console.log" ]; then
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -f "$out/.arm64-vm-run" ]; then
 	echo "arm64-vm: $out is not empty and not an earlier run's: choose another --out" >&2
 	exit 64
 fi
 rm -rf "$out"
 share=$out/share
 mkdir -p "$share/targets" "$share/out"
+: > "$out/.arm64-vm-run"
 cp "$ember" "$share/ember"
 cp "$here/vm-init.sh" "$here/guest-test.py" "$repo/tests/e2e/emberlib.py" "$share/"
 printf '%s\n' "${EMBER_ARM64_VM_ONLY:-}" > "$share/only"
