@@ -6,6 +6,8 @@
 #   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
 #   make cross-arm64  build for aarch64 with Debian's cross toolchain (build-arm64)
 #   make test-arm64   its unit tests under qemu-user (docs/arm64.md)
+#   make test-arm64-vm  the arm64 end-to-end checks in an emulated Debian 12
+#               arm64 VM (docs/arm64.md; builds build-arm64 first)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -14,7 +16,8 @@ FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain test-asan test-fuzz fuzz bench soak clean
+.PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
+	test-asan test-fuzz fuzz bench soak clean arm64-vm-image test-arm64-vm
 
 all: build
 
@@ -79,6 +82,16 @@ bench: build
 # memory over time and samples lost (bench/soak.py; not part of make test).
 soak: build
 	/usr/bin/python3 bench/soak.py $(BUILD) --seconds 600
+
+# The Debian 12 arm64 guest (root file system, kernel, initrd), built once by
+# mmdebstrap and cached in $$EMBER_ARM64_VM_CACHE (default ~/.cache/ember/arm64-vm).
+arm64-vm-image:
+	sh tests/arm64-vm/build-image.sh
+
+# Boots that guest in qemu-system-aarch64 (TCG) and runs tests/arm64-vm/
+# guest-test.py there with $(ARM64_BUILD)/ember and its test targets.
+test-arm64-vm: cross-arm64 arm64-vm-image
+	sh tests/arm64-vm/run.sh --ember $(ARM64_BUILD)/ember --targets $(ARM64_BUILD)/tests/targets
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(ARM64_BUILD) out

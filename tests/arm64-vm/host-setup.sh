@@ -1,0 +1,28 @@
+#!/bin/sh
+# Host side of the arm64 VM test: the Debian 12 packages it needs and
+# binfmt_misc for running arm64 programs while mmdebstrap builds the root.
+# Idempotent; installs only what is missing.  Needs root for any change.
+set -eu
+
+need=""
+for p in qemu-system-arm qemu-user-static binfmt-support mmdebstrap \
+	qemu-utils e2fsprogs gcc-aarch64-linux-gnu; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		need="$need $p"
+done
+if [ -n "$need" ]; then
+	echo "arm64-vm: installing$need"
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need
+fi
+
+if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
+	mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+fi
+if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+	update-binfmts --enable qemu-aarch64 || update-binfmts --enable
+fi
+[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || {
+	echo "arm64-vm: binfmt_misc has no qemu-aarch64 entry" >&2
+	exit 71
+}
