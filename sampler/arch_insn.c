@@ -184,7 +184,7 @@ bool prologue_x86_64(const uint8_t *code, size_t n, struct prologue *p)
 	if (off < 0)
 		return false;
 	p->sp_off = (uint64_t)off;
-	p->entry_off = (uint64_t)off + 8;
+	p->entry_off = p->sp_known ? (uint64_t)off + 8 : p->anchor_off + 8;
 	return p->sp_known || p->anchor >= 0;
 }
 
@@ -215,7 +215,8 @@ static void a64_saved(struct a64_saves *sv, unsigned rt, int64_t at)
 bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
 {
 	*p = (struct prologue){ .sp_known = true, .anchor = -1 };
-	int64_t off = 0;              /* entry SP - SP */
+	int64_t off = 0;              /* entry SP - SP (while SP is known) */
+	int64_t anchor_at = 0;        /* entry SP - the anchor register's value */
 	struct a64_saves sv = { 0 };
 	for (size_t i = 0; i + 4 <= n; i += 4) {
 		uint32_t insn;
@@ -250,6 +251,16 @@ bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
 			a64_saved(&sv, rt, off - (int64_t)((insn >> 10) & 0xfff) * 8);
 		} else if ((insn & 0xff8003ffu) == 0x910003fdu) {
 			continue;                                   /* add x29, sp, #imm */
+		} else if ((insn & 0xffffffe0u) == 0x910003e0u && rt >= 19 && rt <= 28) {
+			p->anchor = (int)rt;                        /* mov xN, sp: N anchors the SP */
+			anchor_at = off;
+		} else if ((insn & 0x7f8003e0u) == 0x510003e0u && rt != 31) {
+			/* add/sub xD, sp, #imm: a scratch register from SP */
+			if ((int)rt == p->anchor)
+				p->anchor = -1;
+		} else if ((insn & 0xff80001fu) == 0x9200001fu) {
+			p->sp_known = false;                        /* and sp, xN, #mask: realigned */
+			break;
 		} else {
 			break;
 		}
@@ -257,10 +268,14 @@ bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p)
 	/* (a slot at or above the entry SP is the caller's memory: no save) */
 	if (off < 0 || (sv.lr && (sv.lr_at <= 0 || sv.lr_at > off)) || (sv.fp && (sv.fp_at <= 0 || sv.fp_at > off)))
 		return false;
-	p->entry_off = (uint64_t)off;
+	if (!p->sp_known && p->anchor < 0)
+		return false;
+	/* Offsets from SP, or from the anchor once SP is unknown. */
+	int64_t base = p->sp_known ? off : anchor_at;
+	p->entry_off = (uint64_t)base;
 	p->ra_in_lr = !sv.lr;
-	p->sp_off = sv.lr ? (uint64_t)(off - sv.lr_at) : 0;
+	p->sp_off = p->anchor_off = sv.lr ? (uint64_t)(base - sv.lr_at) : 0;
 	p->fp_saved = sv.fp;
-	p->fp_off = sv.fp ? (uint64_t)(off - sv.fp_at) : 0;
+	p->fp_off = sv.fp ? (uint64_t)(base - sv.fp_at) : 0;
 	return true;
 }

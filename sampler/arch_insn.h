@@ -47,7 +47,8 @@ struct prologue {
 	int anchor;           /* >= 0: a callee-saved register holding SP at some point: the
 	                       * return address is at its value + anchor_off (x86-64) */
 	uint64_t anchor_off;
-	uint64_t entry_off;   /* with sp_known: the caller's SP is SP + entry_off */
+	uint64_t entry_off;   /* the caller's SP is SP + entry_off; with !sp_known, the
+	                       * anchor's value + entry_off (as fp_off below) */
 	bool ra_in_lr;        /* AArch64: not stored yet, the link register holds it */
 	bool fp_saved;        /* AArch64: the caller's x29 is at SP + fp_off */
 	uint64_t fp_off;
@@ -56,7 +57,8 @@ struct prologue {
  * stands at.  Knows the instructions hand-written prologues use (pushes,
  * stack adjustments, register saves, a copy of SP, a realignment; on
  * AArch64 stores of register pairs and single registers, pre-indexed or
- * not, and SP subtractions) and stops at the first other one, taking the
+ * not, SP subtractions, `mov xN, sp` into x19-x28 and `and sp` realigning)
+ * and stops at the first other one, taking the
  * stack pointer as unchanged after it.  False when it could tell nothing. */
 bool prologue_x86_64(const uint8_t *code, size_t n, struct prologue *p);
 bool prologue_aarch64(const uint8_t *code, size_t n, struct prologue *p);

@@ -159,17 +159,29 @@ static bool cursor_at(struct walk *w, const uint64_t *regs, uint32_t frame)
 static enum step_result step(struct walk *w, uint64_t *ra_out)
 {
 	bool past = w->ctx.read_past_copy;
-	w->ctx.noinfo = false;
+	w->ctx.noinfo = w->ctx.read_failed = false;
 	int rc = unw_step(w->c);
 	if (w->ctx.noinfo) {
 		w->ctx.read_past_copy = past;    /* (reads the guess made do not count) */
 		return STEP_FAILED;
 	}
-	if (rc < 0)
+	/* (libunwind's AArch64 step, when CFI fails on a read, falls back to a
+	 * link register it no longer has and reports the end: a failed read
+	 * is no root) */
+	if (rc < 0 || (rc == 0 && w->ctx.read_failed))
 		return w->ctx.read_past_copy ? STEP_TRUNCATED : STEP_FAILED;
 	unw_word_t pc, sp;
-	if (rc == 0)
+	if (rc == 0) {
+#if UNWIND_LINK_REG >= 0
+		/* (libunwind's AArch64 step reports a return address of 0 read
+		 * from memory as the end, as it does a return address the CFI
+		 * leaves undefined; only the latter is the root) */
+		unw_save_loc_t loc;
+		if (unw_get_save_loc(w->c, UNWIND_LINK_UNW, &loc) == 0 && loc.type == UNW_SLT_MEMORY)
+			return STEP_ZERO;
+#endif
 		return STEP_END;                 /* the CFI says: the thread's root */
+	}
 	if (unw_get_reg(w->c, UNW_REG_IP, &pc) < 0 || unw_get_reg(w->c, UNW_REG_SP, &sp) < 0 || pc == 0)
 		return STEP_ZERO;
 	if (unwind_strip_ra(pc, w->u->ra_mask) != pc) {
@@ -355,6 +367,30 @@ static bool slot_guess(const struct walk *w, uint64_t slot, struct caller_guess 
 	return true;
 }
 
+/* A candidate found by the scan in slot: try_candidate with the caller's SP
+ * right above the slot, and where a frame record may sit below more of the
+ * callee's frame (AArch64), with that SP UNWIND_SP_STEP higher each time, up
+ * to UNWIND_SP_TRIES: a caller whose CFA is SP-based unwinds right only
+ * from its own SP, which the next callers' return addresses then check.
+ * *how: the best of the tries. */
+static enum step_result try_slot(struct walk *w, uint32_t frame, uint64_t *regs, struct caller_guess *g,
+				 const struct accept *a, uint32_t depth, enum tried *how)
+{
+	enum tried best = TRIED_BAD, one;
+	uint64_t sp0 = g->sp;
+	for (uint32_t k = 0; k < UNWIND_SP_TRIES; k++) {
+		g->sp = sp0 + k * UNWIND_SP_STEP;
+		enum step_result r = try_candidate(w, frame, regs, g, a, depth, how ? &one : NULL);
+		if (r != STEP_FAILED)
+			return r;
+		if (how && one != TRIED_BAD && best == TRIED_BAD)
+			best = one;
+	}
+	if (how)
+		*how = best;
+	return STEP_FAILED;
+}
+
 /* The first guesses at frame `frame`'s caller, before any scan: where the
  * function's prologue says its return address is; and for the sampled
  * frame on a machine with a link register, that register with the stack
@@ -424,7 +460,7 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 			    unwind_candidate(w->ctx.proc, g.ra, callee_pc) != (weak ? CAND_WEAK : CAND_GOOD))
 				continue;
 			tried++;
-			if ((r = try_candidate(w, frame, regs, &g, &a, depth, &how)) != STEP_FAILED)
+			if ((r = try_slot(w, frame, regs, &g, &a, depth, &how)) != STEP_FAILED)
 				return r;
 			if (how == TRIED_LOOSE && fallback == SIZE_MAX)
 				fallback = i;
@@ -434,14 +470,14 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 		/* None without: a tail call it is. */
 		a.strict = false;
 		if (fallback != SIZE_MAX && slot_guess(w, slots[fallback], &g) &&
-		    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
+		    (r = try_slot(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
 			return r;
 	}
 	for (int weak = 0; weak < 2 && depth + 1 < MAX_SCANS; weak++) {
 		a = (struct accept){ .weak = weak, .reg_beyond = reg_beyond, .nested = true };
 		for (size_t k = 0; k < npromising[weak]; k++)
 			if (slot_guess(w, slots[promising[weak][k]], &g) &&
-			    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
+			    (r = try_slot(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
 				return r;
 	}
 	w->n = frame + 1;

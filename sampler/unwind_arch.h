@@ -27,6 +27,9 @@
 /* A call pushes the return address: no link register, no frame records. */
 #define UNWIND_LINK_REG (-1)
 #define UNWIND_FRAME_RECORDS 0
+/* The caller's SP is right above a scanned return address: one try. */
+#define UNWIND_SP_TRIES 1
+#define UNWIND_SP_STEP 0
 #elif defined(__aarch64__)
 #define UNWIND_REG_LAST UNW_AARCH64_PC
 #define UNWIND_KEPT_REGS                                                                                 \
@@ -41,7 +44,13 @@
 /* bl/blr put the return address in x30; a function that calls others
  * stores it with x29 as a frame record: x29 at [slot - 8], x30 at [slot]. */
 #define UNWIND_LINK_REG A64_REG_LR
+#define UNWIND_LINK_UNW UNW_AARCH64_X30
 #define UNWIND_FRAME_RECORDS 1
+/* A frame record can sit below the rest of the callee's frame: the caller's
+ * SP is tried at 16-byte steps (the stack's alignment) above the record,
+ * up to 128 bytes of the callee's saves and locals past it. */
+#define UNWIND_SP_TRIES 9
+#define UNWIND_SP_STEP 16
 #else
 #error "ember: no unwinder register map for this architecture"
 #endif

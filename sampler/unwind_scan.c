@@ -162,23 +162,19 @@ bool unwind_prologue_caller(const struct unwinder *u, struct jit_code_cache *jc,
 	}
 	if (!ARCH_PROLOGUE(code, n, &pro))
 		return false;
-	uint64_t sp = regs[EMBER_REG_SP];
+	/* (offsets from SP, or from the anchor register once SP is unknown) */
+	uint64_t base = pro.sp_known ? regs[EMBER_REG_SP] : regs[pro.anchor];
 	*g = (struct caller_guess){ 0 };
 	if (pro.ra_in_lr) {
 #if UNWIND_LINK_REG >= 0
 		g->ra = regs[UNWIND_LINK_REG];
 #endif
-	} else {
-		uint64_t slot = pro.sp_known ? sp + pro.sp_off : regs[pro.anchor] + pro.anchor_off;
-		if (!unwind_copy_word(in, slot, &g->ra))
-			return false;
-		if (!pro.sp_known)
-			sp = slot + 8 - pro.entry_off;      /* (an anchor: x86-64, where the slot is right
-			                                       * below the entry SP) */
+	} else if (!unwind_copy_word(in, base + (pro.sp_known ? pro.sp_off : pro.anchor_off), &g->ra)) {
+		return false;
 	}
 	g->ra = unwind_strip_ra(g->ra, u->ra_mask);
-	g->sp = sp + pro.entry_off;
-	g->fp_known = pro.fp_saved && unwind_copy_word(in, sp + pro.fp_off, &g->fp);
+	g->sp = base + pro.entry_off;
+	g->fp_known = pro.fp_saved && unwind_copy_word(in, base + pro.fp_off, &g->fp);
 	return g->ra != 0;
 }
 

@@ -17,13 +17,7 @@ set(EMBER_QEMU_EXCLUDED
   # It runs test_formats from node, not through the emulator, and binfmt_misc
   # is not relied upon.
   "^unit\\.formats\\.speedscope_schema$"
-  "node would run the arm64 test_formats without the emulator"
-  # Until the AArch64 unwinder finds a leaf's caller past a frame without
-  # CFI whose return address is only in memory, through the register that
-  # holds its entry SP (test_unwind_no_cfi: the kernel_no_cfi sample and
-  # the JIT copy of it); every other check of the test passes under qemu.
-  "^unit\\.sampler$"
-  "AArch64 stack scan past kernel_no_cfi not passing yet")
+  "node would run the arm64 test_formats without the emulator")
 get_property(EMBER_ALL_TESTS DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY TESTS)
 foreach(t IN LISTS EMBER_ALL_TESTS)
   get_test_property(${t} LABELS labels)

@@ -33,6 +33,24 @@ static const uint32_t lr_alone[] = { 0xf81f0ffe, 0xd14007ff, 0x6dbe27e8, 0x97fff
 static const uint32_t record_on_top[] = { 0xd503245f, 0xd10103ff, 0xa9037bfd, 0x9100c3fd,
 					  0xf90007f3, 0x29be0be1, 0xd65f03c0 };
 
+/* stp x29, x30, [sp, #-96]!; stp x19, x20, [sp, #16]; stp x27, x28, [sp, #80];
+ * mov x19, sp; sub x9, sp, #0x3, lsl #12; and sp, x9, #0xfffffffffffff000;
+ * mov x20, x0 (a kernel that keeps its SP in x19 and realigns below it) */
+static const uint32_t realigned[] = { 0xa9ba7bfd, 0xa90153f3, 0xa90573fb, 0x910003f3,
+				      0xd1400fe9, 0x9274cd3f, 0xaa0003f4 };
+
+static void test_prologue_aarch64_anchor(void)
+{
+	struct prologue p;
+	CHECK(prologue_aarch64((const uint8_t *)realigned, sizeof realigned, &p));
+	/* SP unknown after the and; x19 holds the SP after the first store */
+	CHECK(!p.sp_known && p.anchor == A64_REG_X19);
+	CHECK(p.entry_off == 96 && p.anchor_off == 8 && !p.ra_in_lr && p.fp_saved && p.fp_off == 0);
+	/* before the and, SP is still known and no anchor is needed */
+	CHECK(prologue_aarch64((const uint8_t *)realigned, 5 * 4, &p));
+	CHECK(p.sp_known && p.entry_off == 96 && p.sp_off == 8);
+}
+
 static void test_prologue_aarch64(void)
 {
 	static const struct a64_case cases[] = {
@@ -102,6 +120,7 @@ static void test_strip_ra(void)
 int main(void)
 {
 	test_prologue_aarch64();
+	test_prologue_aarch64_anchor();
 	test_prologue_x86_entry();
 	test_probe_numbering();
 	test_strip_ra();
