@@ -7,11 +7,32 @@
 # `install-deps.sh arm64`: what the aarch64 cross build and its tests under
 # qemu-user need instead (make cross-arm64, make test-arm64; docs/arm64.md):
 # Debian's cross compiler, the arm64 libraries through multiarch (adding the
-# arm64 architecture to dpkg first) and qemu-user.
+# arm64 architecture to dpkg first) and qemu-user.  `install-deps.sh
+# arm64-vm`: the host side of the emulated arm64 VM (make test-arm64-vm).
 set -eu
 cd "$(dirname "$0")/.."
 
-if [ "${1:-}" = arm64 ]; then
+# Install the Debian packages of $PKGS that are missing (as root), or print
+# the command that would (otherwise, and fail).  $1 names the set in messages.
+install_missing() {
+	missing=""
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "ember: missing Debian packages$1; run as root:" >&2
+		echo "  apt-get update && apt-get install -y$missing" >&2
+		exit 1
+	fi
+	echo "ember: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+case "${1:-}" in
+arm64)
 	PKGS="clang pkg-config cmake qemu-user-static gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 libc6-dev:arm64 libstdc++6:arm64 libunwind-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
 libbpf-dev:arm64"
@@ -23,22 +44,13 @@ libbpf-dev:arm64"
 		fi
 		dpkg --add-architecture arm64
 	fi
-	missing=""
-	for p in $PKGS; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-	done
-	[ -z "$missing" ] && exit 0
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "ember: missing Debian packages for the arm64 build; run as root:" >&2
-		echo "  apt-get update && apt-get install -y$missing" >&2
-		exit 1
-	fi
-	echo "ember: installing$missing" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
-	exit 0
-fi
+	install_missing " for the arm64 build"
+	exit 0 ;;
+arm64-vm)
+	PKGS="qemu-system-arm qemu-user-static binfmt-support mmdebstrap qemu-utils e2fsprogs gcc-aarch64-linux-gnu"
+	install_missing " for the arm64 VM"
+	exit 0 ;;
+esac
 
 PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev clang libclang-rt-dev libbpf-dev
 python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch
@@ -46,23 +58,7 @@ golang-go chromium"
 # Node.js: any recent one will do; install Debian's only when there is none.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
-
-missing=""
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "ember: missing Debian packages; run as root:" >&2
-		echo "  apt-get update && apt-get install -y$missing" >&2
-		exit 1
-	fi
-	echo "ember: installing$missing" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+install_missing ""
 
 # npm packages, pinned by package-lock.json, for the tests only.
 for dir in tests/exporters tests/browser; do

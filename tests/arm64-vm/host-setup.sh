@@ -4,17 +4,7 @@
 # Idempotent; installs only what is missing.  Needs root for any change.
 set -eu
 
-need=""
-for p in qemu-system-arm qemu-user-static binfmt-support mmdebstrap \
-	qemu-utils e2fsprogs gcc-aarch64-linux-gnu; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		need="$need $p"
-done
-if [ -n "$need" ]; then
-	echo "arm64-vm: installing$need"
-	apt-get update -q
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need
-fi
+sh "$(dirname "$0")/../../scripts/install-deps.sh" arm64-vm
 
 if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
 	mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc

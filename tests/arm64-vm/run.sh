@@ -14,7 +14,8 @@
 # Environment: EMBER_ARM64_VM_CACHE (image cache), EMBER_ARM64_VM_TIMEOUT
 # (seconds for the whole VM run, default 1800), EMBER_ARM64_VM_SMP (2),
 # EMBER_ARM64_VM_MEM (MiB, 2048), EMBER_ARM64_VM_ONLY (comma-separated check
-# names to run, default all).
+# names to run, default all), EMBER_ARM64_VM_CPU (qemu's -cpu, cortex-a76;
+# `max` has pointer authentication, so return addresses are signed).
 # Exit status: the guest test's (0 all passed or skipped, 1 a check failed),
 # 2 when the VM gave no result (boot failure, timeout: see console.log).
 set -eu
@@ -70,7 +71,7 @@ echo $((limit > 400 ? limit - 180 : limit / 2)) > "$share/guest-timeout"
 echo "arm64-vm: booting (kernel $(cat "$cache/kernel-version" 2>/dev/null || echo ?), limit ${limit}s); console: $out/console.log"
 set +e
 timeout --kill-after=10 "$limit" qemu-system-aarch64 \
-	-M virt -cpu cortex-a76 -smp "${EMBER_ARM64_VM_SMP:-2}" -m "${EMBER_ARM64_VM_MEM:-2048}" \
+	-M virt -cpu "${EMBER_ARM64_VM_CPU:-cortex-a76}" -smp "${EMBER_ARM64_VM_SMP:-2}" -m "${EMBER_ARM64_VM_MEM:-2048}" \
 	-nographic -no-reboot \
 	-kernel "$cache/vmlinuz" -initrd "$cache/initrd.img" \
 	-append "root=/dev/vda rw rootwait console=ttyAMA0 panic=-1 init=/sbin/ember-vm-init" \
