@@ -11,9 +11,11 @@
  * before it on 6.1 (the program runs before the sample is prepared: the
  * copy's own time apart, 25-150 us under emulation).  So the windows are
  * centred on the sample's time minus the lag learnt from the records taken
- * so far (in->lag_ns), and a sample no record matches may take the one
- * record of its thread within MATCH_WIDE_NS, when there is exactly one: that
- * teaches the first lag.
+ * so far (in->lag_ns).  Until a first record is taken, a sample no record
+ * matches may take the one record of its thread within MATCH_WIDE_NS, when
+ * there is exactly one: that teaches the first lag.  Never after: a sample
+ * whose own record is not in yet would take a neighbour's (at 999 Hz a
+ * thread's samples are 1 ms apart).
  *
  * The common case costs no copy: a read consumes the ring up to its
  * sample's record (one within MATCH_NOW_NS of the sample) and is handed that
@@ -39,7 +41,8 @@
 #define MATCH_BEFORE_NS 10000ull
 #define MATCH_AFTER_NS 50000ull
 #define MATCH_NOW_NS 10000ull          /* nearer than any two samples of one thread */
-#define MATCH_WIDE_NS 1000000ull       /* a lone record this near teaches the lag */
+#define MATCH_WIDE_NS 400000ull        /* a lone record this near teaches the first lag
+                                        * (under half of 999 Hz's period) */
 #define SCAN_BACK_NS 5000000ull
 
 /* The sample a read asks for. */
@@ -91,7 +94,7 @@ static bool is_sample(const struct ember_copier_record *r, const struct want *w)
 static void learn_lag(struct py_intake *in, const struct ember_copier_record *r, uint64_t time_ns)
 {
 	int64_t d = (int64_t)(time_ns - r->time_ns);
-	in->lag_ns += (d - in->lag_ns) / 4;
+	in->lag_ns = in->lag_taken++ ? in->lag_ns + (d - in->lag_ns) / 4 : d;
 }
 
 /* Name the code objects of a record that woke ember, in the reader of its
@@ -209,7 +212,8 @@ const struct ember_copier_record *py_copier_take(struct ember_python *py, uint32
 		}
 		best = find_kept(in, &w, MATCH_BEFORE_NS, MATCH_AFTER_NS, &count);
 	}
-	if (!best && (best = find_kept(in, &w, MATCH_WIDE_NS, MATCH_WIDE_NS, &count)) && count > 1)
+	if (!best && !in->lag_taken && (best = find_kept(in, &w, MATCH_WIDE_NS, MATCH_WIDE_NS, &count)) &&
+	    count > 1)
 		best = NULL;   /* (which of them is this sample's cannot be told) */
 	if (!best)
 		return NULL;

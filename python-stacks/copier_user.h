@@ -47,6 +47,7 @@ struct py_intake {
 	uint64_t read_in_place, read_kept;
 	uint64_t learnt;              /* code objects named as their record arrived */
 	int64_t lag_ns;               /* a sample's time minus its record's, as learnt */
+	uint64_t lag_taken;           /* records it was learnt from */
 };
 
 struct ember_py_copier {

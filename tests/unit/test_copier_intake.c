@@ -2,7 +2,8 @@
  * a ring laid out as the kernel's BPF ring buffer: records stamped at a
  * lag from their samples, as kernels put the copier before (6.1) or after
  * (6.18) the sample's own stamp, are each handed to their own sample; a
- * sample whose record cannot be told from another's gets none. */
+ * sample whose record cannot be told from another's, or never came, gets
+ * none. */
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,11 +93,35 @@ static void ambiguous_not_paired(void)
 	py_intake_free(&st);
 }
 
+/* Samples about 1 ms apart (999 Hz) whose records come 1.5 us after them; one
+ * sample's record never came (or is not in yet): once the lag is known it
+ * takes no neighbour's record, and the neighbour still gets its own. */
+static void missing_record_not_stolen(void)
+{
+	static struct ember_python py;
+	static struct ember_py_copier st;
+	static struct fake_ring f;
+	setup(&py, &st, &f);
+	const uint64_t t0 = 3000000000ull, step = 900000ull;   /* (frequency mode varies the period) */
+	for (int i = 0; i < 6; i++)
+		if (i != 3)
+			push(&f, TID, t0 + i * step + 1500);
+	int right = 0;
+	for (int i = 0; i < 6; i++) {
+		const struct ember_copier_record *r = py_copier_take(&py, TID, t0 + i * step);
+		right += i == 3 ? r == NULL : r && r->time_ns == t0 + i * step + 1500;
+		py_copier_done(&py);
+	}
+	CHECK(right == 6);
+	py_intake_free(&st);
+}
+
 int main(void)
 {
 	paired_at_lag(-1500);     /* 6.18: 1.5 us after the sample */
 	paired_at_lag(5000);      /* 6.1 on hardware: the copy's time before it */
 	paired_at_lag(120000);    /* 6.1 under emulation */
 	ambiguous_not_paired();
+	missing_record_not_stolen();
 	return check_report();
 }
