@@ -11,11 +11,11 @@
  * before it on 6.1 (the program runs before the sample is prepared: the
  * copy's own time apart, 25-150 us under emulation).  So the windows are
  * centred on the sample's time minus the lag learnt from the records taken
- * so far (in->lag_ns).  Until a first record is taken, a sample no record
- * matches may take the one record of its thread within MATCH_WIDE_NS, when
- * there is exactly one: that teaches the first lag.  Never after: a sample
- * whose own record is not in yet would take a neighbour's (at 999 Hz a
- * thread's samples are 1 ms apart).
+ * so far (in->lag_ns).  A sample no record matches so may take the one
+ * record of its thread from MATCH_WIDE_NS before it to MATCH_AFTER_NS after
+ * it, when there is exactly one (the first such teaches the lag): only
+ * earlier ones, as a later record may be the next sample's while this
+ * sample's own is not in yet, and the earlier samples took theirs.
  *
  * The common case costs no copy: a read consumes the ring up to its
  * sample's record (one within MATCH_NOW_NS of the sample) and is handed that
@@ -41,7 +41,7 @@
 #define MATCH_BEFORE_NS 10000ull
 #define MATCH_AFTER_NS 50000ull
 #define MATCH_NOW_NS 10000ull          /* nearer than any two samples of one thread */
-#define MATCH_WIDE_NS 400000ull        /* a lone record this near teaches the first lag
+#define MATCH_WIDE_NS 400000ull        /* a lone earlier record this near is the sample's
                                         * (under half of 999 Hz's period) */
 #define SCAN_BACK_NS 5000000ull
 
@@ -212,8 +212,8 @@ const struct ember_copier_record *py_copier_take(struct ember_python *py, uint32
 		}
 		best = find_kept(in, &w, MATCH_BEFORE_NS, MATCH_AFTER_NS, &count);
 	}
-	if (!best && !in->lag_taken && (best = find_kept(in, &w, MATCH_WIDE_NS, MATCH_WIDE_NS, &count)) &&
-	    count > 1)
+	struct want raw = { .pid = w.pid, .tid = tid, .time_ns = time_ns };
+	if (!best && (best = find_kept(in, &raw, MATCH_WIDE_NS, MATCH_AFTER_NS, &count)) && count > 1)
 		best = NULL;   /* (which of them is this sample's cannot be told) */
 	if (!best)
 		return NULL;

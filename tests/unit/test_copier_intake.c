@@ -93,10 +93,10 @@ static void ambiguous_not_paired(void)
 	py_intake_free(&st);
 }
 
-/* Samples about 1 ms apart (999 Hz) whose records come 1.5 us after them; one
- * sample's record never came (or is not in yet): once the lag is known it
- * takes no neighbour's record, and the neighbour still gets its own. */
-static void missing_record_not_stolen(void)
+/* Samples about 1 ms apart (999 Hz) whose records come lag_ns before
+ * them (negative: after); one sample's record never came (or is not in
+ * yet): it takes no neighbour's record, and the neighbours get their own. */
+static void missing_record_not_stolen(int64_t lag_ns)
 {
 	static struct ember_python py;
 	static struct ember_py_copier st;
@@ -105,11 +105,11 @@ static void missing_record_not_stolen(void)
 	const uint64_t t0 = 3000000000ull, step = 900000ull;   /* (frequency mode varies the period) */
 	for (int i = 0; i < 6; i++)
 		if (i != 3)
-			push(&f, TID, t0 + i * step + 1500);
+			push(&f, TID, t0 + i * step - (uint64_t)lag_ns);
 	int right = 0;
 	for (int i = 0; i < 6; i++) {
 		const struct ember_copier_record *r = py_copier_take(&py, TID, t0 + i * step);
-		right += i == 3 ? r == NULL : r && r->time_ns == t0 + i * step + 1500;
+		right += i == 3 ? r == NULL : r && r->time_ns == t0 + i * step - (uint64_t)lag_ns;
 		py_copier_done(&py);
 	}
 	CHECK(right == 6);
@@ -122,6 +122,7 @@ int main(void)
 	paired_at_lag(5000);      /* 6.1 on hardware: the copy's time before it */
 	paired_at_lag(120000);    /* 6.1 under emulation */
 	ambiguous_not_paired();
-	missing_record_not_stolen();
+	missing_record_not_stolen(-1500);
+	missing_record_not_stolen(120000);
 	return check_report();
 }
