@@ -159,16 +159,13 @@ static bool cursor_at(struct walk *w, const uint64_t *regs, uint32_t frame)
 static enum step_result step(struct walk *w, uint64_t *ra_out)
 {
 	bool past = w->ctx.read_past_copy;
-	w->ctx.noinfo = w->ctx.read_failed = false;
+	w->ctx.noinfo = false;
 	int rc = unw_step(w->c);
 	if (w->ctx.noinfo) {
 		w->ctx.read_past_copy = past;    /* (reads the guess made do not count) */
 		return STEP_FAILED;
 	}
-	/* (libunwind's AArch64 step, when CFI fails on a read, falls back to a
-	 * link register it no longer has and reports the end: a failed read
-	 * is no root) */
-	if (rc < 0 || (rc == 0 && w->ctx.read_failed))
+	if (rc < 0)
 		return w->ctx.read_past_copy ? STEP_TRUNCATED : STEP_FAILED;
 	unw_word_t pc, sp;
 	if (rc == 0) {

@@ -105,7 +105,6 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	if (addr >= sp + in->stack_len && in->stack_len >= in->stack_reserved &&
 	    addr - sp < in->stack_len + PAST_COPY_SLACK)
 		ctx->read_past_copy = true;
-	ctx->read_failed = true;
 	return -UNW_EINVAL;
 }
 
@@ -116,13 +115,6 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 	if (write || reg < 0 || reg > UNWIND_REG_LAST)
 		return -UNW_EBADREG;
 	*valp = ctx->regs[unwind_dwarf_to_perf[reg]];
-#if UNWIND_LINK_REG >= 0
-	/* A cursor started by a scan stands in a caller, which must have saved
-	 * its link register to call: reading the register itself is a walk
-	 * gone astray (libunwind would take its 0 for the thread's end). */
-	if (unwind_dwarf_to_perf[reg] == UNWIND_LINK_REG && ctx->regs != ctx->in->regs)
-		ctx->read_failed = true;
-#endif
 	return 0;
 }
 

@@ -18,8 +18,6 @@ struct unwind_ctx {
 	const uint64_t *regs;            /* what a cursor starts from: the sample's, or a scan's */
 	bool read_past_copy;             /* a stack read fell above a full copy */
 	bool noinfo;                     /* find_proc_info found no CFI during this step */
-	bool read_failed;                /* a memory read failed during this step, or (AArch64)
-	                                  * a caller's link register was read */
 	uint64_t proc_scans, proc_scan_ns;   /* scans this sample, and their time */
 	const struct module_load *last_load; /* where access_mem read last (loads do not move
 	                                      * during a sample) */
