@@ -38,8 +38,8 @@ d = E.tmpdir()
 chain = E.target("chain")
 
 
-def leftovers(directory):
-    return glob.glob(os.path.join(directory, "*.ember-tmp.*"))
+def leftovers(directory, name="*"):
+    return glob.glob(os.path.join(directory, name + ".ember-tmp.*"))
 
 
 def write(path, data):
@@ -130,7 +130,8 @@ write(bad, b"\x1f\x8b\x08\x00garbage, not a profile")
 res = E.run([E.ember(), "convert", bad, "-o", target])
 chk.check(res.rc == 65, "convert of a corrupt .ember file exits 65", res.describe())
 chk.check(read(target) == b"<svg>old</svg>\n", "convert failed: the old output is unchanged")
-chk.check(not leftovers(d), "convert failed: no temporary file left")
+# (only conv.svg's: a SIGKILL during a checkpoint above may leave its own, as documented)
+chk.check(not leftovers(d, "conv.svg"), "convert failed: no temporary file left", "\n".join(leftovers(d)))
 
 # ---- modes: kept when replaced, umask for a new file; symlinks stay links
 os.chmod(target, 0o640)

@@ -76,7 +76,7 @@ def attached(py, label):
         time.sleep(1.0)   # past its imports
         for flags in ([], ["--no-copier"]):
             out = os.path.join(E.tmpdir(), "attached.folded")
-            res = E.record(["-p", str(pid), "-d", "2", "-o", out] + flags, timeout=60)
+            res = E.record(["-p", str(pid), "-d", "3", "-o", out] + flags, timeout=60)
             tag = "%s, attached from outside its pid namespace%s" % (label, " (--no-copier)" if flags else "")
             if flags:
                 chk.check(res.rc == 0, "%s: ember exits 0" % tag, res.describe())

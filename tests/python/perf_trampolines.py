@@ -1,7 +1,7 @@
 """Known truth for CPython's perf trampolines (3.12+, `-X perf`): every
 Python call goes through a small JIT trampoline without CFI between two
 eval-loop activations.  top -> mid -> leaf (a pure-Python loop) and
-mid -> comp (zlib, native), for SECONDS.
+mid -> comp (zlib, native), for SECONDS of its CPU time.
 usage: perf_trampolines.py SECONDS"""
 import sys
 import time
@@ -26,8 +26,8 @@ def mid(n):
 
 
 def top(seconds):
-    end = time.time() + seconds
-    while time.time() < end:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         mid(20000)
 
 

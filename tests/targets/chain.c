@@ -1,5 +1,5 @@
 /* chain SECONDS (default 1.5): main -> a -> b -> hot, and hot spins for
- * SECONDS of wall time.
+ * SECONDS of its own CPU time (however loaded the machine).
  *
  * Inline frame: mix() is `static inline` + always_inline and is inlined into
  * hot()'s loop; it does almost all of hot's work, so most samples must end in
@@ -26,11 +26,11 @@ static inline __attribute__((always_inline)) uint64_t mix(uint64_t x)
 
 __attribute__((noipa)) uint64_t hot(double secs)
 {
-	double end = tgt_now() + secs;
+	double end = tgt_cpu_now() + secs;
 	uint64_t x = 88172645463325252ull;
 	do {
 		x = mix(x);
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x;
 }
 

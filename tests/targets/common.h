@@ -15,6 +15,17 @@ static inline double tgt_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The calling thread's CPU time in seconds.  A spin loop that runs until
+ * this moves on by N seconds gets N seconds of samples however loaded the
+ * machine is (CI runs tests side by side on two cores), so a test can ask
+ * for a sample count that a wall-clock loop gives only on an idle machine. */
+static inline double tgt_cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* argv[i] as seconds (float), or def when absent. */
 static inline double tgt_seconds(int argc, char **argv, int i, double def)
 {

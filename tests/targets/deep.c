@@ -1,6 +1,6 @@
-/* deep DEPTH SECONDS (defaults 2000, 1.5): DEPTH nested frames of recurse()
+/* deep DEPTH CPU-SECONDS (defaults 2000, 1.5): DEPTH nested frames of recurse()
  * (each with a 256-byte local buffer, so ~300 bytes of stack per frame), and
- * bottom_spin() spins for SECONDS at the bottom.  A sample's stack is then
+ * bottom_spin() spins for CPU-SECONDS at the bottom.  A sample's stack is then
  * main;recurse x DEPTH;bottom_spin -- far more than a 32 KiB stack copy when
  * DEPTH is 2000, fully inside it when DEPTH is 20. */
 #include <stdint.h>
@@ -10,14 +10,14 @@ static volatile uint64_t sink;
 
 __attribute__((noipa)) uint64_t bottom_spin(double secs)
 {
-	double end = tgt_now() + secs;
+	double end = tgt_cpu_now() + secs;
 	uint64_t x = 3;
 	do {
 		for (int i = 0; i < 20000; i++) {
 			x = x * 0x5851F42D4C957F2Dull + 11;
 			__asm__ volatile("" : "+r"(x));
 		}
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x;
 }
 

@@ -1,4 +1,4 @@
-/* jit MODE [SECONDS] (default 1.5): generates a kernel at run time, as a
+/* jit MODE [CPU-SECONDS] (default 1.5): generates a kernel at run time, as a
  * JIT compiler does -- machine code copied into anonymous memory made
  * executable -- and spends its time in it: main;outer_jit;<the kernel>.
  * The kernel has no CFI and a frame of its own (saved registers, a local
@@ -120,11 +120,11 @@ static kernel_fn make_kernel(const char *mode)
 
 __attribute__((noipa)) uint64_t outer_jit(kernel_fn k, double secs)
 {
-	double end = tgt_now() + secs;
+	double end = tgt_cpu_now() + secs;
 	uint64_t x = 0;
 	do {
 		x += k(1u << 20);
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x ^ 1;
 }
 
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 		known |= strcmp(mode, modes[i]) == 0;
 	kernel_fn k = known ? make_kernel(mode) : NULL;
 	if (!k) {
-		fprintf(stderr, "usage: jit map|nomap|named|symlink|foreign [SECONDS] (or setup failed)\n");
+		fprintf(stderr, "usage: jit map|nomap|named|symlink|foreign [CPU-SECONDS] (or setup failed)\n");
 		return 2;
 	}
 	sink = outer_jit(k, tgt_seconds(argc, argv, 2, 1.5));

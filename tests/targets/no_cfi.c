@@ -1,4 +1,4 @@
-/* no_cfi MODE [SECONDS] (default 1.5): hand-written assembly without CFI,
+/* no_cfi MODE [CPU-SECONDS] (default 1.5): hand-written assembly without CFI,
  * where almost all the time is spent, so that most samples must be unwound
  * past it.  Each mode's known chain, root first:
  *
@@ -171,22 +171,22 @@ __attribute__((noinline)) static uint64_t leave_stale(int depth)
 
 __attribute__((noipa)) uint64_t outer(double secs)
 {
-	double end = tgt_now() + secs;
+	double end = tgt_cpu_now() + secs;
 	uint64_t x = 0;
 	do {
 		x += spin_no_cfi(1u << 20);
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x ^ 1;
 }
 
 __attribute__((noipa)) uint64_t outer_kernel(double secs)
 {
-	double end = tgt_now() + secs;
+	double end = tgt_cpu_now() + secs;
 	uint64_t x = 0;
 	do {
 		x += leave_stale(100);
 		x += kernel_table[0](1u << 20);
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x ^ 1;
 }
 
@@ -200,11 +200,11 @@ __attribute__((noipa)) uint64_t spin_callback(uint64_t n)
 
 __attribute__((noipa)) uint64_t outer_callback(double secs)
 {
-	double end = tgt_now() + secs;
+	double end = tgt_cpu_now() + secs;
 	uint64_t x = 0;
 	do {
 		x += each_no_cfi(spin_callback, 64);
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x ^ 1;
 }
 
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "callback") == 0)
 		sink = outer_callback(secs);
 	else {
-		fprintf(stderr, "usage: no_cfi entry|kernel|callback [SECONDS]\n");
+		fprintf(stderr, "usage: no_cfi entry|kernel|callback [CPU-SECONDS]\n");
 		return 2;
 	}
 	tgt_report_cpu();

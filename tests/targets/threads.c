@@ -1,6 +1,6 @@
-/* threads SECONDS (default 1.5): two pthreads, named "worker-alpha" and
+/* threads CPU-SECONDS (default 1.5): two pthreads, named "worker-alpha" and
  * "worker-beta" (pthread_setname_np, set before they burn), burning
- * alpha_burn() and beta_burn() for SECONDS while main joins.  After the join
+ * alpha_burn() and beta_burn() for CPU-SECONDS each while main joins.  After the join
  * it prints "alpha_tid=N", "beta_tid=N" and "cpu_seconds=X" on stdout. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -14,20 +14,20 @@ static pid_t alpha_tid, beta_tid;
 
 __attribute__((noipa)) uint64_t alpha_burn(double s)
 {
-	double end = tgt_now() + s;
+	double end = tgt_cpu_now() + s;
 	uint64_t x = 1;
 	do {
 		for (int i = 0; i < 20000; i++) {
 			x = x * 2862933555777941757ull + 3037000493ull;
 			__asm__ volatile("" : "+r"(x));
 		}
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x;
 }
 
 __attribute__((noipa)) uint64_t beta_burn(double s)
 {
-	double end = tgt_now() + s;
+	double end = tgt_cpu_now() + s;
 	uint64_t x = 7;
 	do {
 		for (int i = 0; i < 20000; i++) {
@@ -35,7 +35,7 @@ __attribute__((noipa)) uint64_t beta_burn(double s)
 			x ^= x >> 9;
 			__asm__ volatile("" : "+r"(x));
 		}
-	} while (tgt_now() < end);
+	} while (tgt_cpu_now() < end);
 	return x;
 }
 
