@@ -120,7 +120,8 @@ static int resolver_init(struct resolver *rv, const struct build_in *in, struct 
 		if (mi.jit_pid)
 			ember_symbolizer_add_jit_module(rv->sym, m, mi.path, mi.jit_pid, in->jit);
 		else
-			ember_symbolizer_add_module(rv->sym, m, mi.open_path, mi.path, mi.build_id, mi.build_id_len);
+			ember_symbolizer_add_module_in_root(rv->sym, m, mi.open_path, mi.path, mi.root, mi.build_id,
+							    mi.build_id_len);
 		/* hex, for .ember and pprof consumers that fetch debug info by it */
 		if (!(rv->build_ids[m] = calloc(mi.build_id_len * 2 + 1, 1)))
 			return -1;

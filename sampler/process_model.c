@@ -4,11 +4,13 @@
  * thread_names.c. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -63,6 +65,7 @@ static void module_free(struct module *m)
 		ember_elf_close(&m->elf);
 	free(m->path);
 	free(m->open_path);
+	free(m->root);
 	free(m);
 }
 
@@ -89,6 +92,9 @@ void process_model_free(struct process_model *pm)
 		free(pm->procs[i]);
 	}
 	free(pm->procs);
+	for (size_t i = 0; i < pm->nroots; i++)
+		close(pm->roots[i].fd);
+	free(pm->roots);
 	for (size_t i = 0; i < pm->nmods; i++)
 		module_free(pm->mods[i]);
 	free(pm->mods);
@@ -104,17 +110,40 @@ void process_model_free(struct process_model *pm)
 
 /* ---- processes ---- */
 
-/* Paths in the maps of a process in another mount namespace (a container,
- * `unshare -m`) mean nothing here: those files are opened under /proc/PID/root. */
-static void check_mount_ns(const struct process_model *pm, struct process *p)
+/* The held descriptor of the root directory at path (/proc/PID/root), or
+ * -1 (gone, no permission, out of memory: files are then reached through
+ * the mapped file's own descriptor only). */
+static int root_dir_fd(struct process_model *pm, const char *path)
 {
-	char path[64], ns[64];
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	for (size_t i = 0; i < pm->nroots; i++)
+		if (pm->roots[i].dev == st.st_dev && pm->roots[i].ino == st.st_ino)
+			return pm->roots[i].fd;
+	if (EMBER_GROW(pm->roots, pm->roots_cap, pm->nroots + 1) != 0)
+		return -1;
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		pm->roots[pm->nroots++] = (struct root_dir){ .dev = st.st_dev, .ino = st.st_ino, .fd = fd };
+	return fd;
+}
+
+/* Paths in the maps of a process in another mount namespace (a container,
+ * `unshare -m`) or under another root directory (chroot) mean nothing
+ * here: those files are opened under /proc/PID/root. */
+static void check_root(struct process_model *pm, struct process *p)
+{
+	char path[64], ns[64], root[8];
 	snprintf(path, sizeof path, "/proc/%d/ns/mnt", p->pid);
 	ssize_t n = readlink(path, ns, sizeof ns - 1);
 	if (n > 0)
 		ns[n] = 0;
+	snprintf(path, sizeof path, "/proc/%d/root", p->pid);
+	ssize_t r = readlink(path, root, sizeof root);
 	/* Unknown (no permission, already gone): assume ours, the common case. */
-	p->same_mount_ns = n <= 0 || strcmp(ns, pm->self_mnt_ns) == 0;
+	p->same_root = (n <= 0 || strcmp(ns, pm->self_mnt_ns) == 0) && (r <= 0 || (r == 1 && root[0] == '/'));
+	p->root_fd = p->same_root ? -1 : root_dir_fd(pm, path);
 }
 
 static bool proc_eq(const void *ctx, uint32_t id, const void *key)
@@ -138,7 +167,7 @@ struct process *process_get(struct process_model *pm, pid_t pid, bool create)
 	}
 	p->pid = pid;
 	p->index = (uint32_t)pm->nprocs;
-	check_mount_ns(pm, p);
+	check_root(pm, p);
 	pm->procs[pm->nprocs++] = p;
 	return p;
 }
@@ -225,7 +254,7 @@ static int module_add(struct process_model *pm, struct module *m)
 /* Open m's file from open_path, unless its build-id says it is not the
  * file mapped; then name how the symbolizer reaches it (m->open_path). */
 static int module_open(const struct process_model *pm, struct module *m, const char *open_path,
-		       const char *path, const uint8_t *build_id, size_t build_id_len)
+		       const char *path, int root_fd, const uint8_t *build_id, size_t build_id_len)
 {
 	char buf[MODULE_PATH_LEN];
 	m->elf_ok = open_path[0] && ember_elf_open(&m->elf, open_path) == 0;
@@ -243,6 +272,12 @@ static int module_open(const struct process_model *pm, struct module *m, const c
 		open_path = buf;
 	}
 	m->open_path = strdup(open_path);
+	/* Its debug files are under its own root: reachable through the
+	 * descriptor held of that root (while its mounts last). */
+	char root[32];
+	snprintf(root, sizeof root, "/proc/self/fd/%d", root_fd);
+	if (root_fd >= 0 && !(m->root = strdup(root)))
+		return -1;
 	return m->open_path ? 0 : -1;
 }
 
@@ -257,17 +292,30 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 	bool is_deleted = plen > sizeof deleted - 1 && strcmp(path + plen - (sizeof deleted - 1), deleted) == 0;
 
 	/* The same path in another mount namespace may be another file. */
-	struct module_key k = { .path = path, .ns_pid = proc->same_mount_ns ? 0 : proc->pid };
-	for (struct module *m = module_lookup(pm, &k); m; m = m->next_same_key)
+	struct module_key k = { .path = path, .ns_pid = proc->same_root ? 0 : proc->pid };
+	/* A module made for another build-id at this path is not this one,
+	 * also when its file did not open: a process that chroots (or enters a
+	 * container) maps its new root's libc under the path of the old one's. */
+	for (struct module *m = module_lookup(pm, &k); m; m = m->next_same_key) {
+		if (build_id_len && m->map_build_id_len) {
+			if (m->map_build_id_len == build_id_len && memcmp(m->map_build_id, build_id, build_id_len) == 0)
+				return m;
+			continue;
+		}
 		if (!build_id_len || !m->elf_ok || !m->elf.build_id_len ||
 		    (m->elf.build_id_len == build_id_len && memcmp(m->elf.build_id, build_id, build_id_len) == 0))
 			return m;
+	}
 	struct module *m = calloc(1, sizeof *m);
 	if (!m || !(m->path = strdup(path))) {
 		free(m);
 		return NULL;
 	}
 	m->ns_pid = k.ns_pid;
+	if (build_id_len && build_id_len <= sizeof m->map_build_id) {
+		memcpy(m->map_build_id, build_id, build_id_len);
+		m->map_build_id_len = (uint8_t)build_id_len;
+	}
 	char buf[MODULE_PATH_LEN];
 	const char *open_path = path;
 	if (strcmp(path, "[vdso]") == 0) {
@@ -278,11 +326,12 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 		snprintf(buf, sizeof buf, "/proc/%d/map_files/%lx-%lx", proc->pid,
 			 (unsigned long)start, (unsigned long)end);
 		open_path = buf;
-	} else if (!proc->same_mount_ns) {
+	} else if (!proc->same_root) {
 		snprintf(buf, sizeof buf, "/proc/%d/root%s", proc->pid, path);
 		open_path = buf;
 	}
-	if (module_open(pm, m, open_path, path, build_id, build_id_len) != 0 || module_add(pm, m) != 0) {
+	if (module_open(pm, m, open_path, path, proc->root_fd, build_id, build_id_len) != 0 ||
+	    module_add(pm, m) != 0) {
 		module_free(m);
 		return NULL;
 	}
@@ -441,8 +490,9 @@ int process_load_proc_maps(struct process_model *pm, struct process *proc, bool 
 
 void process_exec(struct process_model *pm, struct process *proc)
 {
-	/* unshare(1) and container runtimes switch namespaces, then exec. */
-	check_mount_ns(pm, proc);
+	/* unshare(1), chroot(1) and container runtimes switch namespaces or
+	 * the root, then exec. */
+	check_root(pm, proc);
 	proc->nloads = 0;
 	free(proc->jitdump);
 	proc->jitdump = NULL;

@@ -28,11 +28,14 @@ struct module {
 	uint32_t id;               /* index in process_model.mods: ember_module_info's id */
 	char *path;                /* as the target sees it; "[jit]" or "[anon:NAME]" for JIT code */
 	char *open_path;           /* as ember opens it ("" for JIT code) */
+	char *root;                /* its process's root directory when not ember's ("/proc/self/fd/N"), or NULL */
 	pid_t ns_pid;              /* 0: ember's mount namespace; else the process whose root it was read under */
 	pid_t jit_pid;             /* > 0: the JIT code of this process (anonymous executable memory,
 	                            * one module per process and mapping name; addresses are absolute) */
 	struct ember_elf elf;      /* the file, mapped (common/elf_view.h) */
 	bool elf_ok;               /* it opened, and its build-id matches the mapping's */
+	uint8_t map_build_id[20];  /* the build-id the mapping declared (MMAP2), if any */
+	uint8_t map_build_id_len;
 	struct module *next_same_key;  /* the next module (by id) with this path in this namespace:
 	                                * another build of the file */
 };
@@ -59,7 +62,9 @@ struct process {
 	char *jitdump;             /* a jit-PID.dump file it mapped (its path as it sees it), or NULL */
 	bool has_jit;              /* it has mapped anonymous executable memory (or a jitdump) */
 	bool jit_changed;          /* ... since ember_sampler_jit_next last reported it */
-	bool same_mount_ns;
+	bool same_root;            /* its mount namespace and root directory are ember's: the paths
+	                            * of its maps are ember's too (else under /proc/PID/root) */
+	int root_fd;               /* !same_root: its root directory (process_model.roots), or -1 */
 	bool exited;
 };
 
@@ -75,6 +80,15 @@ struct thread_name {
 	uint64_t ended_ns;
 };
 
+/* A process's root directory other than ember's (chroot, container), held
+ * open (O_PATH) so that its files, debug files included, stay reachable
+ * after the process exits; one per directory, shared by its processes. */
+struct root_dir {
+	dev_t dev;
+	ino_t ino;
+	int fd;
+};
+
 struct process_model {
 	struct process **procs;            /* by struct process.index */
 	size_t nprocs, procs_cap;
@@ -88,6 +102,8 @@ struct process_model {
 	uint64_t load_serial;              /* the last module_load.serial given */
 	char vdso_path[64];                /* dump of ember's own vDSO image, "" if none */
 	char self_mnt_ns[64];
+	struct root_dir *roots;            /* root directories of processes whose root is not ember's */
+	size_t nroots, roots_cap;
 };
 
 /* 0, or -1 on OOM (then nothing is left to free). */

@@ -110,6 +110,8 @@ typedef void (*ember_sample_fn)(void *arg, const struct ember_sample *s);
 struct ember_module_info {
 	const char *path;        /* as mapped in the target ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
 	const char *open_path;   /* how ember opens it ("/proc/PID/root/...") */
+	const char *root;        /* the root directory its process saw, when not ember's (a chroot,
+	                          * a container): "/proc/self/fd/N", held; NULL otherwise */
 	const uint8_t *build_id; /* NULL when unknown */
 	size_t build_id_len;
 	uint32_t jit_pid;        /* > 0: JIT code of this process, no file (path "[jit]" or

@@ -116,6 +116,7 @@ void ember_sampler_module(const struct ember_sampler *s, uint32_t id, struct emb
 	const struct module *m = s->pm.mods[id];
 	out->path = m->path;
 	out->open_path = m->open_path;
+	out->root = m->root;
 	out->build_id = m->elf_ok && m->elf.build_id_len ? m->elf.build_id : NULL;
 	out->build_id_len = m->elf_ok ? m->elf.build_id_len : 0;
 	out->jit_pid = (uint32_t)m->jit_pid;

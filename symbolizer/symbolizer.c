@@ -33,6 +33,7 @@ enum mod_state { MOD_UNOPENED, MOD_OPEN, MOD_FAILED };
 
 struct module {
 	char *open_path, *display_path;
+	char *root;            /* the process's own root directory, or NULL (ember's) */
 	const char *name;      /* interned basename of display_path */
 	const char *fallback;  /* name inside "[...+0x...]": brackets stripped */
 	uint8_t *build_id;
@@ -81,6 +82,7 @@ static void module_free(struct module *m)
 	free(m->debuginfo_path);
 	free(m->open_path);
 	free(m->display_path);
+	free(m->root);
 	free(m->build_id);
 	free(m);
 }
@@ -136,6 +138,13 @@ int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 				const char *open_path, const char *display_path,
 				const uint8_t *build_id, size_t build_id_len)
 {
+	return ember_symbolizer_add_module_in_root(sym, id, open_path, display_path, NULL, build_id, build_id_len);
+}
+
+int ember_symbolizer_add_module_in_root(struct ember_symbolizer *sym, uint32_t id, const char *open_path,
+					const char *display_path, const char *root, const uint8_t *build_id,
+					size_t build_id_len)
+{
 	if (id >= MAX_MODULE_ID)
 		return -1;
 	if (!build_id)
@@ -148,6 +157,7 @@ int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 	}
 	struct module *old = sym->mods[id];
 	if (old && str_eq(old->open_path, open_path) && str_eq(old->display_path, display_path) &&
+	    str_eq(old->root, root) &&
 	    old->build_id_len == build_id_len &&
 	    (build_id_len == 0 || memcmp(old->build_id, build_id, build_id_len) == 0))
 		return 0; /* same declaration again: keep the opened module */
@@ -169,13 +179,14 @@ int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 		m->fallback = m->name;
 	m->open_path = open_path ? strdup(open_path) : NULL;
 	m->display_path = display_path ? strdup(display_path) : NULL;
+	m->root = root ? strdup(root) : NULL;
 	if (build_id_len) {
 		m->build_id = malloc(build_id_len);
 		if (m->build_id)
 			memcpy(m->build_id, build_id, build_id_len);
 	}
 	if (!m->name || !m->fallback || (open_path && !m->open_path) ||
-	    (display_path && !m->display_path) || (build_id_len && !m->build_id)) {
+	    (display_path && !m->display_path) || (root && !m->root) || (build_id_len && !m->build_id)) {
 		module_free(m);
 		return -1;
 	}
@@ -219,11 +230,19 @@ static size_t resolve_jit(struct ember_symbolizer *sym, struct module *m, uint64
 /* Debug-file search path.  The default (":.debug:/usr/lib/debug") looks next
  * to open_path -- for a container that is already inside /proc/PID/root --
  * and under the host's /usr/lib/debug, by build-id and by .gnu_debuglink.
- * When open_path is "<root><display_path>" we also search <root>/usr/lib/debug
- * first, so a container's own debug packages are found.  Host files found by
+ * With the process's root declared, or when open_path is
+ * "<root><display_path>", we also search <root>/usr/lib/debug first, so a
+ * container's (a chroot's) own debug packages are found.  Host files found by
  * build-id are still right (same build-id); by name, the CRC32 check guards. */
 static int set_debuginfo_path(struct module *m)
 {
+	if (m->root) {
+		if (asprintf(&m->debuginfo_path, ":.debug:%s/usr/lib/debug:/usr/lib/debug", m->root) < 0) {
+			m->debuginfo_path = NULL;
+			return -1;
+		}
+		return 0;
+	}
 	const char *o = m->open_path, *d = m->display_path;
 	if (!d || d[0] != '/')
 		return 0;

@@ -16,9 +16,10 @@
  * after the ELF symbol, inlined frames after their DWARF origin.
  *
  * Debug files are looked up locally only: ember_symbolizer_new() unsets
- * DEBUGINFOD_URLS for the whole process.  When open_path is
- * "<root><display_path>" (a target in another mount namespace), debug files
- * are also searched under <root>/usr/lib/debug before the host's.
+ * DEBUGINFOD_URLS for the whole process.  For a module declared with its
+ * process's root (ember_symbolizer_add_module_in_root: a chroot, a
+ * container), or whose open_path is "<root><display_path>", debug files are
+ * also searched under <root>/usr/lib/debug before the host's.
  *
  * An address with no symbol resolves to one frame named "[module+0xADDR]"
  * ("[vdso+0x...]" for a bracketed name like "[vdso]"); so does every address
@@ -63,6 +64,13 @@ void ember_symbolizer_free(struct ember_symbolizer *sym);
 int ember_symbolizer_add_module(struct ember_symbolizer *sym, uint32_t id,
 				const char *open_path, const char *display_path,
 				const uint8_t *build_id, size_t build_id_len);
+/* The same, for a file of a process whose root directory is not ember's (a
+ * chroot, a container): root is a path to that directory ember can open
+ * ("/proc/self/fd/N"), where debug files are searched under usr/lib/debug
+ * before the host's.  NULL root: as ember_symbolizer_add_module. */
+int ember_symbolizer_add_module_in_root(struct ember_symbolizer *sym, uint32_t id, const char *open_path,
+					const char *display_path, const char *root, const uint8_t *build_id,
+					size_t build_id_len);
 
 /* Declare module `id` as the JIT code of process pid (anonymous executable
  * memory, addresses absolute): an address is named by that process's perf

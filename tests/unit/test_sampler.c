@@ -295,6 +295,18 @@ static void test_module_builds(void)
 	process_add_mapping(&pm, p, 0x30000000, 0x1000, 0, exe, other, 20);
 	CHECK(process_find(p, 0x30000000) && b && process_find(p, 0x30000000)->mod == b->mod && pm.nmods == 2);
 	process_model_free(&pm);
+
+	/* The first build seen at a path did not open (the file there is
+	 * another build: a process that chroots maps its new root's libc under
+	 * the path of the old root's); the file's own build, mapped next, is a
+	 * module of its own, with its CFI. */
+	process_model_init(&pm);
+	struct process *r = process_get(&pm, 302, true);
+	process_add_mapping(&pm, r, 0x10000000, 0x1000, 0, exe, other, 20);
+	process_add_mapping(&pm, r, 0x20000000, 0x1000, 0, exe, mine, 20);
+	const struct module_load *d = process_find(r, 0x10000000), *f = process_find(r, 0x20000000);
+	CHECK(d && f && d->mod != f->mod && !d->mod->elf_ok && f->mod->elf_ok && pm.nmods == 2);
+	process_model_free(&pm);
 }
 
 static void test_thread_names(void)
