@@ -234,7 +234,7 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		}
 		n++;
 		off += 8 + len;
-		__u64 code = *(__u64 *)(fr + code_at);
+		__u64 code = *(__u64 *)(fr + code_at) & ~(__u64)(t->code_tag & 7);
 		f = *(__u64 *)(fr + back);
 		if (!code || (code & 7))
 			continue;

@@ -262,6 +262,7 @@ static void frame_words(const struct py_offsets *o, struct ember_copier_thread *
 		v->top_off = o->ts_current_frame;
 		v->back_off = (uint32_t)o->if_previous;
 		v->code_off = (uint32_t)o->if_code;
+		v->code_tag = o->stackref_tag_bits > 0 ? (uint32_t)o->stackref_tag_bits : 0;
 	} else {
 		v->top_off = o->ts_cframe;
 		v->cf_off = o->cf_current_frame;

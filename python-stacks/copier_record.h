@@ -52,7 +52,7 @@ struct ember_copier_thread {
 	__u32 mark_off;     /* ... where in the frame's copy to put it (three words ember
 	                     * does not read: a multiple of 8, + 24 <= frame_len) */
 	__u32 ob_type_off;  /* an object's offset of its type pointer */
-	__u32 pad;
+	__u32 code_tag;     /* 3.14+: the low bits of the code pointer that tag a _PyStackRef */
 	__u64 gil_holder;   /* --gil before 3.13: where the GIL holder's thread state
 	                     * pointer is (2.7-3.11 the current tstate, 3.12 the GIL's
 	                     * last_holder); 0: not asked */

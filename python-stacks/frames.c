@@ -1,6 +1,6 @@
 /* Walking one thread's frame chain, innermost first, through the per-read
  * snapshot: PyFrameObject chains (2.7-3.10) and _PyInterpreterFrame chains
- * (3.11-3.13, skipping C-stack shims and incomplete frames), with the GIL
+ * (3.11-3.15, skipping the interpreter's own shims and incomplete frames), with the GIL
  * check, eval-activation marks, depth/cycle limits and the optional verify. */
 #include <string.h>
 
@@ -8,8 +8,15 @@
 #include "py_internal.h"
 
 #define OWNED_BY_GENERATOR 1
-#define OWNED_BY_CSTACK 3
 #define STATUS_HOLDS_GIL_BIT 5   /* 3.13 _status.holds_gil */
+
+/* The code object a _PyInterpreterFrame runs: 3.14+ keep it as a tagged
+ * _PyStackRef whose low bits say how it is referenced. */
+static uint64_t frame_code(const struct py_offsets *o, const uint8_t *b)
+{
+	uint64_t v = rd64(b, o->if_code);
+	return o->stackref_tag_bits > 0 ? v & ~(uint64_t)o->stackref_tag_bits : v;
+}
 
 /* <= 3.10 with the copier: where in a frame's copy it puts a method's
  * first argument (copier_record.h): three words after the code object pointer, if
@@ -41,7 +48,13 @@ static void check_gil(struct ember_python *py, uint64_t tstate, uint64_t interp,
 		      const struct ember_copier_record *rec, uint32_t *flags)
 {
 	const struct py_offsets *o = &py->rt.off;
-	if (py->rt.major == 3 && py->rt.minor >= 13) {
+	if (o->ts_holds_gil >= 0) {         /* 3.14+: an int of its own */
+		*flags |= EMBER_PY_GIL_KNOWN;
+		if (rd32(ts, o->ts_holds_gil) != 0)
+			*flags |= EMBER_PY_HOLDS_GIL;
+		return;
+	}
+	if (py->rt.major == 3 && py->rt.minor == 13) {
 		*flags |= EMBER_PY_GIL_KNOWN;
 		if ((rd32(ts, o->ts_status) >> STATUS_HOLDS_GIL_BIT) & 1)
 			*flags |= EMBER_PY_HOLDS_GIL;
@@ -193,7 +206,7 @@ bool py_frame_starts_activation(struct ember_python *py, uint64_t f, uint32_t id
 	if (o->ts_frame >= 0 || !rm_ptr_ok(f, 8) || py->rt.fr_len > sizeof b ||
 	    !rm_read(py->pid, f, b, py->rt.fr_len, NULL, &py->syscalls))
 		return false;
-	if (rd64(b, o->if_code) != py_code(py, id)->addr)
+	if (frame_code(o, b) != py_code(py, id)->addr)
 		return false;
 	if (o->if_is_entry >= 0)
 		return b[o->if_is_entry] != 0;                 /* 3.11 */
@@ -282,20 +295,20 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 		uint8_t owner = b[o->if_owner];
 		uint64_t prev = rd64(b, o->if_previous);
 		last_owner = owner;
-		if (!v311 && owner == OWNED_BY_CSTACK) {
+		if (owner > o->if_owner_last) {
+			*flags |= EMBER_PY_UNREADABLE;
+			break;
+		}
+		if (o->if_owner_shim >= 0 && owner >= o->if_owner_shim) {
 			if (n)
 				out[n - 1].activation_start = true;
 			f = prev;
 			continue;
 		}
-		if (owner > OWNED_BY_CSTACK) {
-			*flags |= EMBER_PY_UNREADABLE;
-			break;
-		}
-		uint64_t code = rd64(b, o->if_code);
+		uint64_t code = frame_code(o, b);
 		uint32_t id = code_at(py, code);
 		if (!id) {
-			if (py->rt.minor >= 13) {   /* f_executable may be None or non-code: skip */
+			if (py->rt.minor >= 13) {   /* f_executable may be None or non-code (3.13+): skip */
 				f = prev;
 				continue;
 			}

@@ -1,6 +1,7 @@
 /* Per-version struct offsets: the generated table (offsets_table.c, from
  * each version's headers, with entries of their own for patch releases laid
- * out differently) plus the 3.13 run-time _Py_DebugOffsets. */
+ * out differently) plus, from 3.13, the running process's _Py_DebugOffsets. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,24 +19,6 @@ const struct py_offsets *py_offsets_for(int major, int minor, int micro)
 	return NULL;
 }
 
-/* Byte positions of the fields we use inside the 3.13 _Py_DebugOffsets
- * struct (Include/internal/pycore_runtime.h; stable within 3.13.x). */
-enum {
-	D_VERSION = 8, D_FREE_THREADED = 16,
-	D_RT_INTERP_HEAD = 40,
-	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_IMPORTS_MODULES = 88, D_IS_CEVAL_GIL = 112,
-	D_TS_NEXT = 168, D_TS_INTERP = 176, D_TS_CURRENT_FRAME = 184, D_TS_THREAD_ID = 192,
-	D_TS_NATIVE_THREAD_ID = 200, D_TS_STATUS = 216,
-	D_IF_SIZE = 224, D_IF_PREVIOUS = 232, D_IF_EXECUTABLE = 240, D_IF_INSTR_PTR = 248, D_IF_OWNER = 264,
-	D_CO_SIZE = 272, D_CO_FILENAME = 280, D_CO_NAME = 288, D_CO_QUALNAME = 296, D_CO_LINETABLE = 304,
-	D_CO_FIRSTLINENO = 312, D_CO_CODE_ADAPTIVE = 344,
-	D_OB_TYPE = 360, D_TP_FLAGS = 392,
-	D_DICT_MA_KEYS = 456, D_DICT_MA_VALUES = 464, D_LONG_LV_TAG = 496, D_LONG_OB_DIGIT = 504,
-	D_BYTES_OB_SIZE = 520, D_BYTES_OB_SVAL = 528,
-	D_UNICODE_STATE = 544, D_UNICODE_LENGTH = 552, D_UNICODE_ASCII_SIZE = 560,
-	D_END = 568,
-};
-
 static uint64_t u64(const uint8_t *p, size_t off)
 {
 	uint64_t v;
@@ -43,40 +26,54 @@ static uint64_t u64(const uint8_t *p, size_t off)
 	return v;
 }
 
+/* The struct py_offsets field each _Py_DebugOffsets value goes to. */
+#define F(x) offsetof(struct py_offsets, x)
+static const size_t dbg_dst[PY_DBG_COUNT] = {
+	[PY_DBG_RT_INTERP_HEAD] = F(rt_interp_head), [PY_DBG_IS_NEXT] = F(is_next),
+	[PY_DBG_IS_THREADS_HEAD] = F(is_tstate_head), [PY_DBG_IS_CEVAL_GIL] = F(is_ceval_gil),
+	[PY_DBG_IS_IMPORTS_MODULES] = F(is_modules), [PY_DBG_TS_NEXT] = F(ts_next),
+	[PY_DBG_TS_INTERP] = F(ts_interp), [PY_DBG_TS_CURRENT_FRAME] = F(ts_current_frame),
+	[PY_DBG_TS_THREAD_ID] = F(ts_thread_id), [PY_DBG_TS_NATIVE_THREAD_ID] = F(ts_native_thread_id),
+	[PY_DBG_TS_STATUS] = F(ts_status), [PY_DBG_TS_HOLDS_GIL] = F(ts_holds_gil),
+	[PY_DBG_IF_SIZE] = F(if_size), [PY_DBG_IF_PREVIOUS] = F(if_previous),
+	[PY_DBG_IF_EXECUTABLE] = F(if_code), [PY_DBG_IF_INSTR_PTR] = F(if_instr), [PY_DBG_IF_OWNER] = F(if_owner),
+	[PY_DBG_CO_SIZE] = F(co_size), [PY_DBG_CO_FILENAME] = F(co_filename), [PY_DBG_CO_NAME] = F(co_name),
+	[PY_DBG_CO_QUALNAME] = F(co_qualname), [PY_DBG_CO_LINETABLE] = F(co_linetable),
+	[PY_DBG_CO_FIRSTLINENO] = F(co_firstlineno), [PY_DBG_CO_CODE_ADAPTIVE] = F(co_code_adaptive),
+	[PY_DBG_OB_TYPE] = F(ob_type), [PY_DBG_TP_FLAGS] = F(tp_flags),
+	[PY_DBG_DICT_MA_KEYS] = F(dict_keys), [PY_DBG_DICT_MA_VALUES] = F(dict_values),
+	[PY_DBG_LONG_LV_TAG] = F(long_tag), [PY_DBG_LONG_OB_DIGIT] = F(long_digit),
+	[PY_DBG_BYTES_OB_SIZE] = F(ob_size), [PY_DBG_BYTES_OB_SVAL] = F(bytes_sval),
+	[PY_DBG_UNICODE_STATE] = F(str_state), [PY_DBG_UNICODE_LENGTH] = F(str_length),
+	[PY_DBG_UNICODE_ASCII_SIZE] = F(str_ascii_data),
+};
+#undef F
+
 bool py_offsets_apply_debug(struct py_offsets *o, const uint8_t *d, size_t len, char *msg, size_t msglen)
 {
-	if (len < D_END || memcmp(d, "xdebugpy", 8) != 0) {
+	if (o->dbg_size <= 0 || len < (size_t)o->dbg_size || memcmp(d, "xdebugpy", 8) != 0) {
 		snprintf(msg, msglen, "no _Py_DebugOffsets cookie at _PyRuntime");
 		return false;
 	}
-	struct { size_t off; int32_t *dst; } map[] = {
-		{ D_RT_INTERP_HEAD, &o->rt_interp_head },
-		{ D_IS_NEXT, &o->is_next }, { D_IS_THREADS_HEAD, &o->is_tstate_head },
-		{ D_IS_CEVAL_GIL, &o->is_ceval_gil },
-		{ D_TS_NEXT, &o->ts_next }, { D_TS_INTERP, &o->ts_interp },
-		{ D_TS_CURRENT_FRAME, &o->ts_current_frame }, { D_TS_THREAD_ID, &o->ts_thread_id },
-		{ D_TS_NATIVE_THREAD_ID, &o->ts_native_thread_id }, { D_TS_STATUS, &o->ts_status },
-		{ D_IF_SIZE, &o->if_size }, { D_IF_PREVIOUS, &o->if_previous },
-		{ D_IF_EXECUTABLE, &o->if_code }, { D_IF_INSTR_PTR, &o->if_instr }, { D_IF_OWNER, &o->if_owner },
-		{ D_CO_SIZE, &o->co_size }, { D_CO_FILENAME, &o->co_filename }, { D_CO_NAME, &o->co_name },
-		{ D_CO_QUALNAME, &o->co_qualname }, { D_CO_LINETABLE, &o->co_linetable },
-		{ D_CO_FIRSTLINENO, &o->co_firstlineno }, { D_CO_CODE_ADAPTIVE, &o->co_code_adaptive },
-		{ D_OB_TYPE, &o->ob_type }, { D_BYTES_OB_SIZE, &o->ob_size }, { D_BYTES_OB_SVAL, &o->bytes_sval },
-		{ D_UNICODE_STATE, &o->str_state }, { D_UNICODE_LENGTH, &o->str_length },
-		{ D_UNICODE_ASCII_SIZE, &o->str_ascii_data },
-		/* thread names */
-		{ D_IS_IMPORTS_MODULES, &o->is_modules }, { D_TP_FLAGS, &o->tp_flags },
-		{ D_DICT_MA_KEYS, &o->dict_keys }, { D_DICT_MA_VALUES, &o->dict_values },
-		{ D_LONG_LV_TAG, &o->long_tag }, { D_LONG_OB_DIGIT, &o->long_digit },
-	};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-		uint64_t v = u64(d, map[i].off);
+	/* The version the struct says it is must be the one its layout was
+	 * measured for: the layout changes between minor versions. */
+	uint64_t ver = u64(d, 8);
+	if ((ver >> 24) != o->major || ((ver >> 16) & 255) != o->minor) {
+		snprintf(msg, msglen, "_Py_DebugOffsets of version %llu.%llu, not %d.%d",
+			 (unsigned long long)(ver >> 24), (unsigned long long)((ver >> 16) & 255), o->major, o->minor);
+		return false;
+	}
+	for (int i = 0; i < PY_DBG_COUNT; i++) {
+		int32_t at = o->dbg[i];
+		if (at <= 0)
+			continue;
+		uint64_t v = at + 8 <= o->dbg_size ? u64(d, (size_t)at) : UINT64_MAX;
 		if (v > (1u << 20)) {
-			snprintf(msg, msglen, "implausible _Py_DebugOffsets value %llu at +%zu",
-				 (unsigned long long)v, map[i].off);
+			snprintf(msg, msglen, "implausible _Py_DebugOffsets value %llu at +%d", (unsigned long long)v, at);
 			return false;
 		}
-		*map[i].dst = (int32_t)v;
+		int32_t *dst = (int32_t *)((char *)o + dbg_dst[i]);
+		*dst = (int32_t)v;
 	}
 	/* PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (3.12+). */
 	o->str_utf8_length = o->str_ascii_data;
@@ -100,7 +97,7 @@ void py_runtime_set_lengths(struct py_runtime *rt)
 	const struct py_offsets *o = &rt->off;
 	int32_t ts[] = { o->ts_next + 8, o->ts_interp + 8, o->ts_frame + 8, o->ts_cframe + 8,
 			 o->ts_current_frame + 8, o->ts_thread_id + 8, o->ts_native_thread_id + 8,
-			 o->ts_status + 4 };
+			 o->ts_status + 4, o->ts_holds_gil + 4 };
 	int32_t fr[] = { o->fo_back + 8, o->fo_code + 8, o->fo_lasti + 4, o->if_code + 8,
 			 o->if_previous + 8, o->if_instr + 8, o->if_owner + 1, o->if_is_entry + 1, o->ob_type + 8 };
 	int32_t co[] = { o->ob_type + 8, o->ob_size + 8, o->co_firstlineno + 4, o->co_code + 8,

@@ -46,6 +46,22 @@ static inline int32_t rd32(const uint8_t *p, int32_t off)
 
 /* ---- offsets (offsets.c, generated offsets_table.c) ---- */
 
+/* The fields of _Py_DebugOffsets the reader uses (py_offsets.dbg). */
+enum py_dbg {
+	PY_DBG_RT_INTERP_HEAD, PY_DBG_IS_NEXT, PY_DBG_IS_THREADS_HEAD, PY_DBG_IS_CEVAL_GIL,
+	PY_DBG_IS_IMPORTS_MODULES, PY_DBG_TS_NEXT, PY_DBG_TS_INTERP, PY_DBG_TS_CURRENT_FRAME,
+	PY_DBG_TS_THREAD_ID, PY_DBG_TS_NATIVE_THREAD_ID, PY_DBG_TS_STATUS, PY_DBG_TS_HOLDS_GIL,
+	PY_DBG_IF_SIZE, PY_DBG_IF_PREVIOUS, PY_DBG_IF_EXECUTABLE, PY_DBG_IF_INSTR_PTR, PY_DBG_IF_OWNER,
+	PY_DBG_CO_SIZE, PY_DBG_CO_FILENAME, PY_DBG_CO_NAME, PY_DBG_CO_QUALNAME, PY_DBG_CO_LINETABLE,
+	PY_DBG_CO_FIRSTLINENO, PY_DBG_CO_CODE_ADAPTIVE, PY_DBG_OB_TYPE, PY_DBG_TP_FLAGS,
+	PY_DBG_DICT_MA_KEYS, PY_DBG_DICT_MA_VALUES, PY_DBG_LONG_LV_TAG, PY_DBG_LONG_OB_DIGIT,
+	PY_DBG_BYTES_OB_SIZE, PY_DBG_BYTES_OB_SVAL, PY_DBG_UNICODE_STATE, PY_DBG_UNICODE_LENGTH,
+	PY_DBG_UNICODE_ASCII_SIZE,
+	PY_DBG_COUNT
+};
+/* Larger than every known version's _Py_DebugOffsets (3.15: 888 bytes). */
+#define PY_DBG_MAX 2048
+
 /* Byte offsets, -1 = no such field.  Field meanings: see
  * scripts/gen_python_offsets.py (rt_ = _PyRuntimeState, is_ = interpreter,
  * ts_ = thread state, cf_ = _PyCFrame, fo_ = PyFrameObject, if_ =
@@ -63,6 +79,10 @@ struct py_offsets {
 	int32_t cf_current_frame;
 	int32_t fo_back, fo_code, fo_lasti, fo_localsplus;
 	int32_t if_size, if_code, if_previous, if_instr, if_owner, if_is_entry;
+	int32_t if_owner_shim;       /* 3.12+: owners >= this are frames the interpreter pushed for itself */
+	int32_t if_owner_last;       /* 3.11+: the largest owner value (a larger one is garbage) */
+	int32_t stackref_tag_bits;   /* 3.14+: tag bits of a _PyStackRef (f_executable); -1: untagged */
+	int32_t ts_holds_gil;        /* 3.14+: the thread state's int holds_gil (3.13: a _status bit) */
 	int32_t co_size, co_firstlineno, co_code, co_filename, co_name, co_qualname;
 	int32_t co_linetable, co_firsttraceable, co_code_adaptive, co_argcount, co_varnames;
 	int32_t co_flags;            /* <= 3.10 only: generators are told from their code */
@@ -88,6 +108,11 @@ struct py_offsets {
 	int32_t tpf_inline_values;
 	int32_t obj_dict_before, obj_values_before, obj_inline_values;
 	int32_t long_tag, long_digit, long_shift, long_tag_bits, int_ival;
+	/* 3.13+: the size of that version's _Py_DebugOffsets and where in it
+	 * the value of each field the reader takes from the running process
+	 * is (-1 or 0: not there); -1 before 3.13. */
+	int32_t dbg_size;
+	int32_t dbg[PY_DBG_COUNT];
 };
 extern const struct py_offsets py_offsets_table[];
 extern const size_t py_offsets_table_len;

@@ -283,7 +283,7 @@ static bool scan_version(struct ember_python *py, const struct find *f, int *maj
 	return found;
 }
 
-/* The exact version, most trustworthy source first: 3.13's
+/* The exact version, most trustworthy source first: the 3.13+
  * _Py_DebugOffsets cookie, Py_Version, sys.version in memory, the library
  * name.  Also whether the build is free-threaded. */
 static int find_version(struct ember_python *py, struct find *f, char *msg, size_t msglen)
@@ -340,9 +340,12 @@ static int pick_offsets(struct ember_python *py, struct find *f, char *msg, size
 	if (f->free_threaded || strchr(f->abi, 't'))
 		return fail(msg, msglen, EMBER_PY_UNSUPPORTED, "CPython %s free-threaded build (%s): not supported",
 			    rt->version, f->obj->path);
-	if (!(maj == 2 && min == 7) && !(maj == 3 && min >= 6 && min <= 13))
+	/* A later minor version is refused by name, even with _Py_DebugOffsets:
+	 * that struct's own layout changes between minor versions (3.15 put
+	 * fields in its middle), so it cannot be read before it is measured. */
+	if (!(maj == 2 && min == 7) && !(maj == 3 && min >= 6 && min <= 15))
 		return fail(msg, msglen, EMBER_PY_UNSUPPORTED,
-			    "CPython %s%s (%s): not supported (supported: 2.7, 3.6-3.13)", rt->version,
+			    "CPython %s%s (%s): not supported (supported: 2.7, 3.6-3.15)", rt->version,
 			    f->debug ? " debug build" : "", f->obj->path);
 	const struct py_offsets *tbl = py_offsets_for(maj, min, rt->micro);
 	if (!tbl)
@@ -351,12 +354,14 @@ static int pick_offsets(struct ember_python *py, struct find *f, char *msg, size
 	rt->lt_kind = maj == 2 ? PY_LT_LNOTAB_UNSIGNED : min <= 9 ? PY_LT_LNOTAB : min == 10 ? PY_LT_310
 										  : PY_LT_LOCATIONS;
 	if (maj == 3 && min >= 13) {
-		uint8_t dbg[600];
-		char why[160];
+		uint8_t dbg[PY_DBG_MAX];
+		char why[160] = "_PyRuntime not found or not readable";
 		uint64_t runtime = f->sym[S_RUNTIME];
-		if (!runtime || !rd(py, runtime, dbg, sizeof dbg) ||
-		    !py_offsets_apply_debug(&rt->off, dbg, sizeof dbg, why, sizeof why))
-			return fail(msg, msglen, EMBER_PY_ERROR, "CPython %s: cannot use _Py_DebugOffsets", rt->version);
+		size_t len = rt->off.dbg_size > 0 && rt->off.dbg_size <= PY_DBG_MAX ? (size_t)rt->off.dbg_size : 0;
+		if (!runtime || !len || !rd(py, runtime, dbg, len) ||
+		    !py_offsets_apply_debug(&rt->off, dbg, len, why, sizeof why))
+			return fail(msg, msglen, EMBER_PY_ERROR, "CPython %s: cannot use _Py_DebugOffsets: %s",
+				    rt->version, why);
 	}
 	return EMBER_PY_OK;
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Generate python-stacks/offsets_table.c: the byte offsets of the CPython
 structs ember's Python-stack reader needs, one entry per minor version
-(2.7, 3.6-3.13), measured with offsetof()/sizeof() against each version's own
-installed headers (pyenv: $(pyenv root)/versions/X.Y.Z/include/pythonX.Y*).
+(2.7, 3.6-3.15), measured with offsetof()/sizeof() against each version's own
+installed headers (pyenv: $(pyenv root)/versions/X.Y.Z/include/pythonX.Y*;
+3.14 and 3.15: Debian sid's, in the root file system `make sid-root` builds,
+$EMBER_SID_ROOT or ~/.cache/ember/sid-root).
 
   gen_python_offsets.py                 write python-stacks/offsets_table.c
   gen_python_offsets.py -o FILE         write FILE
@@ -35,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 
-MINORS = [(2, 7), (3, 6), (3, 7), (3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13)]
+MINORS = [(2, 7), (3, 6), (3, 7), (3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13), (3, 14), (3, 15)]
 
 # ((major, minor), (first, last patch release), fields that differ there from
 # the measured release of that minor version, as the difference from the
@@ -58,6 +60,7 @@ FIELDS = [
     "cf_current_frame",
     "fo_back", "fo_code", "fo_lasti", "fo_localsplus",
     "if_size", "if_code", "if_previous", "if_instr", "if_owner", "if_is_entry",
+    "if_owner_shim", "if_owner_last", "stackref_tag_bits", "ts_holds_gil",
     "co_size", "co_firstlineno", "co_code", "co_filename", "co_name", "co_qualname",
     "co_linetable", "co_firsttraceable", "co_code_adaptive", "co_argcount", "co_varnames", "co_flags",
     "co_version",
@@ -77,6 +80,62 @@ FIELDS = [
     "obj_dict_before", "obj_values_before", "obj_inline_values",
     "long_tag", "long_digit", "long_shift", "long_tag_bits", "int_ival",
 ]
+
+# 3.13+: where, inside that version's _Py_DebugOffsets, the value of each
+# struct py_offsets field the reader takes from the running process is.
+# The struct itself changes between minor versions (3.15 inserts fields in
+# the middle), so its layout is measured like the rest: (index name in
+# py_internal.h's enum py_dbg, member path in _Py_DebugOffsets, first
+# version that has it).
+DEBUG_FIELDS = [
+    ("PY_DBG_RT_INTERP_HEAD", "runtime_state.interpreters_head", (3, 13)),
+    ("PY_DBG_IS_NEXT", "interpreter_state.next", (3, 13)),
+    ("PY_DBG_IS_THREADS_HEAD", "interpreter_state.threads_head", (3, 13)),
+    ("PY_DBG_IS_CEVAL_GIL", "interpreter_state.ceval_gil", (3, 13)),
+    ("PY_DBG_IS_IMPORTS_MODULES", "interpreter_state.imports_modules", (3, 13)),
+    ("PY_DBG_TS_NEXT", "thread_state.next", (3, 13)),
+    ("PY_DBG_TS_INTERP", "thread_state.interp", (3, 13)),
+    ("PY_DBG_TS_CURRENT_FRAME", "thread_state.current_frame", (3, 13)),
+    ("PY_DBG_TS_THREAD_ID", "thread_state.thread_id", (3, 13)),
+    ("PY_DBG_TS_NATIVE_THREAD_ID", "thread_state.native_thread_id", (3, 13)),
+    ("PY_DBG_TS_STATUS", "thread_state.status", (3, 13)),
+    ("PY_DBG_TS_HOLDS_GIL", "thread_state.holds_gil", (3, 15)),
+    ("PY_DBG_IF_SIZE", "interpreter_frame.size", (3, 13)),
+    ("PY_DBG_IF_PREVIOUS", "interpreter_frame.previous", (3, 13)),
+    ("PY_DBG_IF_EXECUTABLE", "interpreter_frame.executable", (3, 13)),
+    ("PY_DBG_IF_INSTR_PTR", "interpreter_frame.instr_ptr", (3, 13)),
+    ("PY_DBG_IF_OWNER", "interpreter_frame.owner", (3, 13)),
+    ("PY_DBG_CO_SIZE", "code_object.size", (3, 13)),
+    ("PY_DBG_CO_FILENAME", "code_object.filename", (3, 13)),
+    ("PY_DBG_CO_NAME", "code_object.name", (3, 13)),
+    ("PY_DBG_CO_QUALNAME", "code_object.qualname", (3, 13)),
+    ("PY_DBG_CO_LINETABLE", "code_object.linetable", (3, 13)),
+    ("PY_DBG_CO_FIRSTLINENO", "code_object.firstlineno", (3, 13)),
+    ("PY_DBG_CO_CODE_ADAPTIVE", "code_object.co_code_adaptive", (3, 13)),
+    ("PY_DBG_OB_TYPE", "pyobject.ob_type", (3, 13)),
+    ("PY_DBG_TP_FLAGS", "type_object.tp_flags", (3, 13)),
+    ("PY_DBG_DICT_MA_KEYS", "dict_object.ma_keys", (3, 13)),
+    ("PY_DBG_DICT_MA_VALUES", "dict_object.ma_values", (3, 13)),
+    ("PY_DBG_LONG_LV_TAG", "long_object.lv_tag", (3, 13)),
+    ("PY_DBG_LONG_OB_DIGIT", "long_object.ob_digit", (3, 13)),
+    ("PY_DBG_BYTES_OB_SIZE", "bytes_object.ob_size", (3, 13)),
+    ("PY_DBG_BYTES_OB_SVAL", "bytes_object.ob_sval", (3, 13)),
+    ("PY_DBG_UNICODE_STATE", "unicode_object.state", (3, 13)),
+    ("PY_DBG_UNICODE_LENGTH", "unicode_object.length", (3, 13)),
+    ("PY_DBG_UNICODE_ASCII_SIZE", "unicode_object.asciiobject_size", (3, 13)),
+]
+
+
+def debug_probe():
+    """The probe's lines measuring DEBUG_FIELDS (and the struct's size)."""
+    out = ["static void debug_offsets(void) {", "#if PYV(3,13)",
+           '    P("dbg_size", sizeof(_Py_DebugOffsets));']
+    for name, path, (ma, mi) in DEBUG_FIELDS:
+        out.append("#if PYV(%d,%d)" % (ma, mi))
+        out.append('    O("%s", _Py_DebugOffsets, %s);' % (name, path))
+        out.append("#endif")
+    out += ["#endif", "}"]
+    return "\n".join(out) + "\n"
 
 PROBE = r'''
 #include <Python.h>
@@ -102,6 +161,9 @@ PROBE = r'''
 #    include <internal/pycore_code.h>
 #    include <internal/pycore_dict.h>
 #    include <internal/pycore_object.h>
+#  endif
+#  if PY_MINOR_VERSION >= 14
+#    include <internal/pycore_stackref.h>
 #  endif
 #  if PY_MINOR_VERSION >= 10
 #    include <internal/pycore_moduleobject.h>
@@ -222,6 +284,7 @@ static void thread_name_offsets(void) {
 #endif
 }
 
+/*DEBUG_OFFSETS*/
 int main(void) {
     printf("version %s\n", PY_VERSION);
 #if PYV(3,7)
@@ -290,6 +353,26 @@ int main(void) {
 # if !PYV(3,12)
     O("if_is_entry", _PyInterpreterFrame, is_entry);
 # endif
+    /* Owners from the first shim value up are frames the interpreter
+     * pushed for itself (3.12 and 3.13 the C stack's entry frame; 3.14 also
+     * the interpreter's own); past the last, the value is garbage. */
+# if PYV(3,14)
+    P("if_owner_shim", FRAME_OWNED_BY_INTERPRETER);
+# elif PYV(3,12)
+    P("if_owner_shim", FRAME_OWNED_BY_CSTACK);
+# endif
+# if PYV(3,15)
+    P("if_owner_last", FRAME_OWNED_BY_INTERPRETER);
+# elif PYV(3,12)
+    P("if_owner_last", FRAME_OWNED_BY_CSTACK);
+# else
+    P("if_owner_last", FRAME_OWNED_BY_FRAME_OBJECT);
+# endif
+# if PYV(3,14)
+    /* f_executable is a tagged _PyStackRef: the low bits are not the pointer's */
+    P("stackref_tag_bits", Py_TAG_BITS);
+    O("ts_holds_gil", PyThreadState, holds_gil);
+# endif
 #endif
     P("co_size", sizeof(PyCodeObject));
     O("co_firstlineno", PyCodeObject, co_firstlineno);
@@ -329,6 +412,7 @@ int main(void) {
     O("str_utf8_length", PyCompactUnicodeObject, utf8_length);
 #endif
     thread_name_offsets();
+    debug_offsets();
     return 0;
 }
 '''
@@ -345,8 +429,18 @@ def pyenv_root():
         return os.path.expanduser("~/.pyenv")
 
 
+def sid_root():
+    """The Debian sid root file system that has 3.14 and 3.15 (tests/sid)."""
+    return os.environ.get("EMBER_SID_ROOT") or os.path.expanduser("~/.cache/ember/sid-root")
+
+
 def find_include(root, major, minor):
-    """Newest installed X.Y.Z with headers: (full version, include dir)."""
+    """Newest installed X.Y.Z with headers: (full version, include dir).
+    Minor versions pyenv lacks are looked for in the sid root's /usr/include
+    (Debian's layout: pythonX.Y/ with the multiarch pyconfig.h beside)."""
+    inc = os.path.join(sid_root(), "usr", "include", "python%d.%d" % (major, minor))
+    if (major, minor) >= (3, 14) and os.path.isfile(os.path.join(inc, "Python.h")):
+        return ("sid", inc)
     best = None
     for d in glob.glob(os.path.join(root, "versions", "%d.%d.*" % (major, minor))):
         m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", os.path.basename(d))
@@ -363,11 +457,24 @@ def find_include(root, major, minor):
 
 
 ARCHES = {
-    "x86_64": {"cc": ["cc"], "run": [], "guard": "__x86_64__", "name": "x86-64",
+    "x86_64": {"cc": ["cc"], "run": [], "guard": "__x86_64__", "name": "x86-64", "triplet": "x86_64-linux-gnu",
                "file": "offsets_table.c"},
     "aarch64": {"cc": ["aarch64-linux-gnu-gcc"], "run": ["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"],
-                "guard": "__aarch64__", "name": "AArch64", "file": "offsets_table_aarch64.c"},
+                "guard": "__aarch64__", "name": "AArch64", "triplet": "aarch64-linux-gnu", "file": "offsets_table_aarch64.c"},
 }
+
+
+def multiarch_dir(tmp, inc, triplet):
+    """Debian's pythonX.Y/pyconfig.h includes <TRIPLET/pythonX.Y/pyconfig.h>
+    from /usr/include: a directory that has only that, so that the root's
+    other headers (its libc) stay out of the compiler's path."""
+    name = os.path.basename(inc)
+    real = os.path.join(os.path.dirname(inc), triplet, name)
+    if not os.path.isdir(real):
+        return []
+    os.makedirs(os.path.join(tmp, "multiarch", triplet))
+    os.symlink(real, os.path.join(tmp, "multiarch", triplet, name))
+    return ["-I" + os.path.join(tmp, "multiarch")]
 
 
 def measure(inc, arch):
@@ -375,9 +482,10 @@ def measure(inc, arch):
         src = os.path.join(tmp, "probe.c")
         exe = os.path.join(tmp, "probe")
         with open(src, "w") as f:
-            f.write(PROBE)
+            f.write(PROBE.replace("/*DEBUG_OFFSETS*/", debug_probe()))
         subprocess.run(arch["cc"] + ["-std=gnu11", "-w", "-DPy_BUILD_CORE", "-I" + inc,
-                        "-I" + os.path.join(inc, "internal"), "-o", exe, src], check=True)
+                        "-I" + os.path.join(inc, "internal")] + multiarch_dir(tmp, inc, arch["triplet"]) +
+                       ["-o", exe, src], check=True)
         out = subprocess.run(arch["run"] + [exe], capture_output=True, text=True, check=True).stdout
     vals = {}
     version = None
@@ -397,6 +505,12 @@ def entry(major, minor, version, vals, micros=(0, 255), label=None):
              % (major, minor, micros[0], micros[1], version)]
     for name in FIELDS:
         lines.append("\t  .%s = %d," % (name, vals.get(name, -1)))
+    lines.append("\t  .dbg_size = %d," % vals.get("dbg_size", -1))
+    if "dbg_size" in vals:
+        lines.append("\t  .dbg = {")
+        for name, _, _ in DEBUG_FIELDS:
+            lines.append("\t\t[%s] = %d," % (name, vals.get(name, -1)))
+        lines.append("\t  },")
     lines.append("\t},")
     lines.append("\t/* END %s */" % label.split(" ")[0])
     return "\n".join(lines) + "\n"
@@ -437,6 +551,9 @@ def generate(root, arch):
     blocks = []
     for major, minor in MINORS:
         found = find_include(root, major, minor)
+        if found and found[0] == "sid" and not os.path.isdir(
+                os.path.join(os.path.dirname(found[1]), arch["triplet"], os.path.basename(found[1]))):
+            found = None   # the root is another architecture's: no pyconfig.h for this one
         if not found:
             print("gen_python_offsets: no headers for %d.%d" % (major, minor), file=sys.stderr)
             continue
