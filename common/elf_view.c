@@ -403,6 +403,129 @@ bool ember_elf_func_start(struct ember_elf *e, uint64_t vaddr, uint64_t *start)
 	return true;
 }
 
+/* DWARF pointer encodings (the low nibble: the value's format). */
+#define DW_EH_PE_absptr 0x00
+#define DW_EH_PE_udata2 0x02
+#define DW_EH_PE_udata8 0x04
+#define DW_EH_PE_sdata2 0x0a
+#define DW_EH_PE_sdata8 0x0c
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_omit 0xff
+
+/* An encoded value at vaddr: its size and value (before any pcrel). */
+static bool read_encoded(const struct ember_elf *e, uint64_t vaddr, uint8_t enc, uint64_t *val, unsigned *size)
+{
+	uint8_t b[8];
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: *size = 8; break;
+	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: *size = 4; break;
+	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: *size = 2; break;
+	default: return false;
+	}
+	if (!ember_elf_read(e, vaddr, b, *size))
+		return false;
+	uint64_t v = 0;
+	memcpy(&v, b, *size);
+	if ((enc & 0x0f) == DW_EH_PE_sdata4)
+		v = (uint64_t)(int64_t)(int32_t)v;
+	else if ((enc & 0x0f) == DW_EH_PE_sdata2)
+		v = (uint64_t)(int64_t)(int16_t)v;
+	*val = v;
+	return true;
+}
+
+static uint64_t read_leb(const struct ember_elf *e, uint64_t *at)
+{
+	uint64_t v = 0;
+	uint8_t b;
+	for (unsigned shift = 0; shift < 64 && ember_elf_read(e, (*at)++, &b, 1); shift += 7) {
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The FDE pointer encoding of the CIE at vaddr ("zR...": GNU's form). */
+static bool cie_fde_encoding(const struct ember_elf *e, uint64_t cie, uint8_t *enc)
+{
+	uint8_t head[9], aug[8];
+	if (!ember_elf_read(e, cie, head, sizeof head) || head[4] || head[5] || head[6] || head[7])
+		return false;   /* a length, an id of 0, a version */
+	size_t alen = 0;
+	while (alen < sizeof aug && ember_elf_read(e, cie + 9 + alen, &aug[alen], 1) && aug[alen])
+		alen++;
+	if (alen == sizeof aug || alen == 0 || aug[0] != 'z')
+		return false;
+	uint64_t at = cie + 9 + alen + 1;
+	read_leb(e, &at);                           /* code alignment */
+	read_leb(e, &at);                           /* data alignment (sleb: skipped alike) */
+	if (head[8] == 1)
+		at++;                               /* return register, a byte in version 1 */
+	else
+		read_leb(e, &at);
+	read_leb(e, &at);                           /* augmentation data length */
+	for (size_t i = 1; i < alen; i++) {
+		uint8_t c;
+		if (!ember_elf_read(e, at++, &c, 1))
+			return false;
+		if (aug[i] == 'R') {
+			*enc = c;
+			return true;
+		}
+		if (aug[i] == 'P') {                /* personality: its encoding, then it */
+			uint64_t v;
+			unsigned sz;
+			if (!read_encoded(e, at, c, &v, &sz))
+				return false;
+			at += sz;
+		} else if (aug[i] != 'L') {         /* 'L' took its byte; 'S', 'B' have none */
+			at--;
+		}
+	}
+	return false;
+}
+
+bool ember_elf_fde_range(const struct ember_elf *e, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	if (!e->fde_table || !e->fde_count)
+		return false;
+	int64_t want = (int64_t)(vaddr - e->eh_frame_hdr);
+	size_t a = 0, b = e->fde_count;   /* the last entry starting at or before vaddr */
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		int32_t loc;
+		memcpy(&loc, e->fde_table + mid * EMBER_EH_FRAME_HDR_ENTRY, 4);
+		if (loc <= want)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (!a)
+		return false;
+	int32_t fde_off;
+	memcpy(&fde_off, e->fde_table + (a - 1) * EMBER_EH_FRAME_HDR_ENTRY + 4, 4);
+	uint64_t fde = e->eh_frame_hdr + (uint64_t)(int64_t)fde_off;
+	uint32_t len, cie_ptr;
+	uint8_t enc = 0;
+	if (!ember_elf_read(e, fde, &len, 4) || len == 0xffffffffu || !ember_elf_read(e, fde + 4, &cie_ptr, 4) ||
+	    !cie_fde_encoding(e, fde + 4 - cie_ptr, &enc) || enc == DW_EH_PE_omit)
+		return false;
+	uint64_t begin, range;
+	unsigned s1, s2;
+	if (!read_encoded(e, fde + 8, enc, &begin, &s1) || !read_encoded(e, fde + 8 + s1, enc & 0x0f, &range, &s2))
+		return false;
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		begin += fde + 8;
+	else if (enc & 0x70)
+		return false;   /* textrel, datarel, funcrel: not for FDEs GNU tools write */
+	if (vaddr < begin || vaddr - begin >= range)
+		return false;
+	*lo = begin;
+	*hi = begin + range;
+	return true;
+}
+
 bool ember_elf_fde_start(const struct ember_elf *e, uint64_t vaddr, uint64_t *next)
 {
 	if (!e->fde_table || !e->fde_count)

@@ -82,5 +82,10 @@ bool ember_elf_func_start(struct ember_elf *e, uint64_t vaddr, uint64_t *start);
  * Then *next is where the next FDE starts (UINT64_MAX: none), which bounds
  * the function.  From .eh_frame_hdr's table, without parsing any FDE. */
 bool ember_elf_fde_start(const struct ember_elf *e, uint64_t vaddr, uint64_t *next);
+/* The range [lo, hi) the FDE that covers vaddr describes, from its own
+ * initial location and range (decoded as its CIE's 'R' augmentation says).
+ * false when no FDE covers vaddr or its encodings are not ones GNU
+ * toolchains emit. */
+bool ember_elf_fde_range(const struct ember_elf *e, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
 
 #endif

@@ -18,19 +18,62 @@ static void proc_path(char *out, size_t len, pid_t pid, const char *name)
 		snprintf(out, len, "/proc/self/%s", name);
 }
 
+/* readlink of /proc/PID/<name> into buf (NUL-terminated); its length or -errno. */
+static ssize_t proc_link(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	proc_path(path, sizeof path, pid, name);
+	ssize_t n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
+/* The length of the front of p that is root (under another root directory:
+ * a chroot seen from ember's), 0 when none. */
+static size_t root_prefix(const char *root, const char *p)
+{
+	size_t rlen = root && root[0] == '/' && root[1] ? strlen(root) : 0;
+	return rlen && strncmp(p, root, rlen) == 0 && p[rlen] == '/' ? rlen : 0;
+}
+
+ssize_t ember_proc_exe(pid_t pid, char *buf, size_t len)
+{
+	char root[4096];
+	if (proc_link(pid, "root", root, sizeof root) < 0)
+		root[0] = 0;
+	ssize_t n = proc_link(pid, "exe", buf, len);
+	if (n < 0)
+		return n;
+	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
+		buf[n -= 10] = 0;
+	size_t skip = root_prefix(root, buf);
+	memmove(buf, buf + skip, (size_t)n - skip + 1);
+	return n - (ssize_t)skip;
+}
+
 int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg)
 {
 	char path[64];
+	char root[4096];
+	if (proc_link(pid, "root", root, sizeof root) < 0)
+		root[0] = 0;
 	proc_path(path, sizeof path, pid, "maps");
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	ember_proc_maps_parse(f, fn, arg);
+	ember_proc_maps_parse_in(f, root, fn, arg);
 	fclose(f);
 	return 0;
 }
 
 void ember_proc_maps_parse(FILE *f, ember_proc_map_fn fn, void *arg)
+{
+	ember_proc_maps_parse_in(f, NULL, fn, arg);
+}
+
+void ember_proc_maps_parse_in(FILE *f, const char *root, ember_proc_map_fn fn, void *arg)
 {
 	char line[4400];
 	while (fgets(line, sizeof line, f)) {
@@ -42,6 +85,7 @@ void ember_proc_maps_parse(FILE *f, ember_proc_map_fn fn, void *arg)
 			continue;
 		char *p = line + pos;
 		p[strcspn(p, "\n")] = 0;
+		p += root_prefix(root, p);
 		m.path = p;
 		if (!fn(arg, &m))
 			break;

@@ -20,14 +20,24 @@ struct ember_proc_map {
 };
 
 /* Call fn for every mapping of pid, in address order; it returns false to
- * stop.  0, or -errno when the file cannot be read (-ENOENT: no such
- * process). */
+ * stop.  Paths are as the process itself names its files, as the kernel's
+ * perf records do: for a process under another root directory in ember's
+ * mount namespace (chroot), the kernel shows them from ember's root
+ * ("/srv/root/usr/lib/libc.so.6"), and that root's prefix is taken off.
+ * 0, or -errno when the file cannot be read (-ENOENT: no such process). */
 typedef bool (*ember_proc_map_fn)(void *arg, const struct ember_proc_map *m);
 int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg);
 /* The same for the text of a maps file read from f (ember_proc_maps opens
  * /proc/PID/maps and parses it here; tests/fuzz feeds it any text).  Lines
  * that do not parse are skipped. */
 void ember_proc_maps_parse(FILE *f, ember_proc_map_fn fn, void *arg);
+/* The same, with root (as readlink(/proc/PID/root) gives it; NULL or "/":
+ * none) taken off the front of every path under it. */
+/* pid's executable as the process names it (as in ember_proc_maps: a
+ * chroot's prefix taken off; " (deleted)" dropped) into buf; its length, or
+ * -errno. */
+ssize_t ember_proc_exe(pid_t pid, char *buf, size_t len);
+void ember_proc_maps_parse_in(FILE *f, const char *root, ember_proc_map_fn fn, void *arg);
 
 /* Read /proc/PID/NAME (NAME: "cmdline", "comm", "stat", "task/TID/comm",
  * ...) into buf, NUL-terminated; its length (at most len - 1), or -errno. */

@@ -5,11 +5,14 @@
  * GCC moves a function's unlikely blocks into a separate region (in
  * .text.unlikely), reached only by jumps from the hot body, and describes it
  * in .eh_frame with a frame of its own whose CFA is the hot body's, mid-frame
- * (rsp+352 on Debian 3.11, not the rsp+8 of a function entry).  A sample in
+ * (rsp+352 on Debian 3.11, rbp+16 where frame pointers are kept: Debian's
+ * 3.14 and 3.15; not the rsp+8 of a function entry).  A sample in
  * that region is an eval-loop activation like one in the hot body.  So: the
  * targets of the hot body's 32-bit relative jumps (jmp rel32, jcc rel32) that
  * land outside it with the CFA they left with, in the densest cluster, and
- * the CFI rows they span.  The byte scan can see a false "jump" inside
+ * the CFI rows they span -- or, when they enter the start of a frame
+ * description of its own (as few as 3 jumps: GCC 16 leaves a hot part of
+ * ~1 KB with the whole opcode body cold in Debian's 3.14), that FDE's range.  The byte scan can see a false "jump" inside
  * another instruction; it lands where the frame is another size, or among
  * too few others.  x86-64 only; checked against the .cold symbols of pyenv
  * builds and the DWARF of Debian's (tests/unit/test_python_cold.c).  On
@@ -17,35 +20,61 @@
  * without hot/cold splitting (no .text.unlikely; the DWARF gives the eval
  * function one range).  Also
  * the offline libdwfl session eval_dwarf.c reads the DWARF with. */
+#define _GNU_SOURCE
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf_view.h"
 #include "py_internal.h"
 
 #define MAX_TARGETS 8192
 #define CLUSTER_GAP 65536       /* targets farther apart belong to different regions */
 #define MIN_TARGETS 8           /* a real cold part gets many jumps */
+#define MIN_FDE_TARGETS 3       /* ... or a few, to the start of a frame description of its own */
 
-Dwfl *py_dwfl_open(const char *path, Dwfl_Module **mod)
+struct dwfl_cb {
+	Dwfl_Callbacks cb;
+	char *debuginfo_path;          /* NULL: libdwfl's default */
+};
+
+Dwfl *py_dwfl_open(struct py_dwfl *d, const char *path, const char *root)
 {
-	static const Dwfl_Callbacks cb = {
+	*d = (struct py_dwfl){ 0 };
+	struct dwfl_cb *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	d->cb = c;
+	c->cb = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &c->debuginfo_path,
 	};
-	*mod = NULL;
-	Dwfl *dwfl = dwfl_begin(&cb);
-	if (!dwfl)
+	if (root && asprintf(&c->debuginfo_path, ":.debug:%s/usr/lib/debug:/usr/lib/debug", root) < 0)
 		return NULL;
-	dwfl_report_begin(dwfl);
+	if (!(d->dwfl = dwfl_begin(&c->cb)))
+		return NULL;
+	dwfl_report_begin(d->dwfl);
 	/* base 0 + add_p_vaddr: module addresses are the file's own vaddrs */
-	*mod = dwfl_report_elf(dwfl, "python", path, -1, 0, true);
-	dwfl_report_end(dwfl, NULL, NULL);
-	return dwfl;
+	d->mod = dwfl_report_elf(d->dwfl, "python", path, -1, 0, true);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	return d->dwfl;
+}
+
+void py_dwfl_close(struct py_dwfl *d)
+{
+	struct dwfl_cb *c = d->cb;
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	if (c)
+		free(c->debuginfo_path);
+	free(c);
+	*d = (struct py_dwfl){ 0 };
 }
 
 #if defined(__x86_64__)   /* the jump decoding below reads x86-64 code */
@@ -75,8 +104,15 @@ static const uint8_t *section_bytes(Elf *elf, uint64_t lo, uint64_t hi, uint64_t
 	return NULL;
 }
 
-/* CFI row at pc: its range and CFA offset from rsp; false if not rsp-based. */
-static bool cfi_row(Dwarf_CFI *cfi, uint64_t pc, uint64_t *s, uint64_t *e, int64_t *cfa_off)
+/* The CFA as a register plus an offset: rsp-based, or rbp-based in code
+ * built with frame pointers. */
+struct cfa {
+	uint64_t reg;
+	int64_t off;
+};
+
+/* CFI row at pc: its range and CFA; false if not register + offset. */
+static bool cfi_row(Dwarf_CFI *cfi, uint64_t pc, uint64_t *s, uint64_t *e, struct cfa *cfa)
 {
 	Dwarf_Frame *fr = NULL;
 	if (dwarf_cfi_addrframe(cfi, pc, &fr) != 0)
@@ -85,19 +121,44 @@ static bool cfi_row(Dwarf_CFI *cfi, uint64_t pc, uint64_t *s, uint64_t *e, int64
 	Dwarf_Op *ops;
 	size_t nops;
 	bool ok = dwarf_frame_info(fr, &rs, &re, NULL) >= 0 && dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
-		  ops[0].atom == DW_OP_bregx && ops[0].number == 7;   /* rsp */
+		  ops[0].atom == DW_OP_bregx;
 	if (ok) {
 		*s = rs;
 		*e = re;
-		*cfa_off = (int64_t)ops[0].number2;
+		*cfa = (struct cfa){ .reg = ops[0].number, .off = (int64_t)ops[0].number2 };
 	}
 	free(fr);
 	return ok;
 }
 
+/* A CFA that is not a function's entry (rsp+8): mid-frame. */
+static bool mid_frame(struct cfa c)
+{
+	return !(c.reg == 7 && c.off <= 8);
+}
+
 #endif
 
-bool py_find_cold_part(Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi)
+/* The frame description that holds every target of the cluster (at_start:
+ * and starts at the lowest): the cold part whole, before its first and past
+ * its last jump target (GCC gives each cold part an FDE of its own).
+ * Module addresses. */
+static bool whole_fde(const struct ember_elf *elf, const uint64_t *t, size_t n, uint64_t cbias, bool at_start,
+		      uint64_t *lo, uint64_t *hi)
+{
+	uint64_t flo, fhi;
+	if (!elf || !n || !ember_elf_fde_range(elf, t[0] - cbias, &flo, &fhi) || (at_start && flo != t[0] - cbias))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (t[i] - cbias >= fhi)
+			return false;
+	*lo = flo + cbias;
+	*hi = fhi + cbias;
+	return true;
+}
+
+bool py_find_cold_part(Dwfl_Module *mod, const struct ember_elf *view, uint64_t hot_lo, uint64_t hot_hi,
+		       uint64_t *lo, uint64_t *hi)
 {
 #if defined(__x86_64__)
 	Dwarf_Addr ebias = 0, cbias = 0;
@@ -133,9 +194,9 @@ bool py_find_cold_part(Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint6
 		if ((to >= hot_lo && to < hot_hi) || to < sec_lo || to >= sec_hi)
 			continue;
 		uint64_t s, e;
-		int64_t off_from, off_to;
-		if (cfi_row(cfi, hot_lo + i - cbias, &s, &e, &off_from) && off_from > 8 &&
-		    cfi_row(cfi, to - cbias, &s, &e, &off_to) && off_to == off_from)
+		struct cfa from, at;
+		if (cfi_row(cfi, hot_lo + i - cbias, &s, &e, &from) && mid_frame(from) &&
+		    cfi_row(cfi, to - cbias, &s, &e, &at) && at.reg == from.reg && at.off == from.off)
 			t[n++] = to;
 	}
 	qsort(t, n, sizeof *t, cmp_u64);
@@ -154,8 +215,8 @@ bool py_find_cold_part(Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint6
 	size_t accepted = 0;
 	for (size_t i = best; i < best + best_len; i++) {
 		uint64_t s, e;
-		int64_t off;
-		if (!cfi_row(cfi, t[i] - cbias, &s, &e, &off))
+		struct cfa c;
+		if (!cfi_row(cfi, t[i] - cbias, &s, &e, &c))
 			continue;
 		accepted++;
 		if (s + cbias < rlo)
@@ -163,24 +224,31 @@ bool py_find_cold_part(Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint6
 		if (e + cbias > rhi)
 			rhi = e + cbias;
 	}
+	bool whole = accepted >= MIN_FDE_TARGETS && accepted == best_len &&
+		     whole_fde(view, t + best, best_len, cbias, accepted < MIN_TARGETS, &rlo, &rhi);
 	free(t);
-	if (accepted < MIN_TARGETS || rhi <= rlo || rhi - rlo > (1u << 20) || (rlo < hot_hi && rhi > hot_lo))
+	if ((accepted < MIN_TARGETS && !whole) || rhi <= rlo || rhi - rlo > (1u << 20) ||
+	    (rlo < hot_hi && rhi > hot_lo))
 		return false;
 	*lo = rlo;
 	*hi = rhi;
 	return true;
 #else
-	(void)mod, (void)hot_lo, (void)hot_hi, (void)lo, (void)hi;
+	(void)mod, (void)view, (void)hot_lo, (void)hot_hi, (void)lo, (void)hi;
 	return false;
 #endif
 }
 
-bool py_cold_part_of(const char *path, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi)
+bool py_cold_part_of(const char *path, const char *root, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo,
+		     uint64_t *hi)
 {
-	Dwfl_Module *mod;
-	Dwfl *dwfl = py_dwfl_open(path, &mod);
-	bool ok = mod && py_find_cold_part(mod, hot_lo, hot_hi, lo, hi);
-	if (dwfl)
-		dwfl_end(dwfl);
+	struct py_dwfl d;
+	py_dwfl_open(&d, path, root);
+	struct ember_elf elf;
+	bool have_elf = ember_elf_open(&elf, path) == 0;
+	bool ok = d.mod && py_find_cold_part(d.mod, have_elf ? &elf : NULL, hot_lo, hot_hi, lo, hi);
+	if (have_elf)
+		ember_elf_close(&elf);
+	py_dwfl_close(&d);
 	return ok;
 }

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "elf_view.h"
 #include "py_internal.h"
 
 #define DWARF_AFTER_READS 200           /* opts.defer_debug_info: reads without a copy
@@ -165,6 +166,7 @@ static bool find_subprogram(Dwfl_Module *mod, Dwarf_Addr pc, const char *name, D
 /* What the loader thread hands over (owned by it until `done`). */
 struct py_dwarf_job {
 	char *path;
+	char *root;                    /* the target's root ("/proc/PID/root"): its debug files */
 	uint64_t bias;                 /* load bias of the runtime object */
 	uint64_t hot_lo, hot_hi;       /* absolute */
 	bool want_cold;
@@ -182,20 +184,27 @@ struct py_dwarf_job {
 
 static void load(struct py_dwarf_job *j)
 {
-	Dwfl_Module *mod;
-	Dwfl *dwfl = py_dwfl_open(j->path, &mod);
-	if (!dwfl)
+	struct py_dwfl d;
+	if (!py_dwfl_open(&d, j->path, j->root)) {
+		py_dwfl_close(&d);
 		return;
+	}
+	Dwfl_Module *mod = d.mod;
 	Dwarf_Die sub;
 	if (!mod || j->cold_only || !find_subprogram(mod, j->hot_lo - j->bias, j->name, &sub)) {
 		/* No DWARF for it: the .cold part may still be found by its jumps. */
 		uint64_t lo, hi;
-		if (mod && j->want_cold && py_find_cold_part(mod, j->hot_lo - j->bias, j->hot_hi - j->bias, &lo, &hi)) {
+		struct ember_elf elf;
+		bool have_elf = mod && j->want_cold && ember_elf_open(&elf, j->path) == 0;
+		if (mod && j->want_cold &&
+		    py_find_cold_part(mod, have_elf ? &elf : NULL, j->hot_lo - j->bias, j->hot_hi - j->bias, &lo, &hi)) {
 			j->cold_lo = lo + j->bias;
 			j->cold_hi = hi + j->bias;
 			j->cold_scanned = true;
 		}
-		dwfl_end(dwfl);
+		if (have_elf)
+			ember_elf_close(&elf);
+		py_dwfl_close(&d);
 		return;
 	}
 	Dwarf_Addr dwbias = 0;
@@ -226,7 +235,7 @@ static void load(struct py_dwarf_job *j)
 		qsort(c.v, c.n, sizeof *c.v, cmp_loc);
 	j->locs = c.v;
 	j->nlocs = c.n;
-	dwfl_end(dwfl);
+	py_dwfl_close(&d);
 }
 
 static void *loader(void *arg)
@@ -247,7 +256,9 @@ static void start(struct ember_python *py, const char *elf_path, uint64_t bias, 
 		return;
 	const char *eval_name = rt->major == 2 ? "PyEval_EvalFrameEx" : "_PyEval_EvalFrameDefault";
 	struct py_dwarf_job *j = calloc(1, sizeof *j);
-	if (!j || !(j->path = strdup(elf_path))) {
+	if (!j || !(j->path = strdup(elf_path)) || !(j->root = strdup(rt->root))) {
+		if (j)
+			free(j->path);
 		free(j);
 		return;
 	}
@@ -261,6 +272,7 @@ static void start(struct ember_python *py, const char *elf_path, uint64_t bias, 
 	atomic_init(&j->done, false);
 	if (pthread_create(&j->thread, NULL, loader, j) != 0) {
 		free(j->path);
+		free(j->root);
 		free(j);
 		return;
 	}
@@ -306,6 +318,7 @@ bool py_eval_dwarf_adopt(struct ember_python *py)
 	}
 	describe_coverage(py, j);
 	free(j->path);
+	free(j->root);
 	free(j);
 	py->eval.job = NULL;
 	return true;
@@ -329,6 +342,7 @@ void py_eval_dwarf_stop(struct ember_python *py)
 		pthread_join(j->thread, NULL);
 		free(j->locs);
 		free(j->path);
+		free(j->root);
 		free(j);
 		py->eval.job = NULL;
 	}

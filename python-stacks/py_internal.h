@@ -477,16 +477,28 @@ struct py_eval {
 	char note[192];                /* what it found, for ember_python_describe */
 };
 /* eval_cold.c: libdwfl opened on one file, offline, with its debug file
- * found by build-id or .gnu_debuglink; module addresses are the file's own
- * vaddrs.  NULL (and *mod NULL) on failure; dwfl_end() it.  The .cold part
+ * found by build-id or .gnu_debuglink (under root/usr/lib/debug first when
+ * root is not NULL: the target's own root, "/proc/PID/root"); module
+ * addresses are the file's own vaddrs.  NULL (and d->mod NULL) on failure;
+ * py_dwfl_close() it either way.  The .cold part
  * of the function at [hot_lo, hot_hi) (module addresses) from the targets
- * of its jumps and the CFI rows there, without symbols or DWARF; x86-64
- * only.  py_cold_part_of opens path itself (tests). */
+ * of its jumps and the CFI rows there (with elf, not NULL: the whole frame
+ * description those jumps enter), without symbols or DWARF; x86-64 only.
+ * py_cold_part_of opens path itself (tests). */
 struct Dwfl_Module;
 struct Dwfl;
-struct Dwfl *py_dwfl_open(const char *path, struct Dwfl_Module **mod);
-bool py_find_cold_part(struct Dwfl_Module *mod, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
-bool py_cold_part_of(const char *path, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo, uint64_t *hi);
+struct py_dwfl {
+	struct Dwfl *dwfl;
+	struct Dwfl_Module *mod;
+	void *cb;                      /* its callbacks and debug path, which it keeps pointers to */
+};
+struct Dwfl *py_dwfl_open(struct py_dwfl *d, const char *path, const char *root);
+void py_dwfl_close(struct py_dwfl *d);
+struct ember_elf;
+bool py_find_cold_part(struct Dwfl_Module *mod, const struct ember_elf *elf, uint64_t hot_lo, uint64_t hot_hi,
+		       uint64_t *lo, uint64_t *hi);
+bool py_cold_part_of(const char *path, const char *root, uint64_t hot_lo, uint64_t hot_hi, uint64_t *lo,
+		     uint64_t *hi);
 /* eval_dwarf.c: at open, start loading the runtime object's DWARF in a
  * thread of its own, as opts ask (opts.defer_debug_info: only the .cold
  * part, by its jumps, until _count has seen enough reads without a copy;

@@ -228,7 +228,7 @@ bool ember_python_is_eval_vaddr(const struct ember_python *py, const char *path,
  * one, the sampler's: vals[0..EMBER_PROBE_REGS) the registers of
  * probe_regs.h (0 = unknown), vals[EMBER_PROBE_REGS + k] the word at
  * CFA - 8 * (k + 1). */
-#define EMBER_PY_EVIDENCE_MAX 96
+#define EMBER_PY_EVIDENCE_MAX 128
 #define EMBER_PY_EVIDENCE_REGS EMBER_PROBE_REGS
 struct ember_py_evidence {
 	uint64_t pc;             /* where the activation is: the call site, or the sampled pc */

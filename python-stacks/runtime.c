@@ -123,7 +123,7 @@ static void find_free(struct find *f)
 /* The object holding the runtime: libpython if mapped, else the executable. */
 static int find_object(struct ember_python *py, struct find *f, char *msg, size_t msglen)
 {
-	char exe[4096], path[64];
+	char exe[4096];
 	int rc = ember_proc_maps(py->pid, collect_map, f);
 	/* An ended process: no /proc entry, or a zombie's empty maps. */
 	if ((rc == 0 && !f->nmaps) || rc == -ESRCH || rc == -ENOENT)
@@ -131,11 +131,8 @@ static int find_object(struct ember_python *py, struct find *f, char *msg, size_
 	if (rc < 0)
 		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read /proc/%d/maps: %s", (int)py->pid,
 			    (int)py->pid, strerror(-rc));
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)py->pid);
-	ssize_t n = readlink(path, exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = 0;
-	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
-		exe[n - 10] = 0;
+	if (ember_proc_exe(py->pid, exe, sizeof exe) < 0)
+		exe[0] = 0;
 	int a, b;
 	char abi[8];
 	for (size_t i = 0; i < f->nmaps && !f->obj; i++)

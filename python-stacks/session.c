@@ -454,10 +454,31 @@ static bool script_is_python(const char *cmd)
 	return n > 2 && buf[0] == '#' && buf[1] == '!' && strstr(strtok(buf, "\n"), "python") != NULL;
 }
 
+/* Commands that run another command given later in their arguments
+ * (after their own options): `chroot ROOT python3 x.py`, `env -i python3`. */
+static bool launcher(const char *path)
+{
+	static const char *const names[] = { "chroot", "unshare", "nsenter", "env", "nice", "ionice", "taskset",
+					     "numactl", "chrt", "setpriv", "setarch", "prlimit", "timeout", "stdbuf",
+					     "sudo", "doas", "runuser", "time", "exec" };
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(b, names[i]) == 0)
+			return true;
+	return false;
+}
+
 bool ember_py_target_likely(pid_t pid, char *const *argv)
 {
-	if (pid <= 0)
-		return python_basename(argv[0]) || script_is_python(argv[0]);
+	if (pid <= 0) {
+		if (python_basename(argv[0]) || script_is_python(argv[0]))
+			return true;
+		for (size_t i = 1; launcher(argv[0]) && argv[i]; i++)
+			if (python_basename(argv[i]))
+				return true;
+		return false;
+	}
 	char path[64], exe[256];
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	ssize_t n = readlink(path, exe, sizeof exe - 1);

@@ -92,7 +92,9 @@ void ember_py_session_report(const struct ember_py_session *s, FILE *out);
 
 /* Whether a target is, or starts as, a Python interpreter: pid > 0 by its
  * executable and mappings, else argv[0] by its name or its #! line (found
- * on PATH as execvp finds it). A guess for the wake-up policy only. */
+ * on PATH as execvp finds it), or, when argv[0] is a launcher (chroot,
+ * unshare, env, nice, taskset, sudo, ...), a later argument named python*.
+ * A guess for the wake-up policy only. */
 bool ember_py_target_likely(pid_t pid, char *const *argv);
 
 /* ---- The merge ---- */

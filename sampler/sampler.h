@@ -68,7 +68,7 @@ enum ember_sample_flags {
  * (the eval loop keeps its instruction pointer in a register or a stack
  * slot).  Candidates are numbered: the registers of probe_regs.h first,
  * then stack words. */
-#define EMBER_PROBE_WORDS 64         /* words of the frame's own stack region */
+#define EMBER_PROBE_WORDS 96         /* words of the frame's own stack region (Debian 3.14: next_instr 77 words below the CFA) */
 #define EMBER_PROBE_CANDIDATES (EMBER_PROBE_REGS + EMBER_PROBE_WORDS)
 #define EMBER_MAX_PROBES 64          /* probed frames per sample */
 struct ember_frame_probe {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "elf_view.h"
 #include "py_internal.h"
 
 struct sym {
@@ -36,8 +37,8 @@ static const struct sym *find(const struct sym *v, size_t n, const char *name)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s BINARY\n", argv[0]);
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: %s BINARY [ROOT]\n", argv[0]);
 		return 2;
 	}
 	char path[PATH_MAX];
@@ -45,9 +46,15 @@ int main(int argc, char **argv)
 		printf("SKIP: %s not installed\n", argv[1]);
 		return 77;
 	}
-	Dwfl_Module *mod;
-	Dwfl *dwfl = py_dwfl_open(path, &mod);
+	/* ROOT: the root file system the binary belongs to, whose usr/lib/debug
+	 * holds its debug file (Debian sid's 3.14 and 3.15). */
+	const char *root = argc > 2 ? argv[2] : NULL;
+	struct py_dwfl d;
+	py_dwfl_open(&d, path, root);
+	Dwfl_Module *mod = d.mod;
 	CHECK(mod != NULL);
+	struct ember_elf elf;
+	CHECK(ember_elf_open(&elf, path) == 0);
 	Dwarf_Addr bias;
 	dwfl_module_getdwarf(mod, &bias);   /* loads the debug file and its symbol table */
 	int nsyms = mod ? dwfl_module_getsymtab(mod) : 0;
@@ -65,8 +72,7 @@ int main(int argc, char **argv)
 	}
 	if (!ncold) {
 		printf("SKIP: %s: no .cold symbols (no debug file with a symbol table?)\n", path);
-		if (dwfl)
-			dwfl_end(dwfl);
+		py_dwfl_close(&d);
 		free(v);
 		return 77;
 	}
@@ -87,7 +93,7 @@ int main(int argc, char **argv)
 			continue;
 		pairs++;
 		uint64_t lo, hi;
-		if (!py_find_cold_part(mod, h->lo, h->hi, &lo, &hi))
+		if (!py_find_cold_part(mod, &elf, h->lo, h->hi, &lo, &hi))
 			continue;
 		found++;
 		exact += lo == v[i].lo && hi == v[i].hi;
@@ -111,13 +117,13 @@ int main(int argc, char **argv)
 		if (!h || !c || c->hi - c->lo < 64)
 			continue;
 		uint64_t lo = 0, hi = 0;
-		bool ok = py_cold_part_of(path, h->lo, h->hi, &lo, &hi);
+		bool ok = py_cold_part_of(path, root, h->lo, h->hi, &lo, &hi);
 		printf("%s: [%#lx, %#lx), found %d [%#lx, %#lx)\n", cold, (unsigned long)c->lo, (unsigned long)c->hi, ok,
 		       (unsigned long)lo, (unsigned long)hi);
 		CHECK(ok && lo == c->lo && hi == c->hi);
 	}
-	if (dwfl)
-		dwfl_end(dwfl);
+	py_dwfl_close(&d);
+	ember_elf_close(&elf);
 	free(v);
 	return check_report();
 }
