@@ -415,6 +415,17 @@ bool ember_py_session_any(const struct ember_py_session *s)
 	return false;
 }
 
+bool ember_py_session_refused(const struct ember_py_session *s)
+{
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct py_proc *p = s->procs[i];
+		if (!p->py && (p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_NO_ACCESS ||
+			       p->status == EMBER_PY_ERROR))
+			return true;
+	}
+	return false;
+}
+
 static bool python_basename(const char *path)
 {
 	const char *b = strrchr(path, '/');

@@ -84,6 +84,9 @@ const char *ember_py_session_thread_name(const struct ember_py_session *s, uint3
 /* Reads checked against the sample, and those corrected, over all processes. */
 void ember_py_session_totals(const struct ember_py_session *s, uint64_t *checked, uint64_t *corrected);
 bool ember_py_session_any(const struct ember_py_session *s);   /* some process was Python */
+/* Some process was taken for Python but refused, with a line of its own in
+ * the report (a version not supported, no access, state it cannot use). */
+bool ember_py_session_refused(const struct ember_py_session *s);
 /* One line per process: the Python found, or why it is profiled natively
  * (and whether its interpreter state could be read where its eval loop
  * ran); one line for all the processes that ended before they could be

@@ -392,7 +392,7 @@ void ember_record_report(const struct ember_record *r, FILE *out)
 	if (!r->python)
 		return;
 	ember_py_session_report(r->python, out);
-	if (!ember_py_session_any(r->python))
+	if (!ember_py_session_any(r->python) && !ember_py_session_refused(r->python))
 		fprintf(out, "ember: %s is not a Python process: native frames only\n",
 			r->opts.argv ? r->opts.argv[0] : "the target");
 	if (r->pr.gil_unknown)
