@@ -117,9 +117,19 @@ for minor in ("3.12", "3.13"):
     m = re.search(r"(\d+) of (\d+) samples \(([\d.]+)%\) disagreed", res.stderr)
     chk.check(m is not None and float(m.group(3)) <= 3.0, "%s -X perf: at most 3%% uncertain (%s)" %
               (minor, m.group(0) if m else "no line"), res.stderr)
+    # The trampolines are the interpreter's own frames: hidden wherever Python
+    # frames stand for them.  A sample whose read found no Python frames (a
+    # thread's first sample read after the target exited) keeps its native
+    # stack whole, trampolines and all -- their names are then the only
+    # Python names it has; those must stay rare.
     tramp = [(f, c) for f, c in prof.stacks if any(x.startswith("py::") for x in f)]
-    chk.check(not tramp, "%s -X perf: the trampolines are hidden" % minor,
-              "\n".join("%6d  %s" % (c, ";".join(f)) for f, c in tramp) + "\n" + res.stderr)
+    shown = "\n".join("%6d  %s" % (c, ";".join(f)) for f, c in tramp) + "\n" + res.stderr
+    both = sum(c for f, c in tramp if names(f))
+    chk.check(both == 0, "%s -X perf: the trampolines are hidden under the Python frames (%d samples show both)"
+              % (minor, both), shown)
+    alone = sum(c for f, c in tramp)
+    chk.check(alone <= 0.03 * prof.total, "%s -X perf: samples without Python frames, trampolines shown: %d of %d "
+              "(<= 3%%)" % (minor, alone, prof.total), shown)
     chk.check("JIT code named from" in res.stderr, "%s -X perf: the interpreter's perf map was read" % minor,
               res.stderr)
     pid = re.search(r"ember: pid (\d+): Python", res.stderr)
