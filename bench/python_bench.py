@@ -329,7 +329,7 @@ def accuracy(ember, tmp, seconds, env, flags, label):
         print("frames copied at the sample for %s of %s reads (%s%%)" % at.groups())
     if rd:
         print("Python read %s us/sample (median %s us), started %s us after the sample on average (%s over 1 ms); "
-              "%s%% of samples checked against the sample's instruction pointer, %s corrected"
+              "%s%% of samples checked against the sample, %s corrected"
               % (rd.group(1), rd.group(2), rd.group(3), rd.group(4), rd.group(6), rd.group(7)))
 
 

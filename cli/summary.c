@@ -65,7 +65,7 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 	if (sum->python_samples && st->samples) {
 		fprintf(out, "ember: Python frames: read %.1f us/sample (median %.1f us), starting %.0f us after the "
 			"sample (%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "
-			"instruction pointer in the sample, %llu corrected; finding the runtime took %.1f ms "
+			"state in the sample, %llu corrected; finding the runtime took %.1f ms "
 			"(not in the reads)\n",
 			sum->py_read_us, sum->py_read_median_us, sum->py_lag_us, (unsigned long long)sum->py_late,
 			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)st->samples,

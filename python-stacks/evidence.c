@@ -107,6 +107,28 @@ static uint32_t resolve_by_frames(struct recon *r)
  * when the read disagrees, by its frame object for those whose pointer is
  * not known (DWARF has gaps, e.g. on exception paths, where next_instr is
  * dead) where DWARF or learning says which candidate holds it. */
+/* 3.11+, frames copied at the sample: an activation whose instruction
+ * pointer nothing gives (a call site where the eval loop keeps it only in
+ * the frame, in memory: Debian's 3.14 at most calls) is confirmed when the
+ * frame it held at the sample is the frame the copy has for it -- one
+ * instant, so the same frame runs the same code.  Confirms, never changes. */
+static uint32_t resolve_by_frame_slots(struct recon *r)
+{
+	uint32_t cut = r->native_truncated && r->nruns > r->nev ? r->nruns - r->nev : 0, n = 0;
+	if (r->one_per_activation || r->broken || !r->have_addrs || !(*r->flags & EMBER_PY_AT_SAMPLE) ||
+	    r->nruns != r->nev + cut)
+		return 0;
+	for (uint32_t k = 0; k < r->nev; k++) {
+		uint32_t at = r->lo[k + cut];
+		uint64_t held = r->res[k].code ? 0 : py_frame_of(r->py, &r->ev[k]);
+		if (!held || at >= PY_FRAME_ADDRS || held != r->py->fr.addrs[at])
+			continue;
+		r->res[k] = (struct py_resolved){ .code = py_code_base(r->py, r->fr[at].code), .line = r->fr[at].line };
+		n++;
+	}
+	return n;
+}
+
 static void resolve_all(struct recon *r)
 {
 	r->known = 0;
@@ -114,6 +136,8 @@ static void resolve_all(struct recon *r)
 		r->res[k] = py_resolve(r->py, &r->ev[k], r->fr, r->unreadable ? 0 : r->n);
 		r->known += r->res[k].code != 0;
 	}
+	if (r->known < r->nev)
+		r->known += resolve_by_frame_slots(r);
 	if (r->one_per_activation && r->known < r->nev && (r->broken || r->nruns != r->nev))
 		r->known += resolve_by_frames(r);
 }

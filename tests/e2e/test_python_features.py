@@ -99,7 +99,7 @@ for coretype in (None, "Haswell"):
         chk.check(m is not None and int(m.group(1)) >= ktot and int(m.group(2)) >= ktot and
                   int(m.group(1)) - int(m.group(2)) <= max(2, 0.03 * int(m.group(1))),
                   "%s: the summary counts the samples past the kernel, recovered by stack scan" % tag, res.stderr)
-    m = re.search(r"\(([\d.]+)%\) checked against the eval loop's instruction pointer", res.stderr)
+    m = re.search(r"\(([\d.]+)%\) checked against the eval loop's state", res.stderr)
     chk.check(m is not None and float(m.group(1)) >= 60, "%s: most samples' Python frames checked against the "
               "sample (%s%%)" % (tag, m.group(1) if m else "?"), res.stderr)
 # (start-up and shutdown samples have no Python frames: they keep their native stacks)

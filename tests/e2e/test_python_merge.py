@@ -234,7 +234,7 @@ for fr, c in late.stacks:
         if fr[i].startswith("<module> (zlib_pair.py:14)") and PYFRAME.match(fr[i + 1]):
             under14[fr[i + 1].split(" (")[0]] = under14.get(fr[i + 1].split(" (")[0], 0) + c
 chk.check(set(under14) <= {"<genexpr>", "search_function"}, "frames under zlib_pair.py:14 are its <genexpr>: %s" % under14)
-m = re.search(r"(\d+) samples \(([\d.]+)%\) checked against the eval loop's instruction pointer in the sample, "
+m = re.search(r"(\d+) samples \(([\d.]+)%\) checked against the eval loop's state in the sample, "
               r"(\d+) corrected", res.stderr)
 chk.check(m is not None and float(m.group(2)) >= 60 and int(m.group(3)) >= 5,
           "late reads: most samples checked against the sample, the late ones corrected (%s)" %
