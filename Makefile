@@ -8,6 +8,12 @@
 #   make test-arm64   its unit tests under qemu-user (docs/arm64.md)
 #   make test-arm64-vm  the arm64 end-to-end checks in an emulated Debian 12
 #               arm64 VM (docs/arm64.md; builds build-arm64 first)
+#   make sid-root  the Debian sid root with CPython 3.14 and 3.15, built once
+#               by mmdebstrap and cached in $$EMBER_SID_ROOT (default
+#               ~/.cache/ember/sid-root; root, ~2 minutes; docs/sid.md)
+#   make test-sid  the tests against those interpreters, run inside the root
+#               and profiled from the host (ctest -L sid; builds the root
+#               and $(BUILD) first)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -17,7 +23,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
 .PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
-	test-asan test-fuzz fuzz bench soak clean arm64-vm-image test-arm64-vm
+	test-asan test-fuzz fuzz bench soak clean arm64-vm-image test-arm64-vm deps-sid sid-root test-sid
 
 all: build
 
@@ -58,11 +64,12 @@ demo: build
 compare-demo: build
 	sh examples/compare.sh $(BUILD)
 
+# (-LE sid: the sid root's tests are test-sid's, whether or not the root exists.)
 test-plain: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) -LE sid --output-on-failure -j $(JOBS)
 
 test-asan: build-asan
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) -LE sid --output-on-failure -j $(JOBS)
 
 test-fuzz: build-fuzz
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure -j $(JOBS)
@@ -92,6 +99,24 @@ arm64-vm-image:
 # guest-test.py there with $(ARM64_BUILD)/ember and its test targets.
 test-arm64-vm: cross-arm64 arm64-vm-image
 	sh tests/arm64-vm/run.sh --ember $(ARM64_BUILD)/ember --targets $(ARM64_BUILD)/tests/targets
+
+# CPython 3.14 and 3.15 (and their Py_DEBUG builds, NumPy) in a Debian sid
+# root directory made by mmdebstrap (tests/sid/packages.txt), cached outside
+# the checkout and rebuilt only when the package list changes.
+deps-sid:
+	@sh scripts/install-deps.sh sid
+
+sid-root: deps-sid
+	sh tests/sid/build-root.sh
+
+# The tests labelled sid: the reader's unit tests, python_merge and the
+# root-only program (test_sid_root.py) against those interpreters, each run
+# inside the root by a wrapper that execs it in place (tests/sid/in-root.sh).
+# $(BUILD) is configured after the root exists: the tests are registered only
+# then.
+test-sid: sid-root
+	$(MAKE) build
+	ctest --test-dir $(BUILD) -L sid --no-tests=error --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(ARM64_BUILD) out

@@ -9,6 +9,8 @@
 # Debian's cross compiler, the arm64 libraries through multiarch (adding the
 # arm64 architecture to dpkg first) and qemu-user.  `install-deps.sh
 # arm64-vm`: the host side of the emulated arm64 VM (make test-arm64-vm).
+# `install-deps.sh sid`: what builds the Debian sid root and runs programs
+# inside it (make sid-root, make test-sid): mmdebstrap, unshare and mount.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -49,6 +51,10 @@ libbpf-dev:arm64"
 arm64-vm)
 	PKGS="qemu-system-arm qemu-user-static binfmt-support mmdebstrap qemu-utils e2fsprogs gcc-aarch64-linux-gnu"
 	install_missing " for the arm64 VM"
+	exit 0 ;;
+sid)
+	PKGS="mmdebstrap util-linux mount"
+	install_missing " for the sid root"
 	exit 0 ;;
 esac
 
