@@ -51,7 +51,7 @@ static void record_usage(FILE *out)
 	      "                         who ran sudo (SUDO_UID), with that user's groups, HOME, USER and\n"
 	      "                         LOGNAME, as without sudo; ember's output files belong to root\n"
 	      "\n"
-	      "Python (CPython 2.7, 3.6-3.13: read from the target, merged into native stacks):\n"
+	      "Python (CPython 2.7, 3.6-3.15: read from the target, merged into native stacks):\n"
 	      "      --python-only      Python frames only (py-spy's default view)\n"
 	      "      --native-unfiltered  keep the interpreter's own frames (eval loop, call machinery)\n"
 	      "      --subprocesses     a root frame 'process PID: cmdline' per process (children,\n"
