@@ -1,7 +1,8 @@
 # python-stacks/: line-table decoders against every installed CPython's own
 # answers, the frame reader against live interpreters (every pyenv version
-# found at configure time, the system /usr/bin/python3 and Debian's Py_DEBUG
-# build /usr/bin/python3.11d from python3.11-dbg), a churn
+# found at configure time, the system /usr/bin/python3, Debian's Py_DEBUG
+# build /usr/bin/python3.11d from python3.11-dbg, and 3.14 and 3.15 from the
+# Debian sid root when it exists: label sid), a churn
 # robustness run, a non-Python target, the .cold part of the eval loop
 # found without symbols, and the generated offset table
 # against the installed headers.  Tests whose interpreter is missing exit 77.
@@ -41,7 +42,9 @@ add_test(NAME unit.python.notpython COMMAND test_python_stacks notpython)
 # The eval loop's .cold part found without symbols, against Debian's python3
 # and the symbol table of its debug file (python3.11-dbg).
 add_test(NAME unit.python.cold_scan COMMAND test_python_cold /usr/bin/python3)
-foreach(entry ${EMBER_PYTHONS})
+# The three tests of one interpreter VER=EXE; their names are appended to
+# the list named by out.
+function(ember_python_unit_tests entry out)
   string(REPLACE "=" ";" pair ${entry})
   list(GET pair 0 ver)
   list(GET pair 1 exe)
@@ -50,7 +53,17 @@ foreach(entry ${EMBER_PYTHONS})
                    ${CMAKE_CURRENT_BINARY_DIR}/linetables-${ver}.bin)
   add_test(NAME unit.python.stacks.${ver} COMMAND test_python_stacks stacks ${exe} ${EMBER_PYDIR})
   add_test(NAME unit.python.churn.${ver} COMMAND test_python_stacks churn ${exe} ${EMBER_PYDIR})
-  list(APPEND EMBER_PY_TESTS unit.python.linetable.${ver} unit.python.stacks.${ver} unit.python.churn.${ver})
+  set(${out} ${${out}} unit.python.linetable.${ver} unit.python.stacks.${ver} unit.python.churn.${ver} PARENT_SCOPE)
+endfunction()
+foreach(entry ${EMBER_PYTHONS})
+  ember_python_unit_tests(${entry} EMBER_PY_TESTS)
+endforeach()
+# CPython 3.14 and 3.15 inside the Debian sid root (tests/sid/sid.cmake): the
+# wrappers run them as the process the tests start, so the reader finds
+# them by pid as any other.
+set(EMBER_PY_SID_TESTS "")
+foreach(entry ${EMBER_SID_PYTHONS})
+  ember_python_unit_tests(${entry} EMBER_PY_SID_TESTS)
 endforeach()
 
 find_program(EMBER_PY_GEN_PYTHON NAMES python3)
@@ -67,6 +80,10 @@ endif()
 
 set_tests_properties(${EMBER_PY_TESTS} PROPERTIES LABELS "unit;python" SKIP_RETURN_CODE 77
                      TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;PYENV_ROOT=${EMBER_PYENV_ROOT}")
+if(EMBER_PY_SID_TESTS)
+  set_tests_properties(${EMBER_PY_SID_TESTS} PROPERTIES LABELS "unit;python;sid" SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+endif()
 
 # The merge of Python frames into native stacks, on made-up stacks.
 add_executable(test_merge ${PROJECT_SOURCE_DIR}/tests/unit/test_merge.c)
