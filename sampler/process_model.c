@@ -391,6 +391,25 @@ static void insert_load(struct process_model *pm, struct process *proc, struct m
 	proc->code_gen++;
 }
 
+/* Keep the part of ml beyond the mapping reported ([start, end): the other
+ * segments of its file, which ml is widened to) off the loads of other
+ * code: a file may map a page of itself again apart from its library
+ * (libffi's trampolines, placed right after whatever library was mapped
+ * last), and that page's load would then span the neighbour's segments.
+ * Code at the mapping's own addresses still replaces what was there. */
+static void clip_widening(const struct process *proc, struct module_load *ml, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < proc->nloads; i++) {
+		const struct module_load *l = &proc->loads[i];
+		if ((l->mod == ml->mod && l->bias == ml->bias) || l->hi <= ml->lo || l->lo >= ml->hi)
+			continue;
+		if (l->lo >= end)
+			ml->hi = l->lo < ml->hi ? l->lo : ml->hi;
+		else if (l->hi <= start)
+			ml->lo = l->hi > ml->lo ? l->hi : ml->lo;
+	}
+}
+
 void process_add_mapping(struct process_model *pm, struct process *proc, uint64_t start,
 			 uint64_t len, uint64_t pgoff, const char *path,
 			 const uint8_t *build_id, size_t build_id_len)
@@ -433,6 +452,7 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 			ml.lo = start;
 		if (start + len > ml.hi)
 			ml.hi = start + len;
+		clip_widening(proc, &ml, start, start + len);
 	} else {
 		ml.bias = start - pgoff;
 		ml.lo = start;

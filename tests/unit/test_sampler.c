@@ -18,6 +18,7 @@
 #include "arch_insn.h"
 #include "check.h"
 #include "perf_ring.h"
+#include "proc.h"
 #include "unwinder.h"
 
 /* ---- ELF files (common/elf_view.h) as the unwinder reads them, and load bias ---- */
@@ -306,6 +307,61 @@ static void test_module_builds(void)
 	process_add_mapping(&pm, r, 0x20000000, 0x1000, 0, exe, mine, 20);
 	const struct module_load *d = process_find(r, 0x10000000), *f = process_find(r, 0x20000000);
 	CHECK(d && f && d->mod != f->mod && !d->mod->elf_ok && f->mod->elf_ok && pm.nmods == 2);
+	process_model_free(&pm);
+}
+
+/* The executable mapping of the test binary in /proc/self/maps. */
+struct exe_range { char path[4096]; uint64_t lo, hi, off; };
+
+static bool find_exe_text(void *arg, const struct ember_proc_map *m)
+{
+	struct exe_range *r = arg;
+	if (m->perms[2] == 'x' && strcmp(m->path, r->path) == 0) {
+		r->lo = m->lo;
+		r->hi = m->hi;
+		r->off = m->offset;
+		return false;
+	}
+	return true;
+}
+
+/* A file that maps a page of its own code again, right after another
+ * library (libffi's trampolines): that page's load, widened to its file's
+ * other segments, must not take the neighbour's addresses -- the neighbour
+ * then lost its load at every rereading of the maps, and its samples their
+ * module.  Here the test binary is both, under two paths. */
+static void test_widening_kept_off_neighbours(void)
+{
+	struct exe_range r = { .lo = 0 };
+	ssize_t len = readlink("/proc/self/exe", r.path, sizeof r.path - 1);
+	CHECK(len > 0);
+	if (len <= 0)
+		return;
+	r.path[len] = 0;
+	CHECK(ember_proc_maps(getpid(), find_exe_text, &r) == 0 && r.hi > r.lo);
+	struct process_model pm;
+	process_model_init(&pm);
+	struct process *p = process_get(&pm, 401, true);
+	process_add_mapping(&pm, p, r.lo, r.hi - r.lo, r.off, r.path, NULL, 0);
+	const struct module_load *l = process_find(p, r.lo);
+	CHECK(l && l->mod->elf_ok && l->hi > r.hi);       /* widened past the text */
+	if (!l || !l->mod->elf_ok) {
+		process_model_free(&pm);
+		return;
+	}
+	struct module *lib = l->mod;
+	uint64_t span_lo = l->lo, span_hi = l->hi, page = (span_hi + 0xfff) & ~0xfffull;
+	for (int pass = 0; pass < 2; pass++) {   /* the second: the maps read again */
+		process_add_mapping(&pm, p, r.lo, r.hi - r.lo, r.off, r.path, NULL, 0);
+		process_add_mapping(&pm, p, page, 0x1000, r.off, "/proc/self/exe", NULL, 0);
+		l = process_find(p, r.lo);
+		CHECK(l && l->mod == lib && l->lo == span_lo && l->hi == span_hi);
+		l = process_find(p, span_hi - 1);
+		CHECK(l && l->mod == lib);
+		l = process_find(p, page);
+		CHECK(l && l->mod != lib && l->mod->elf_ok && l->lo >= span_hi);
+		CHECK(p->nloads == 2);
+	}
 	process_model_free(&pm);
 }
 
@@ -711,6 +767,7 @@ int main(void)
 	test_bias_matches_loader();
 	test_thread_names();
 	test_module_builds();
+	test_widening_kept_off_neighbours();
 	test_jit_mappings();
 	test_fork();
 	test_unsampled();
