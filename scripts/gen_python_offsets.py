@@ -11,6 +11,8 @@ $EMBER_SID_ROOT or ~/.cache/ember/sid-root).
   gen_python_offsets.py --check FILE    regenerate the entries whose headers are
                                         present and check each appears verbatim
                                         in FILE (exit 0 ok, 1 differ, 77 none)
+  --need X.Y                            fail when X.Y's headers are not found
+                                        (repeatable; tests of the sid root)
   --arch aarch64                        measure for AArch64 instead (Debian's
                                         cross compiler and qemu-user): writes
                                         python-stacks/offsets_table_aarch64.c
@@ -568,12 +570,15 @@ def main(argv):
     out = None
     check = None
     arch = ARCHES["x86_64"]
+    need = []
     i = 1
     while i < len(argv):
         if argv[i] == "-o":
             out = argv[i + 1]; i += 2
         elif argv[i] == "--check":
             check = argv[i + 1]; i += 2
+        elif argv[i] == "--need" and i + 1 < len(argv):
+            need.append(argv[i + 1]); i += 2
         elif argv[i] == "--arch" and i + 1 < len(argv) and argv[i + 1] in ARCHES:
             arch = ARCHES[argv[i + 1]]; i += 2
         else:
@@ -585,6 +590,11 @@ def main(argv):
         print("SKIP: %s not installed (make cross-arm64 installs it)" % " and ".join(missing))
         return 77
     blocks = generate(pyenv_root(), arch)
+    measured = {b.split("\n")[0].split()[2].rsplit(".", 1)[0] for b in blocks if "BEGIN" in b.split("\n")[0]}
+    missing = [v for v in need if v not in measured]
+    if missing:
+        print("FAIL: no headers found for %s (sid root: %s)" % (", ".join(missing), sid_root()))
+        return 1
     if check:
         if not blocks:
             print("SKIP: no CPython headers found under %s" % pyenv_root())

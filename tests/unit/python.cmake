@@ -64,7 +64,15 @@ endforeach()
 set(EMBER_PY_SID_TESTS "")
 foreach(entry ${EMBER_SID_PYTHONS})
   ember_python_unit_tests(${entry} EMBER_PY_SID_TESTS)
+  # The eval loop's .cold part without symbols, against the symbols of the
+  # root's own debug file (python3.X-dbg): GCC 16 moves the whole opcode
+  # body there.
+  string(REGEX REPLACE "^sid-([0-9.]+)=.*" "\\1" ver ${entry})
+  add_test(NAME unit.python.cold_scan.sid-${ver}
+           COMMAND test_python_cold ${EMBER_SID_ROOT}/usr/bin/python${ver} ${EMBER_SID_ROOT})
+  list(APPEND EMBER_PY_SID_TESTS unit.python.cold_scan.sid-${ver})
 endforeach()
+
 
 find_program(EMBER_PY_GEN_PYTHON NAMES python3)
 if(EMBER_PY_GEN_PYTHON)
@@ -76,6 +84,14 @@ if(EMBER_PY_GEN_PYTHON)
            COMMAND ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py --arch aarch64
                    --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table_aarch64.c)
   list(APPEND EMBER_PY_TESTS unit.python.offsets_table unit.python.offsets_table.aarch64)
+  # 3.14 and 3.15 measured from the sid root's headers (libpython3.X-dev).
+  if(EMBER_SID_PYTHONS)
+    add_test(NAME unit.python.offsets_table.sid
+             COMMAND ${CMAKE_COMMAND} -E env EMBER_SID_ROOT=${EMBER_SID_ROOT}
+                     ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py
+                     --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c --need 3.14 --need 3.15)
+    list(APPEND EMBER_PY_SID_TESTS unit.python.offsets_table.sid)
+  endif()
 endif()
 
 set_tests_properties(${EMBER_PY_TESTS} PROPERTIES LABELS "unit;python" SKIP_RETURN_CODE 77
