@@ -23,7 +23,8 @@
  * further until the read is done (py_copier_done); the records behind it
  * wait in the ring for their own samples.  Records passed over on the way
  * (samples of another CPU's perf ring, drained later; samples ember did not
- * read) are copied and kept; the search walks back from the newest and
+ * read) are copied and kept, unless their thread was not registered (no
+ * frames to read: a launcher's processes, a thread's first samples); the search walks back from the newest and
  * stops at records SCAN_BACK_NS older than the sample.  A sample whose
  * record was already overwritten (ember fell COPIER_RECENT samples behind)
  * is read live, after the fact.
@@ -159,7 +160,10 @@ static const struct ember_copier_record *consume(struct ember_py_copier *st, con
 		}
 		if ((r->flags & EMBER_COPIER_WOKE) && r->ncodes)
 			learn_codes(st, r);
-		keep(in, r, size);
+		/* A thread not registered (tstate 0: not Python yet, or never,
+		 * as a launcher's shell) has nothing copied to read later. */
+		if (r->tstate)
+			keep(in, r, size);
 		py_ring_release(&in->ring);
 	}
 	return NULL;

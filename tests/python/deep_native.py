@@ -9,18 +9,22 @@ import sys
 import time
 import zlib
 
+# The thread's own CPU time where the interpreter has it (3.7+): a loaded
+# machine then stretches the run instead of thinning its samples.
+clock = getattr(time, "thread_time", time.time)
+
 DATA = bytes(bytearray(range(256))) * 4000
 
 
 def rec(n):
     if n == 0:
-        while time.time() < DEADLINE:
+        while clock() < DEADLINE:
             zlib.compress(DATA, 6)
         return 0
     return list(map(rec, [n - 1]))[0] + 1
 
 
 DEPTH = int(sys.argv[1])
-DEADLINE = time.time() + float(sys.argv[2])
+DEADLINE = clock() + float(sys.argv[2])
 sys.setrecursionlimit(10000)
 rec(DEPTH)

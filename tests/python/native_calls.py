@@ -6,6 +6,10 @@ import sys
 import time
 import zlib
 
+# The thread's own CPU time where the interpreter has it (3.7+): a loaded
+# machine then stretches the run instead of thinning its samples.
+clock = getattr(time, "thread_time", time.time)
+
 import cv2
 import numpy as np
 
@@ -34,8 +38,8 @@ def main():
     img = (rng.random((480, 640)) * 255).astype(np.uint8)
     a = rng.random((600, 600))
     data = rng.integers(0, 4, 1 << 16, dtype=np.uint8).tobytes()
-    deadline = time.time() + seconds
-    while time.time() < deadline:
+    deadline = clock() + seconds
+    while clock() < deadline:
         blur_step(img)
         edges_step(img)
         matmul_step(a)

@@ -23,8 +23,8 @@ struct fake_ring {
 };
 
 /* A committed record of thread tid stamped at t, as the copier writes one
- * with no frames. */
-static void push(struct fake_ring *f, uint32_t tid, uint64_t t)
+ * with no frames (tstate 0: for a thread ember has not registered). */
+static void push_ts(struct fake_ring *f, uint32_t tid, uint64_t t, uint64_t tstate)
 {
 	uint32_t len = (uint32_t)offsetof(struct ember_copier_record, data);
 	uint8_t *at = f->data + (f->prod & (RING_BYTES - 1));
@@ -33,10 +33,17 @@ static void push(struct fake_ring *f, uint32_t tid, uint64_t t)
 	r.pid = PID;
 	r.tid = tid;
 	r.time_ns = t;
+	r.tstate = tstate;
 	memcpy(at, &len, 4);
 	memset(at + 4, 0, 4);
 	memcpy(at + BPF_RINGBUF_HDR_SZ, &r, len);
 	f->prod += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
+}
+
+/* ... of a registered thread. */
+static void push(struct fake_ring *f, uint32_t tid, uint64_t t)
+{
+	push_ts(f, tid, t, 0x7f0000001000ull + tid);
 }
 
 static void setup(struct ember_python *py, struct ember_py_copier *st, struct fake_ring *f)
@@ -116,6 +123,28 @@ static void missing_record_not_stolen(int64_t lag_ns)
 	py_intake_free(&st);
 }
 
+/* Records of threads ember has not registered (a launcher's shell and the
+ * commands it runs before exec'ing Python: the copier wakes ember for
+ * them, with nothing copied) are not kept for a later read: no read would
+ * take them.  A registered thread's record passed over is kept. */
+static void unregistered_not_kept(void)
+{
+	static struct ember_python py;
+	static struct ember_py_copier st;
+	static struct fake_ring f;
+	setup(&py, &st, &f);
+	const uint64_t t0 = 4000000000ull;
+	for (int i = 0; i < 5; i++)
+		push_ts(&f, TID + 1 + (uint32_t)i, t0 + (uint64_t)i * 1000, 0);
+	push(&f, TID + 9, t0 + 6000);
+	push(&f, TID, t0 + 10000);
+	const struct ember_copier_record *r = py_copier_take(&py, TID, t0 + 10000);
+	CHECK(r && r->time_ns == t0 + 10000);
+	py_copier_done(&py);
+	CHECK(st.in.records == 7 && st.in.kept == 1);
+	py_intake_free(&st);
+}
+
 int main(void)
 {
 	paired_at_lag(-1500);     /* 6.18: 1.5 us after the sample */
@@ -124,5 +153,6 @@ int main(void)
 	ambiguous_not_paired();
 	missing_record_not_stolen(-1500);
 	missing_record_not_stolen(120000);
+	unregistered_not_kept();
 	return check_report();
 }
