@@ -70,11 +70,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "sid-root: mmdebstrap sid into $work ($pkgs from $mirror)"
+# Packages of another architecture (libpython3.X-dev:arm64: the headers
+# the AArch64 offset table is measured with) add theirs to the root's.
+arches=$(dpkg --print-architecture)
+for a in $(echo "$pkgs" | tr ' ' '\n' | sed -n 's/^[^:]*:\([a-z0-9]*\)$/\1/p' | sort -u); do
+	case ",$arches," in *",$a,"*) ;; *) arches="$arches,$a" ;; esac
+done
+echo "sid-root: mmdebstrap sid into $work ($pkgs from $mirror; architectures $arches)"
 # The archive's Release file may be older than its Valid-Until (a frozen
 # mirror): its date is not checked.  Documentation and translations are
 # left out; apt's lists and cache are emptied afterwards.
-timeout 3600 mmdebstrap --variant=apt \
+timeout 3600 mmdebstrap --variant=apt --architectures="$arches" \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--include="$(echo "$pkgs" | tr ' ' ',')" \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \

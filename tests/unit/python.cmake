@@ -90,7 +90,11 @@ if(EMBER_PY_GEN_PYTHON)
              COMMAND ${CMAKE_COMMAND} -E env EMBER_SID_ROOT=${EMBER_SID_ROOT}
                      ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py
                      --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c --need 3.14 --need 3.15)
-    list(APPEND EMBER_PY_SID_TESTS unit.python.offsets_table.sid)
+    add_test(NAME unit.python.offsets_table.aarch64.sid
+             COMMAND ${CMAKE_COMMAND} -E env EMBER_SID_ROOT=${EMBER_SID_ROOT}
+                     ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py --arch aarch64
+                     --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table_aarch64.c --need 3.14 --need 3.15)
+    list(APPEND EMBER_PY_SID_TESTS unit.python.offsets_table.sid unit.python.offsets_table.aarch64.sid)
   endif()
 endif()
 
