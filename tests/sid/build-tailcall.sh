@@ -76,23 +76,25 @@ if [ ! -x "$root/bin/sh" ] || [ $force = 1 ]; then
 	mv "$root.build.$$" "$root"
 fi
 
-# The source: the tree at ROOT/src/cpython.
-rm -rf "$root/src"
-mkdir -p "$root/src"
+# The source: the tree at ROOT/src/cpython (made in ROOT/src.new, which
+# replaces ROOT/src only once the source is there).
+rm -rf "$root/src.new"
+mkdir -p "$root/src.new/cpython"
 if [ -n "$src" ]; then
 	if [ -d "$src" ]; then
-		cp -a "$src" "$root/src/cpython"
+		cp -a "$src/." "$root/src.new/cpython/"
 	else
-		mkdir "$root/src/cpython"
-		tar -xf "$src" -C "$root/src/cpython" --strip-components=1
+		tar -xf "$src" -C "$root/src.new/cpython" --strip-components=1
 	fi
 else
-	in_root sh -c 'cd /src && apt-get -q -o Acquire::Check-Valid-Until=false update >/dev/null &&
+	in_root sh -c 'cd /src.new && apt-get -q -o Acquire::Check-Valid-Until=false update >/dev/null &&
 		apt-get -q source --download-only python3.14' ||
-		{ echo "tailcall: the mirror serves no python3.14 source; set EMBER_TAILCALL_SRC to a CPython 3.14 tree or tarball" >&2; exit 69; }
-	mkdir "$root/src/cpython"
-	tar -xf "$root"/src/python3.14_*.orig.tar.* -C "$root/src/cpython" --strip-components=1
+		{ echo "tailcall: the mirror serves no python3.14 source package; set EMBER_TAILCALL_SRC to a" \
+			"CPython 3.14 source tree or tarball" >&2; rm -rf "$root/src.new"; exit 69; }
+	tar -xf "$root"/src.new/python3.14_*.orig.tar.* -C "$root/src.new/cpython" --strip-components=1
 fi
+rm -rf "$root/src"
+mv "$root/src.new" "$root/src"
 version=$(sed -n 's/^#define PY_VERSION[ \t]*"\(.*\)"/\1/p' "$root/src/cpython/Include/patchlevel.h")
 case "$version" in 3.14.*) ;; *) echo "tailcall: the source is CPython '$version', not 3.14" >&2; exit 65 ;; esac
 
