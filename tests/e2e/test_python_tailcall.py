@@ -12,10 +12,11 @@ other), so ember's merge is checked against tests/python/known_shares.py's
 known truth: a->b->c shares, C functions (deflate, inflate) under the Python
 function that called zlib, Python callbacks under the C function that called
 them (sorted's key), a generator, a second thread; the handlers hidden with
-the rest of the interpreter, and shown, between the Python frame and the C
-function it called, with --native-unfiltered.  Three runs: frames copied at
-the sample (the default), read after it (--no-copier), and the same library
-stripped (no .symtab: the handlers are nameless addresses in libpython).
+the rest of the interpreter.  Four runs, -F 297, ~5 s each: frames copied at
+the sample (the default); the same with --native-unfiltered, where the
+handler shows between the eval loop's frame and the C function it called;
+frames read after the sample (--no-copier); and the library stripped (no
+.symtab: the handlers are nameless addresses in libpython).
 """
 import os
 import re
