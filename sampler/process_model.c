@@ -296,10 +296,19 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 	/* A module made for another build-id at this path is not this one,
 	 * also when its file did not open: a process that chroots (or enters a
 	 * container) maps its new root's libc under the path of the old one's. */
+	/* A mapping without a build-id (read from /proc/PID/maps) takes a
+	 * module whose file opened; one whose file did not is taken only if
+	 * the file at the path still does not open (it may be that other
+	 * build's: the root's libc after a chroot). */
+	struct module *failed = NULL;
 	for (struct module *m = module_lookup(pm, &k); m; m = m->next_same_key) {
 		if (build_id_len && m->map_build_id_len) {
 			if (m->map_build_id_len == build_id_len && memcmp(m->map_build_id, build_id, build_id_len) == 0)
 				return m;
+			continue;
+		}
+		if (!build_id_len && !m->elf_ok) {
+			failed = failed ? failed : m;
 			continue;
 		}
 		if (!build_id_len || !m->elf_ok || !m->elf.build_id_len ||
@@ -330,8 +339,12 @@ static struct module *module_get(struct process_model *pm, struct process *proc,
 		snprintf(buf, sizeof buf, "/proc/%d/root%s", proc->pid, path);
 		open_path = buf;
 	}
-	if (module_open(pm, m, open_path, path, proc->root_fd, build_id, build_id_len) != 0 ||
-	    module_add(pm, m) != 0) {
+	int rc = module_open(pm, m, open_path, path, proc->root_fd, build_id, build_id_len);
+	if (rc == 0 && failed && !m->elf_ok) {
+		module_free(m);   /* (the file still does not open: the module made before stands) */
+		return failed;
+	}
+	if (rc != 0 || module_add(pm, m) != 0) {
 		module_free(m);
 		return NULL;
 	}

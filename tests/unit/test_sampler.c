@@ -308,6 +308,20 @@ static void test_module_builds(void)
 	const struct module_load *d = process_find(r, 0x10000000), *f = process_find(r, 0x20000000);
 	CHECK(d && f && d->mod != f->mod && !d->mod->elf_ok && f->mod->elf_ok && pm.nmods == 2);
 	process_model_free(&pm);
+
+	/* The same, with the file's own build mapped next as /proc/PID/maps
+	 * gives it (no build-id): a module whose file opens, not the failed
+	 * one; a second time, that same module. */
+	process_model_init(&pm);
+	r = process_get(&pm, 303, true);
+	process_add_mapping(&pm, r, 0x10000000, 0x1000, 0, exe, other, 20);
+	process_add_mapping(&pm, r, 0x20000000, 0x1000, 0, exe, NULL, 0);
+	process_add_mapping(&pm, r, 0x30000000, 0x1000, 0, exe, NULL, 0);
+	d = process_find(r, 0x10000000), f = process_find(r, 0x20000000);
+	const struct module_load *g = process_find(r, 0x30000000);
+	CHECK(d && f && g && d->mod != f->mod && !d->mod->elf_ok && f->mod->elf_ok && g->mod == f->mod &&
+	      pm.nmods == 2);
+	process_model_free(&pm);
 }
 
 /* The executable mapping of the test binary in /proc/self/maps. */
