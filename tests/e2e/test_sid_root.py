@@ -237,6 +237,26 @@ def check_embedded(ver):
               % (ver, cshare), r.stdout)
 
 
+def check_chroot_launch(ver):
+    """Launched through plain chroot(8), as a user would: the launcher maps
+    the host's libc under the path the root's has, and NumPy's libraries
+    arrive later (a read of /proc/PID/maps): every stack must still unwind
+    through the root's libc."""
+    tag = "chroot(8) + python%s" % ver
+    folded = os.path.join(d, "chroot-%s.folded" % ver)
+    res = E.record(["--native-unfiltered", "-o", folded],
+                   ["chroot", ROOT, "/usr/bin/python" + ver, APP_PATH, "2.5"], timeout=90)
+    chk.check(res.rc == 0, "%s: ember exits 0" % tag, res.describe())
+    prof = E.load_profile(chk, folded, res)
+    s = E.parse_summary(res.stderr)
+    chk.check(s is not None and s["samples"] >= 50 and s["unwind_failures"] <= 0.02 * s["samples"],
+              "%s: stacks unwound whole (%s)" % (tag, s), res.stderr)
+    for native in ("dgemm_", "deflate"):
+        check_whole(tag, prof, native, "Py_BytesMain")
+    check_python(tag, prof, "dgemm_", "matmul_step", "MATMUL")
+    check_python(tag, prof, "deflate", "compress_step", "COMPRESS")
+
+
 def check_attach(ver):
     tag = "attached to python%s" % ver
     ready = os.path.join(d, "ready-%s" % ver)
@@ -282,6 +302,7 @@ for ver in VERSIONS:
         chk.check(False, "the sid root has /usr/bin/python%s (make sid-root brings it up to date)" % ver)
         continue
     check_embedded(ver)
+    check_chroot_launch(ver)
     check_attach(ver)
 left = root_mounts()
 chk.check(not left, "nothing mounted under the root in the host's mount table (the runs' mounts stayed in "
