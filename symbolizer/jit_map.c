@@ -43,6 +43,8 @@ struct jit_proc {
 	uid_t uid;             /* its user: whose files are trusted */
 	bool known;            /* pid, uid and root were read from /proc while it lived */
 	bool own_ns;           /* in ember's mount namespace: paths work as they are */
+	int tmp_fd;            /* !own_ns: its /tmp (O_PATH), opened while it lived, or -1: the perf map
+	                        * stays reachable after the process, and its mounts, are gone */
 	struct jit_file map, dump;
 	char *dump_in_proc;    /* the jitdump's path as the process sees it, once known */
 	uint64_t read_ns;      /* CLOCK_MONOTONIC of the last read */
@@ -76,6 +78,8 @@ void ember_jit_map_free(struct ember_jit_map *jm)
 	for (size_t i = 0; i < jm->nprocs; i++) {
 		free(jm->procs[i].e);
 		free(jm->procs[i].dump_in_proc);
+		if (jm->procs[i].tmp_fd >= 0)
+			close(jm->procs[i].tmp_fd);
 	}
 	free(jm->procs);
 	ember_strtab_free(jm->names);
@@ -92,7 +96,7 @@ static struct jit_proc *proc_get(struct ember_jit_map *jm, pid_t pid, bool creat
 	if (EMBER_GROW(jm->procs, jm->cap, jm->nprocs + 1) < 0)
 		return NULL;
 	struct jit_proc *p = &jm->procs[jm->nprocs++];
-	*p = (struct jit_proc){ .pid = pid, .nspid = pid, .uid = geteuid(), .own_ns = true };
+	*p = (struct jit_proc){ .pid = pid, .nspid = pid, .uid = geteuid(), .own_ns = true, .tmp_fd = -1 };
 	return p;
 }
 
@@ -115,7 +119,23 @@ static void learn_process(struct jit_proc *p)
 	snprintf(path, sizeof path, "/proc/%d/ns/mnt", p->pid);
 	ssize_t a = readlink(path, ns, sizeof ns - 1), b = readlink("/proc/self/ns/mnt", self_ns, sizeof self_ns - 1);
 	p->own_ns = a <= 0 || b <= 0 || (a == b && memcmp(ns, self_ns, (size_t)a) == 0);
+	if (!p->own_ns) {
+		snprintf(path, sizeof path, "/proc/%d/root/tmp", p->pid);
+		p->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	p->known = true;
+}
+
+/* Where p's perf map (jf: p->map) is reached: through its /tmp when that is
+ * held open (*name: the file's name in it), else by jf->path (AT_FDCWD). */
+static int file_dir(const struct jit_proc *p, const struct jit_file *jf, const char **name)
+{
+	if (jf == &p->map && p->tmp_fd >= 0) {
+		*name = strrchr(jf->path, '/') + 1;
+		return p->tmp_fd;
+	}
+	*name = jf->path;
+	return AT_FDCWD;
 }
 
 /* Open a file of p's as ember reaches it, if it may be trusted; -1 when it
@@ -126,7 +146,9 @@ static int open_trusted(struct ember_jit_map *jm, struct jit_proc *p, struct jit
 		snprintf(jf->path, sizeof jf->path, "%s", in_proc);
 	else
 		snprintf(jf->path, sizeof jf->path, "/proc/%d/root%s", p->pid, in_proc);
-	int fd = open(jf->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	const char *name;
+	int dir = file_dir(p, jf, &name);
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	bool refused = fd < 0 && errno == ELOOP;
 	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != p->uid && st.st_uid != 0))) {
@@ -325,11 +347,15 @@ const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t a
 bool ember_jit_map_remove_perf_map(struct ember_jit_map *jm, pid_t pid)
 {
 	struct jit_proc *p = jm ? proc_get(jm, pid, false) : NULL;
-	struct stat st;
-	if (!p || !p->map.read || lstat(p->map.path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_dev != p->map.dev || st.st_ino != p->map.ino)
+	if (!p || !p->map.read)
 		return false;
-	return unlink(p->map.path) == 0;
+	struct stat st;
+	const char *name;
+	int dir = file_dir(p, &p->map, &name);
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_dev != p->map.dev ||
+	    st.st_ino != p->map.ino)
+		return false;
+	return unlinkat(dir, name, 0) == 0;
 }
 
 void ember_jit_map_get_stats(const struct ember_jit_map *jm, struct ember_jit_map_stats *st)

@@ -32,8 +32,9 @@ void ember_jit_map_free(struct ember_jit_map *jm);
 /* Read what pid's perf map, and its jitdump (jitdump: the path as the
  * process mapped it, or NULL), gained since the last call.  While the
  * process lives its files are reached through /proc/PID/root with the PID
- * it sees itself as; after it exited, as they were then, or in ember's own
- * mount namespace when it was never seen alive. */
+ * it sees itself as; after it exited, as they were then (the perf map of a
+ * process in another mount namespace through its /tmp, held open), or in
+ * ember's own mount namespace when it was never seen alive. */
 void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump);
 
 /* ember_jit_map_read again (the jitdump: the one given before), unless
@@ -48,7 +49,9 @@ const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t a
 
 /* Delete pid's perf map file, if ember read it (it is then a regular file
  * of the process's user).  For the files ember made the process write.
- * Returns true when a file was deleted. */
+ * A process in another mount namespace (a chroot, a container) keeps its
+ * /tmp reachable through a descriptor ember opened while it lived, also
+ * after it exited.  Returns true when a file was deleted. */
 bool ember_jit_map_remove_perf_map(struct ember_jit_map *jm, pid_t pid);
 
 struct ember_jit_map_stats {

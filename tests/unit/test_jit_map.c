@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -221,6 +224,61 @@ static void test_refused(const char *dir)
 	}
 }
 
+/* The child of test_other_namespace: a /tmp of its own (tmpfs, in its own
+ * mount namespace, as in a container), its perf map there; exits when told. */
+static void ns_child(int ready, int go)
+{
+	char path[64], c = 1;
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", "/tmp", "tmpfs", 0, "size=64k") != 0)
+		c = 0;
+	int fd = c ? open(path, O_WRONLY | O_CREAT | O_EXCL, 0644) : -1;
+	if (fd < 0 || write(fd, "1000 100 in_its_ns\n", 19) != 19)
+		c = 0;
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+/* A process in another mount namespace whose /tmp is its own: its perf map
+ * is read through /proc/PID/root, and deleted after the process and its
+ * namespace are gone (through /proc/PID/root it could not be, and ember left
+ * the map it had asked oneDNN for in a container's /tmp). */
+static void test_other_namespace(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP (part): not root: no mount namespace of a child's own\n");
+		return;
+	}
+	int ready[2], go[2];
+	CHECK(pipe(ready) == 0 && pipe(go) == 0);
+	pid_t child = fork();
+	if (child == 0)
+		ns_child(ready[1], go[0]);
+	char ok = 0, path[64];
+	CHECK(child > 0 && read(ready[0], &ok, 1) == 1);
+	if (!ok) {
+		printf("SKIP (part): no mount namespace with a tmpfs /tmp for the child\n");
+	} else {
+		snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)child);
+		struct ember_jit_map *jm = ember_jit_map_new();
+		ember_jit_map_read(jm, child, NULL);
+		CHECK_STR(ember_jit_map_lookup(jm, child, 0x1010, NULL), "in_its_ns");
+		CHECK(access(path, F_OK) != 0);                 /* not in ember's /tmp */
+		CHECK(write(go[1], &ok, 1) == 1);
+		CHECK(waitpid(child, NULL, 0) == child);
+		CHECK(ember_jit_map_remove_perf_map(jm, child));
+		CHECK(!ember_jit_map_remove_perf_map(jm, child));   /* it is gone */
+		ember_jit_map_free(jm);
+	}
+	if (!ok && child > 0) {
+		CHECK(write(go[1], &ok, 1) == 1);
+		waitpid(child, NULL, 0);
+	}
+	close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
+}
+
 /* JIT modules in the symbolizer: named from the map, else by the mapping. */
 static void test_symbolizer_jit(void)
 {
@@ -263,6 +321,7 @@ int main(void)
 	test_jitdump(dir);
 	test_refused(dir);
 	test_symbolizer_jit();
+	test_other_namespace();
 	char real[256];
 	snprintf(real, sizeof real, "%s/real.map", dir);
 	unlink(real);
