@@ -39,6 +39,50 @@ def ember():
     return args().ember
 
 
+def python_arg(default=None):
+    """The interpreter named by --python EXE (taken out of sys.argv before
+    args() parses the rest), else default; without both, a usage error."""
+    for i, a in enumerate(sys.argv):
+        if a == "--python" and i + 1 < len(sys.argv):
+            exe = sys.argv[i + 1]
+            del sys.argv[i:i + 2]
+            return exe
+    if default is None:
+        fail_now("--python EXE is required")
+    return default
+
+
+_MAPPED = r'''
+import os, sys
+exec(sys.argv[1])
+seen = []
+for line in open("/proc/self/maps"):
+    path = line.split()[-1]
+    if sys.argv[2] in os.path.basename(path) and path not in seen:
+        seen.append(path)
+        print("MAPPED " + os.path.realpath(path))
+'''
+
+
+def mapped_after(py, code, word, env=None, timeout=120):
+    """(files, result): the files with `word` in their name that the
+    interpreter py has mapped after running code (real paths as py sees them:
+    which build is behind an alternatives link such as libblas.so.3)."""
+    res = run([py, "-c", _MAPPED, code, word], env=env, quiet=True, timeout=timeout)
+    files = [l[len("MAPPED "):] for l in res.stdout.splitlines() if l.startswith("MAPPED ")]
+    return files, res
+
+
+def blas_kind(files):
+    """"openblas", "reference" (libblas3's netlib BLAS) or "other", from
+    the files mapped_after(..., "blas") found."""
+    if any("openblas" in f for f in files):
+        return "openblas"
+    if any("/blas/libblas" in f for f in files):
+        return "reference"
+    return "other"
+
+
 def target(name):
     path = os.path.join(args().targets, name)
     if not os.access(path, os.X_OK):

@@ -1,18 +1,41 @@
 """diff_torch: FP32 vs dynamically quantized INT8 inference, the comparison
 `ember diff` exists for.
 
-examples/python/torch_inference.py runs a small CNN whose time is in its
-Linear layers, in FP32 or (--int8) with the Linear layers quantized, on one
-thread (torch, OpenBLAS and OpenMP set to 1 by the test, so every kernel runs
-under its Python caller).  Both runs are recorded (499 Hz, so the smaller
-kernels get enough samples).  oneDNN's JIT kernels have no CFI and no symbol:
+usage: test_diff_torch.py --ember E --targets T [--python EXE]
+EXE (default /usr/bin/python3: Debian 12's torch 1.13 with OpenBLAS; the
+sid-big variant passes the wrapper that runs the Debian sid root's
+python3.14 with torch 2.14, docs/sid.md) runs
+examples/python/torch_inference.py: a small CNN whose time is in its Linear
+layers, in FP32 or (--int8, torch.ao.quantization.quantize_dynamic) with the
+Linear layers quantized, on one thread.  The environment that decides
+threads and kernels is the test's own: OPENBLAS_NUM_THREADS=1,
+OMP_NUM_THREADS=1, torch.set_num_threads(1) (--threads 1), and no inherited
+OPENBLAS_*, GOTO*, OMP_*, GOMP_*, KMP_*, MKL_*, ONEDNN_*, DNNL_*, TORCH_* or
+ATEN_CPU_CAPABILITY (ember sets DNNL_JIT_PROFILE and ONEDNN_JIT_PROFILE
+itself), so every kernel runs under its Python caller.  Both runs are
+recorded (499 Hz, so the smaller kernels get enough samples).
+
+What runs the Linear layers depends on the build, and a probe says which
+BLAS torch loaded:
+- FP32: torch's addmm calls the BLAS sgemm_: OpenBLAS (Debian 12: its
+  sgemm kernels) or the reference BLAS of libblas3 (sid: sgemm_ itself does
+  the multiplication, 20 times slower; the FP32 run then does 12 batches,
+  not 300, and the INT8 run 600, so that both take a few seconds);
+- INT8: the onednn engine (neither build has FBGEMM): oneDNN's JIT GEMM
+  kernels, which have no CFI and no symbol (torch 1.13 with oneDNN 2.6:
+  the s8u8s32 GEMM kernels; torch 2.14 with oneDNN 3.12: the brgemm
+  kernels, jit_brgemm_amx_uker_base_t on a CPU with AMX, else
+  jit_brgemm_kernel_t and its VNNI kin).  ember names them from the perf
+  map it had oneDNN write.
+Checked:
 - INT8: >= 95% of the inference loop's samples have a named leaf (a function,
   a JIT kernel named by the perf map ember had oneDNN write, or a stripped
   library's [module+0x...]: never [jit] or [unknown]) and certain Python
-  frames; the quantized GEMM's JIT kernels are named and >= 95% of their
-  samples sit under the quantized Linear.forward; the perf map is read and
-  deleted;
-- FP32: the OpenBLAS SGEMM's samples under torch.nn's Linear.forward (>= 95%);
+  frames; the quantized GEMM's JIT kernels (jit_*gemm*/gemv) are named and
+  >= 95% of their samples sit under the quantized Linear.forward; the perf
+  map is read and deleted;
+- FP32: the SGEMM's samples (a leaf named *sgemm*) under torch.nn's
+  Linear.forward (>= 95%);
 - INT8 again with --no-jit-env: the kernels are [jit], no perf map is written.
 Then compared; the delta table (CSV) must show:
 - quantized kernels only in NEW: a native function named like a quantized
@@ -22,7 +45,7 @@ Then compared; the delta table (CSV) must show:
 - Python frames, when the profiles have them: TinyNet.forward in both runs,
   torch.nn's Linear.forward only in BASE (skipped loudly without Python frames);
 and the SVG and pprof outputs are written.  Skipped (77) when torch is not
-importable by /usr/bin/python3 or sampling is not permitted.
+importable by EXE or sampling is not permitted.
 """
 import csv
 import io
@@ -32,21 +55,33 @@ import emberlib as E
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "examples", "python", "torch_inference.py")
+PY = E.python_arg(E.PYTHON)
 
-chk = E.Checker("e2e.diff_torch")
-r = E.run([E.PYTHON, "-c", "import torch"], quiet=True)
-if r.rc != 0:
-    E.skip("torch is not importable by %s (apt-get install python3-torch)" % E.PYTHON)
+chk = E.Checker("e2e.diff_torch" if PY == E.PYTHON else "e2e.diff_torch (%s)" % PY)
 if not os.path.exists(SCRIPT):
     E.skip("%s is missing" % SCRIPT)
+STRIP = ("OPENBLAS_", "GOTO", "OMP_", "GOMP_", "KMP_", "MKL_", "ONEDNN_", "DNNL_", "TORCH_", "ATEN_CPU_CAPABILITY")
+env = {k: v for k, v in os.environ.items() if not k.startswith(STRIP)}
+env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+# Which BLAS torch loaded (its own matrix product pulls it in): the real path
+# names the build behind libblas.so.3.
+blas, r = E.mapped_after(PY, "import torch; print('TORCH', torch.__version__, "
+                         "','.join(torch.backends.quantized.supported_engines)); "
+                         "(torch.ones(64, 64) @ torch.ones(64, 64)).sum()", "blas", env=env)
+if r.rc != 0:
+    E.skip("torch is not importable by %s (apt-get install python3-torch): %s" % (PY, r.stderr.strip()[-300:]))
+print("probe: %s" % "; ".join(r.stdout.splitlines()), flush=True)
+kind = E.blas_kind(blas)
+batches = {"fp32": 12, "int8": 600} if kind == "reference" else {"fp32": 300, "int8": 300}
+print("torch's BLAS: %s (%s): %d FP32 batches, %d INT8 batches" %
+      ({"openblas": "OpenBLAS", "reference": "the reference BLAS, libblas3"}.get(kind, "another"),
+       ", ".join(blas) or "no BLAS library mapped", batches["fp32"], batches["int8"]), flush=True)
 
 d = E.tmpdir()
-env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "OMP_", "ONEDNN_", "DNNL_"))}
-env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 fp32, int8 = os.path.join(d, "fp32.ember"), os.path.join(d, "int8.ember")
 runs = {}
-for out, extra in ((fp32, []), (int8, ["--int8"])):
-    res = E.record(["-F", "499", "-o", out], [E.PYTHON, SCRIPT, "--batches", "300", "--threads", "1"] + extra,
+for out, mode, extra in ((fp32, "fp32", []), (int8, "int8", ["--int8"])):
+    res = E.record(["-F", "499", "-o", out], [PY, SCRIPT, "--batches", str(batches[mode]), "--threads", "1"] + extra,
                    env=env, timeout=100)
     if res.rc == 77:
         E.skip("sampling not permitted here")
@@ -94,12 +129,16 @@ p32 = folded(fp32)
 sg = [(f, c) for f, c in loop_samples(p32) if "sgemm" in f[-1]]
 sgtot = sum(c for _, c in sg)
 sggood = sum(c for f, c in sg if any(x.startswith(LINEAR) for x in f))
-chk.check(sgtot >= 50 and sggood >= 0.95 * sgtot, "FP32: the SGEMM's samples under torch.nn's Linear.forward: "
-          "%d of %d" % (sggood, sgtot), p32.top(15))
+chk.check(sgtot >= 50 and sggood >= 0.95 * sgtot, "FP32: the SGEMM's samples (%s) under torch.nn's "
+          "Linear.forward: %d of %d" % (sorted({f[-1] for f, _ in sg}), sggood, sgtot), p32.top(15))
+if kind == "reference":
+    # (the reference sgemm_ multiplies in its own loops: no kernel below it)
+    chk.check(sum(c for f, c in sg if f[-1] == "sgemm_") >= 0.95 * sgtot,
+              "FP32, reference BLAS: sgemm_ itself is the leaf", p32.top(15))
 
 plain = os.path.join(d, "int8-noenv.ember")
 res = E.record(["-F", "499", "--no-jit-env", "-o", plain],
-               [E.PYTHON, SCRIPT, "--batches", "100", "--threads", "1", "--int8"], env=env, timeout=100)
+               [PY, SCRIPT, "--batches", "100", "--threads", "1", "--int8"], env=env, timeout=100)
 pidn = re.search(r"ember: pid (\d+): Python", res.stderr)
 pn = folded(plain)
 chk.check(res.rc == 0 and "JIT code named" not in res.stderr and pidn and

@@ -1,22 +1,35 @@
 """python_features: merged stacks with real native libraries and the Python
-options, under Debian's /usr/bin/python3 (numpy, OpenCV from the install step).
+options, under Debian's /usr/bin/python3 (numpy, OpenCV from the install step)
+or the interpreter given.
 
-- native_calls.py, twice: with OpenBLAS choosing its kernels for this CPU
-  (OPENBLAS_CORETYPE unset), and with OPENBLAS_CORETYPE=Haswell (what it
-  picks on Haswell, Broadwell and AMD Zen: dgemm_kernel_HASWELL is assembly
-  without CFI; the test sets or unsets the variable itself, whatever the
-  environment says): cv::GaussianBlur only under blur_step, cv::Canny only
+usage: test_python_features.py --ember E --targets T [--python EXE]
+(EXE: default /usr/bin/python3; the sid-big variant passes the wrapper that
+runs the Debian sid root's python3.14, with NumPy 2 and OpenCV 4.10: docs/sid.md)
+
+- native_calls.py: cv::GaussianBlur only under blur_step, cv::Canny only
   under edges_step, the BLAS GEMM under matmul_step, zlib's deflate under
   compress_step (>= 95% each); the DGEMM kernel's samples under matmul_step
   and not marked uncertain (>= 99%); the interpreter's own frames hidden;
-  --native-unfiltered shows them; --python-only shows Python frames only;
+  --native-unfiltered shows them; --python-only shows Python frames only.
+  Which BLAS NumPy loaded decides what runs (the test says which, and skips
+  loudly what does not apply):
+  OpenBLAS (Debian 12): twice, with OpenBLAS choosing its kernels for this
+  CPU (OPENBLAS_CORETYPE unset), and with OPENBLAS_CORETYPE=Haswell (what it
+  picks on Haswell, Broadwell and AMD Zen: dgemm_kernel_HASWELL is assembly
+  without CFI, recovered by stack scan; the test sets or unsets the variable
+  itself, whatever the environment says); the DGEMM kernel is dgemm_kernel*;
+  the reference BLAS (libblas3, sid): once (it has no kernels to choose from,
+  and no code without CFI), the DGEMM kernel is dgemm_ itself, and the
+  matrix 300x300, not 600x600 (its loops are ~13 times slower than
+  OpenBLAS's kernels: at 600 the GEMM took 2/3 of the samples and left each
+  of the others ~10);
 - --subprocesses with multiprocessing: a root "process PID: cmdline" per
   process, child_work in the two workers;
 - --gil: the thread in zlib.compress (GIL released) drops out, the Python
   thread stays;
 - attach to a running script (-p), Python frames present, then detach and
   the script keeps running;
-- the eval loop's DWARF (python3.11-dbg, ~200 ms of CPU to read) is read
+- the eval loop's DWARF (python3.X-dbg, ~200 ms of CPU to read) is read
   only when frames are not copied at the sample: by default only the
   .cold part is looked for; with the copies unused (test knob
   EMBER_TEST_PY_NO_COPY) the DWARF is read after 200 reads;
@@ -31,20 +44,25 @@ import subprocess
 import time
 import emberlib as E
 
-PY = "/usr/bin/python3"
+PY = E.python_arg(E.PYTHON)
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.join(HERE, "..", "python")
 PYFRAME = re.compile(r"^(.*) \((.+):(\d+)\)$")
 
-r = E.run([PY, "-c", "import numpy, cv2"], quiet=True)
-if r.rc != 0:
-    E.skip("numpy or OpenCV is not importable by %s: %s" % (PY, r.stderr.strip()[-200:]))
-
-chk = E.Checker("e2e.python_features")
-d = E.tmpdir()
 # OpenBLAS's own settings come from the test, never from the environment.
 env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "GOTO", "OMP_"))}
 env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+blas, r = E.mapped_after(PY, "import sys, numpy, cv2; a = numpy.ones((64, 64)); a.dot(a); "
+                         "print('VERSION %d.%d' % sys.version_info[:2], 'numpy', numpy.__version__, "
+                         "'cv2', cv2.__version__)", "blas", env=env)
+if r.rc != 0:
+    E.skip("numpy or OpenCV is not importable by %s: %s" % (PY, r.stderr.strip()[-200:]))
+VER = r.stdout.split()[1]
+BLAS = E.blas_kind(blas)
+print("%s; BLAS: %s (%s)" % (r.stdout.splitlines()[0], BLAS, ", ".join(blas) or "none mapped"), flush=True)
+
+chk = E.Checker("e2e.python_features" if PY == E.PYTHON else "e2e.python_features (%s)" % PY)
+d = E.tmpdir()
 
 
 def nearest_python(frames, idx):
@@ -72,18 +90,32 @@ cases = [
     (lambda f: "gemm" in f.lower() or f.startswith("[libopenblas"), "matmul_step"),
     (lambda f: f.startswith("deflate") or f.startswith("[libz.so"), "compress_step"),
 ]
-for coretype in (None, "Haswell"):
-    tag = "OPENBLAS_CORETYPE=%s" % coretype if coretype else "OPENBLAS_CORETYPE unset"
+if BLAS == "openblas":
+    coretypes = (None, "Haswell")
+else:
+    coretypes = (None,)
+    print("SKIP (part): NumPy's BLAS is not OpenBLAS (%s): no OPENBLAS_CORETYPE=Haswell run, no check of "
+          "OpenBLAS's DGEMM kernel without CFI" % (", ".join(blas) or "none mapped"), flush=True)
+# The DGEMM's innermost function: OpenBLAS's kernel, or the reference dgemm_
+# (its own loops), or, for another BLAS, any *dgemm* function.
+KERNEL = {"openblas": re.compile(r"^dgemm_kernel"), "reference": re.compile(r"^dgemm_$")}.get(
+    BLAS, re.compile(r"dgemm", re.I))
+SIDE = "300" if BLAS == "reference" else "600"
+for coretype in coretypes:
+    if BLAS != "openblas":
+        tag = "%s BLAS" % BLAS
+    else:
+        tag = "OPENBLAS_CORETYPE=%s" % coretype if coretype else "OPENBLAS_CORETYPE unset"
     run_env = dict(env, OPENBLAS_CORETYPE=coretype) if coretype else env
     out = os.path.join(d, "native-%s.folded" % (coretype or "auto"))
-    res = E.record(["-o", out], [PY, os.path.join(PYDIR, "native_calls.py"), "2.5"], env=run_env, timeout=90)
+    res = E.record(["-o", out], [PY, os.path.join(PYDIR, "native_calls.py"), "2.5", SIDE], env=run_env, timeout=90)
     chk.check(res.rc == 0, "native_calls, %s: ember exits 0" % tag, res.describe())
     prof = E.load_profile(chk, out, res)
     for pred, want in cases:
         good, tot = attribution(prof, pred, want)
         chk.check(tot >= 20 and good >= 0.95 * tot, "%s: native code of %s sits under it: %d of %d" %
                   (tag, want, good, tot), prof.top(20))
-    kernel = [(fr, c) for fr, c in prof.stacks if fr[-1].startswith("dgemm_kernel")]
+    kernel = [(fr, c) for fr, c in prof.stacks if KERNEL.search(fr[-1])]
     ktot = sum(c for _, c in kernel)
     kgood = sum(c for fr, c in kernel if nearest_python(fr, len(fr) - 1) == "matmul_step" and
                 "[python frames uncertain]" not in fr and not fr[0].startswith("[truncated]"))
@@ -109,7 +141,7 @@ interp = prof.count(lambda fr: any(PYFRAME.match(f) for f in fr) and
 chk.check(interp == 0, "interpreter internals hidden next to Python frames (%d samples show them)" % interp)
 
 out2 = os.path.join(d, "unfiltered.folded")
-res = E.record(["--native-unfiltered", "-o", out2], [PY, os.path.join(PYDIR, "native_calls.py"), "1"], env=env)
+res = E.record(["--native-unfiltered", "-o", out2], [PY, os.path.join(PYDIR, "native_calls.py"), "1", SIDE], env=env)
 prof2 = E.load_profile(chk, out2, res)
 chk.check(prof2.count(lambda fr: any(f.startswith("_PyEval_EvalFrameDefault") for f in fr)) >= 0.5 * prof2.total,
           "--native-unfiltered keeps the eval loop frames next to the Python ones", prof2.top())
@@ -117,7 +149,8 @@ chk.check(prof2.count(lambda fr: any(f.startswith("_PyEval_EvalFrameDefault") fo
 out3 = os.path.join(d, "pyonly.folded")
 # (run again if the machine stalled ember: CI once had 36% uncertain and no
 # blur_step leaf in a run with 13 unwind failures)
-res, _ = E.record_unstalled(["--python-only", "-o", out3], [PY, os.path.join(PYDIR, "native_calls.py"), "1"], env=env)
+res, _ = E.record_unstalled(["--python-only", "-o", out3], [PY, os.path.join(PYDIR, "native_calls.py"), "1", SIDE],
+                            env=env)
 prof3 = E.load_profile(chk, out3, res)
 # A Python frame is "name (file:line)", or "name (file)" where CPython has no
 # line for the instruction (as co_lines() says for some).
@@ -164,7 +197,10 @@ chk.check("GIL left out" in res.stderr, "--gil says how many samples it left out
 
 # The eval loop's DWARF only when reads go without a copy
 raise_gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "raise_gen.py")
-has_dbg = E.run(["dpkg-query", "-W", "-f", "${Status}", "python3.11-dbg"], quiet=True).stdout.endswith("installed")
+# (asked where the interpreter runs: a root has its own packages)
+has_dbg = E.run([PY, "-c", "import subprocess, sys; sys.stdout.write(subprocess.run(['dpkg-query', '-W', '-f', "
+                 "'${Status}', 'python%s-dbg'], capture_output=True, text=True).stdout)" % VER],
+                quiet=True).stdout.endswith("installed")
 out7 = os.path.join(d, "nodwarf.folded")
 res = E.record(["-F", "999", "-o", out7], [PY, raise_gen, "1.5"], timeout=60)
 chk.check(res.rc == 0 and "copied by the kernel" in res.stderr and "eval loop from DWARF" not in res.stderr,
@@ -179,7 +215,7 @@ if has_dbg:
               "copies unused: the eval loop's DWARF is read after all, <= 10%% uncertain (%s)" %
               (m.group(0) if m else "no line"), res.stderr)
 else:
-    print("SKIP (part): python3.11-dbg not installed: no DWARF to load late")
+    print("SKIP (part): python%s-dbg not installed: no DWARF to load late" % VER)
 
 # Python exec'd by a shell a little later
 out6 = os.path.join(d, "sh.folded")

@@ -20,7 +20,6 @@ their Python frames.
 """
 import os
 import re
-import sys
 import emberlib as E
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,16 +27,7 @@ PY_DIR = os.path.join(HERE, "..", "python")
 PYFRAME = re.compile(r"^(.*) \((.+):(\d+)\)$")
 
 
-def python_arg():
-    for i, a in enumerate(sys.argv):
-        if a == "--python" and i + 1 < len(sys.argv):
-            exe = sys.argv[i + 1]
-            del sys.argv[i:i + 2]
-            return exe
-    E.fail_now("--python EXE is required")
-
-
-PY = python_arg()
+PY = E.python_arg()
 if not os.access(PY, os.X_OK):
     E.skip("interpreter %s is not installed" % PY)
 res0 = E.run([PY, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], quiet=True)

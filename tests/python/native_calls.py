@@ -1,7 +1,9 @@
 """Known truth for merged stacks: each Python function calls its own native
 hot function (OpenCV, NumPy/OpenBLAS, zlib), each ~10 ms a call, so each
-gets about a quarter of the samples; ~SECONDS in total.
-usage: native_calls.py SECONDS"""
+gets about a quarter of the samples; ~SECONDS in total.  N: the side of the
+square matrix multiplied (default 600, ~10 ms with OpenBLAS; the reference
+BLAS of libblas3 needs about 300 for as much time).
+usage: native_calls.py SECONDS [N]"""
 import sys
 import time
 import zlib
@@ -36,7 +38,8 @@ def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
     rng = np.random.default_rng(1)
     img = (rng.random((480, 640)) * 255).astype(np.uint8)
-    a = rng.random((600, 600))
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 600
+    a = rng.random((n, n))
     data = rng.integers(0, 4, 1 << 16, dtype=np.uint8).tobytes()
     deadline = clock() + seconds
     while clock() < deadline:

@@ -19,6 +19,18 @@ if(NOT DEFINED EMBER_SID_ROOT)
     set(EMBER_SID_ROOT $ENV{HOME}/.cache/ember/sid-root)
   endif()
 endif()
+# ember_sid_wrapper(ROOT EXE OUT): write OUT, a wrapper that runs
+# /usr/bin/EXE inside ROOT (python-in-root.sh.in).  Also for the bigger
+# root of sid-big.cmake.
+set(EMBER_SID_DIR ${CMAKE_CURRENT_LIST_DIR})
+function(ember_sid_wrapper root exe out)
+  set(EMBER_SID_ROOT ${root})
+  set(EMBER_SID_EXE ${exe})
+  configure_file(${EMBER_SID_DIR}/python-in-root.sh.in ${out} @ONLY
+                 FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                                  WORLD_READ WORLD_EXECUTE)
+endfunction()
+
 set(EMBER_SID_VERSIONS 3.14 3.15)
 string(REPLACE ";" " and " EMBER_SID_VERSIONS_TEXT "${EMBER_SID_VERSIONS}")
 set(EMBER_SID_PYTHONS "")
@@ -37,9 +49,7 @@ foreach(ver ${EMBER_SID_VERSIONS})
       continue()
     endif()
     set(wrapper ${CMAKE_CURRENT_BINARY_DIR}/sid/${EMBER_SID_EXE})
-    configure_file(${CMAKE_CURRENT_SOURCE_DIR}/sid/python-in-root.sh.in ${wrapper} @ONLY
-                   FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
-                                    WORLD_READ WORLD_EXECUTE)
+    ember_sid_wrapper(${EMBER_SID_ROOT} ${EMBER_SID_EXE} ${wrapper})
     if(kind STREQUAL "d")
       list(APPEND EMBER_SID_DEBUG_PYTHONS "sid-${ver}d=${wrapper}")
     else()
