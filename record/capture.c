@@ -77,8 +77,8 @@ static void on_sample(void *arg, const struct ember_sample *s)
 	}
 	if (r->opts.gil_only) {
 		if (!(pyflags & EMBER_PY_GIL_KNOWN) && npy > 0) {
-			r->pr.gil_unknown = true;
-		} else if (!(pyflags & EMBER_PY_HOLDS_GIL)) {
+			r->pr.gil_unknown++;
+		} else if (r->pr.gil_known++, !(pyflags & EMBER_PY_HOLDS_GIL)) {
 			r->pr.gil_dropped++;
 			return;
 		}

@@ -67,7 +67,7 @@ struct ember_record_stats {
 	bool python_samples;            /* some process was Python */
 	uint64_t mismatched;            /* samples whose Python frames disagreed with the native stack */
 	uint64_t gil_dropped;           /* gil_only: samples left out */
-	bool gil_unknown;               /* gil_only, but the runtime records no holder */
+	uint64_t gil_unknown;           /* gil_only: Python samples whose GIL holder is not known (kept) */
 	double py_read_us;              /* mean elapsed time of a Python stack read */
 	double py_read_median_us;
 	double py_setup_ms;             /* finding runtimes (not in the reads) */

@@ -2,6 +2,7 @@
  * command runs as under sudo, the target's own cost, the JIT settings of a
  * launched command, and the run's results (record.h has the contract). */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -395,7 +396,13 @@ void ember_record_report(const struct ember_record *r, FILE *out)
 	if (!ember_py_session_any(r->python) && !ember_py_session_refused(r->python))
 		fprintf(out, "ember: %s is not a Python process: native frames only\n",
 			r->opts.argv ? r->opts.argv[0] : "the target");
-	if (r->pr.gil_unknown)
+	/* Most unknown: the interpreter keeps no holder ember can read; a few:
+	 * reads at the sample that failed. */
+	const struct py_reads *pr = &r->pr;
+	if (pr->gil_unknown && pr->gil_unknown >= pr->gil_known)
 		fprintf(out, "ember: --gil: this Python does not record which thread holds the GIL; "
 			"samples of every Python thread were kept\n");
+	else if (pr->gil_unknown)
+		fprintf(out, "ember: --gil: %" PRIu64 " of %" PRIu64 " Python samples kept whose GIL holder could not "
+			"be read\n", pr->gil_unknown, pr->gil_unknown + pr->gil_known);
 }

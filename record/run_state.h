@@ -26,7 +26,8 @@ struct py_reads {
 	uint64_t at_sample;            /* reads whose frames the copier took at the sample */
 	uint64_t before_copier;        /* samples before the copier knew their thread */
 	uint64_t gil_dropped;          /* gil_only: samples of threads not holding it */
-	bool gil_unknown;              /* gil_only, but the runtime records no holder */
+	uint64_t gil_unknown;          /* gil_only: Python samples whose GIL holder is not known */
+	uint64_t gil_known;            /* ... and those whose holder is */
 };
 
 struct ember_record {
