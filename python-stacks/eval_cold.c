@@ -137,8 +137,6 @@ static bool mid_frame(struct cfa c)
 	return !(c.reg == 7 && c.off <= 8);
 }
 
-#endif
-
 /* The frame description that holds every target of the cluster (at_start:
  * and starts at the lowest): the cold part whole, before its first and past
  * its last jump target (GCC gives each cold part an FDE of its own).
@@ -156,6 +154,8 @@ static bool whole_fde(const struct ember_elf *elf, const uint64_t *t, size_t n, 
 	*hi = fhi + cbias;
 	return true;
 }
+
+#endif
 
 bool py_find_cold_part(Dwfl_Module *mod, const struct ember_elf *view, uint64_t hot_lo, uint64_t hot_hi,
 		       uint64_t *lo, uint64_t *hi)
