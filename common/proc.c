@@ -18,8 +18,7 @@ static void proc_path(char *out, size_t len, pid_t pid, const char *name)
 		snprintf(out, len, "/proc/self/%s", name);
 }
 
-/* readlink of /proc/PID/<name> into buf (NUL-terminated); its length or -errno. */
-static ssize_t proc_link(pid_t pid, const char *name, char *buf, size_t len)
+ssize_t ember_proc_link(pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[64];
 	proc_path(path, sizeof path, pid, name);
@@ -41,9 +40,9 @@ static size_t root_prefix(const char *root, const char *p)
 ssize_t ember_proc_exe(pid_t pid, char *buf, size_t len)
 {
 	char root[4096];
-	if (proc_link(pid, "root", root, sizeof root) < 0)
+	if (ember_proc_link(pid, "root", root, sizeof root) < 0)
 		root[0] = 0;
-	ssize_t n = proc_link(pid, "exe", buf, len);
+	ssize_t n = ember_proc_link(pid, "exe", buf, len);
 	if (n < 0)
 		return n;
 	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
@@ -57,7 +56,7 @@ int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg)
 {
 	char path[64];
 	char root[4096];
-	if (proc_link(pid, "root", root, sizeof root) < 0)
+	if (ember_proc_link(pid, "root", root, sizeof root) < 0)
 		root[0] = 0;
 	proc_path(path, sizeof path, pid, "maps");
 	FILE *f = fopen(path, "re");

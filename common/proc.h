@@ -33,6 +33,9 @@ int ember_proc_maps(pid_t pid, ember_proc_map_fn fn, void *arg);
 void ember_proc_maps_parse(FILE *f, ember_proc_map_fn fn, void *arg);
 /* The same, with root (as readlink(/proc/PID/root) gives it; NULL or "/":
  * none) taken off the front of every path under it. */
+/* readlink of /proc/PID/NAME (pid 0: /proc/self/NAME) into buf,
+ * NUL-terminated and cut at len - 1 bytes: its length, or -errno. */
+ssize_t ember_proc_link(pid_t pid, const char *name, char *buf, size_t len);
 /* pid's executable as the process names it (as in ember_proc_maps: a
  * chroot's prefix taken off; " (deleted)" dropped) into buf; its length, or
  * -errno. */

@@ -490,10 +490,8 @@ bool ember_py_target_likely(pid_t pid, char *const *argv)
 				return true;
 		return false;
 	}
-	char path[64], exe[256];
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(path, exe, sizeof exe - 1);
-	if (n > 0 && (exe[n] = 0, python_basename(exe)))
+	char exe[4096];
+	if (ember_proc_exe(pid, exe, sizeof exe) > 0 && python_basename(exe))
 		return true;
 	bool found = false;
 	ember_proc_maps(pid, maps_libpython, &found);

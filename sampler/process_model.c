@@ -77,9 +77,7 @@ int process_model_init(struct process_model *pm)
 		process_model_free(pm);
 		return -1;
 	}
-	ssize_t n = readlink("/proc/self/ns/mnt", pm->self_mnt_ns, sizeof pm->self_mnt_ns - 1);
-	if (n > 0)
-		pm->self_mnt_ns[n] = 0;
+	ember_proc_link(0, "ns/mnt", pm->self_mnt_ns, sizeof pm->self_mnt_ns);
 	dump_vdso(pm);
 	return 0;
 }
@@ -135,14 +133,11 @@ static int root_dir_fd(struct process_model *pm, const char *path)
 static void check_root(struct process_model *pm, struct process *p)
 {
 	char path[64], ns[64], root[8];
-	snprintf(path, sizeof path, "/proc/%d/ns/mnt", p->pid);
-	ssize_t n = readlink(path, ns, sizeof ns - 1);
-	if (n > 0)
-		ns[n] = 0;
-	snprintf(path, sizeof path, "/proc/%d/root", p->pid);
-	ssize_t r = readlink(path, root, sizeof root);
+	ssize_t n = ember_proc_link(p->pid, "ns/mnt", ns, sizeof ns);
+	ssize_t r = ember_proc_link(p->pid, "root", root, sizeof root);
 	/* Unknown (no permission, already gone): assume ours, the common case. */
-	p->same_root = (n <= 0 || strcmp(ns, pm->self_mnt_ns) == 0) && (r <= 0 || (r == 1 && root[0] == '/'));
+	p->same_root = (n <= 0 || strcmp(ns, pm->self_mnt_ns) == 0) && (r <= 0 || strcmp(root, "/") == 0);
+	snprintf(path, sizeof path, "/proc/%d/root", p->pid);
 	p->root_fd = p->same_root ? -1 : root_dir_fd(pm, path);
 }
 

@@ -116,9 +116,8 @@ static void learn_process(struct jit_proc *p)
 		if (atoi(last) > 0)
 			p->nspid = atoi(last);
 	}
-	snprintf(path, sizeof path, "/proc/%d/ns/mnt", p->pid);
-	ssize_t a = readlink(path, ns, sizeof ns - 1), b = readlink("/proc/self/ns/mnt", self_ns, sizeof self_ns - 1);
-	p->own_ns = a <= 0 || b <= 0 || (a == b && memcmp(ns, self_ns, (size_t)a) == 0);
+	ssize_t a = ember_proc_link(p->pid, "ns/mnt", ns, sizeof ns), b = ember_proc_link(0, "ns/mnt", self_ns, sizeof self_ns);
+	p->own_ns = a <= 0 || b <= 0 || strcmp(ns, self_ns) == 0;
 	if (!p->own_ns) {
 		snprintf(path, sizeof path, "/proc/%d/root/tmp", p->pid);
 		p->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
