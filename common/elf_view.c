@@ -94,6 +94,7 @@ static int parse(struct ember_elf *e, Elf *elf)
 		return -ENOEXEC;
 	e->machine = eh.e_machine;
 	e->is_exec_type = eh.e_type == ET_EXEC;
+	e->entry = eh.e_entry;
 	e->min_vaddr = UINT64_MAX;
 	uint64_t eh_hdr = 0;
 	for (size_t i = 0; i < nph; i++) {

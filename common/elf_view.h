@@ -36,6 +36,7 @@ struct ember_elf {
 	size_t size;
 	uint16_t machine;          /* e_machine: EM_X86_64, EM_AARCH64 */
 	bool is_exec_type;         /* ET_EXEC: addresses are absolute, bias 0 */
+	uint64_t entry;            /* e_entry: where the program (or the loader) starts */
 	struct ember_elf_load loads[EMBER_ELF_MAX_LOADS];
 	unsigned nloads;
 	uint64_t min_vaddr, max_vaddr;      /* span of all PT_LOADs */

@@ -1,6 +1,7 @@
 /* Unit tests for sampler/: the ELF view of the test binary and load bias
  * against what the dynamic loader says, a full unwind of a stack copy taken in process
  * through a known call chain, through frames without CFI (the stack scan),
+ * from a leaf sampled on its return (a save rule below SP),
  * and the call-instruction decoders the scan relies on; the process model
  * across forks and what ended tasks left unsampled; the rings drained in
  * time order across CPUs. */
@@ -596,6 +597,102 @@ void test_unwind_no_cfi(void)
 	process_model_free(&pm);
 }
 
+/* ---- a leaf sampled on its return, after its epilogue ---- */
+
+#if defined(__x86_64__)
+/* epi_caller(s): a frame-pointer function (CFA = RBP + 16) calling
+ * epi_leaf(s), whose epilogue pops RBP and keeps, as GCC's CFI does, RBP's
+ * save rule up to the `ret`: the rule then points below SP.  epi_leaf
+ * records its registers at the `ret` (stores only, the stack untouched),
+ * and epi_caller copies the stack once it returned. */
+void epi_caller(struct snapshot *s);
+void epi_leaf(struct snapshot *s);
+extern const uint8_t epi_ret[], epi_after_leaf[];
+__asm__(".text\n"
+	".globl epi_leaf\n"
+	".type epi_leaf, @function\n"
+	"epi_leaf:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	pop %rbp\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	lea epi_ret(%rip), %rax\n"
+	"	mov %rax, 64(%rdi)\n"       /* regs[IP] */
+	"	mov %rsp, 56(%rdi)\n"       /* regs[SP] */
+	"	mov %rbp, 48(%rdi)\n"
+	"	mov %rbx, 8(%rdi)\n"
+	"	mov %r12, 128(%rdi)\n"
+	"	mov %r13, 136(%rdi)\n"
+	"	mov %r14, 144(%rdi)\n"
+	"	mov %r15, 152(%rdi)\n"
+	".globl epi_ret\n"
+	".hidden epi_ret\n"           /* (dladdr names the function) */
+	"epi_ret:\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size epi_leaf, .-epi_leaf\n"
+	".globl epi_caller\n"
+	".type epi_caller, @function\n"
+	"epi_caller:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	push %rbx\n"
+	"	.cfi_offset %rbx, -24\n"
+	"	sub $8, %rsp\n"
+	"	mov %rdi, %rbx\n"
+	"	call epi_leaf\n"
+	".globl epi_after_leaf\n"
+	".hidden epi_after_leaf\n"
+	"epi_after_leaf:\n"
+	"	mov %rbx, %rdi\n"
+	"	call snapshot_copy\n"
+	"	mov -8(%rbp), %rbx\n"
+	"	leave\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size epi_caller, .-epi_caller\n");
+
+void test_unwind_epilogue(void);
+void test_unwind_epilogue(void)
+{
+	static struct snapshot snap;
+	memset(snap.regs, 0, sizeof snap.regs);
+	epi_caller(&snap);
+	/* The copy was taken after the leaf returned: its return address slot
+	 * holds the next call's.  Put back the one it held at the `ret`. */
+	uint64_t ra = (uint64_t)(uintptr_t)epi_after_leaf;
+	memcpy(snap.stack, &ra, sizeof ra);
+	CHECK(snap.regs[EMBER_REG_PC] == (uint64_t)(uintptr_t)epi_ret);
+
+	struct process_model pm;
+	struct unwinder uw;
+	struct process *self = self_model(&pm, &uw);
+	struct unwind_input in = input_of(&snap);
+	struct ember_frame_addr frames[64];
+	uint32_t flags = 0;
+	uint32_t n = unwind_sample(&uw, self, &in, frames, 64, &flags, NULL);
+	const char *want[] = { "epi_leaf", "epi_caller", "test_unwind_epilogue" };
+	bool ok = n >= 3 && reaches_main(self, frames, n) &&
+		  !(flags & (EMBER_SAMPLE_NO_CFI | EMBER_SAMPLE_UNWIND_ERROR | EMBER_SAMPLE_TRUNCATED));
+	for (uint32_t i = 0; ok && i < 3; i++)
+		ok = strcmp(name_of(self, &frames[i]), want[i]) == 0 && !(frames[i].flags & EMBER_FRAME_SCANNED);
+	CHECK(ok);
+	if (!ok)
+		print_frames("leaf on its ret, RBP's rule below SP", self, frames, n, flags);
+	unwinder_free(&uw);
+	process_model_free(&pm);
+}
+#endif
+
 /* ---- call instructions: the scan's test of a return address ---- */
 
 /* Every form of call, as the assembler encodes it, then instructions that
@@ -790,5 +887,8 @@ int main(void)
 	test_call_decoding_aarch64();
 	test_call_decoding_x86();
 	test_unwind_no_cfi();
+#if defined(__x86_64__)
+	test_unwind_epilogue();
+#endif
 	return check_report();
 }
