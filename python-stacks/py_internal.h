@@ -87,6 +87,9 @@ struct py_offsets {
 	int32_t co_linetable, co_firsttraceable, co_code_adaptive, co_argcount, co_varnames;
 	int32_t co_flags;            /* <= 3.10 only: generators are told from their code */
 	int32_t co_version;          /* 3.12+: a number no other code object got (u32) */
+	int32_t if_localsplus;       /* 3.11+: the frame's local slots (3.14+: tagged _PyStackRefs) */
+	int32_t co_localsplusnames;  /* 3.11+: the names of the local slots (a tuple) */
+	int32_t float_val;           /* PyFloatObject.ob_fval */
 	int32_t tuple_item, type_name;
 	int32_t ob_type, ob_size, bytes_sval;
 	int32_t str_length, str_state, str_ascii_data, str_compact_data, str_utf8, str_utf8_length;

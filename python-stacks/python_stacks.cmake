@@ -23,6 +23,7 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/evidence.c
   ${PROJECT_SOURCE_DIR}/python-stacks/py_dict.c
   ${PROJECT_SOURCE_DIR}/python-stacks/thread_names.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/locals.c
   ${PROJECT_SOURCE_DIR}/python-stacks/copier_ring.c
   ${PROJECT_SOURCE_DIR}/python-stacks/copier_intake.c
   ${PROJECT_SOURCE_DIR}/python-stacks/copier.c

@@ -281,6 +281,25 @@ struct ember_python_stats {
 };
 void ember_python_stats(const struct ember_python *py, struct ember_python_stats *out);
 
+/* ---- Local variables (locals.c) ----
+ *
+ * The local variables of a frame of the last ember_python_read_thread:
+ * read from the target after the read, so meant for a thread that is
+ * stopped (ember dump).  Supported: 2.7 and 3.6-3.13 (3.14+ keep tagged
+ * references in the frame's slots: not read). */
+struct ember_py_local {
+	char name[64];
+	char value[96];   /* "42", "-7", "3.5", "'text'", "b'\\x00'", "None", "True",
+	                   * "<int>" (more than two digits), "<dict>" (any other type) */
+};
+/* Whether py's version has them; else a one-line reason in why. */
+bool ember_python_locals_supported(const struct ember_python *py, char *why, size_t len);
+/* The bound locals of frames[depth] of the last read (depth 0: the
+ * innermost), at most max (and 64) of them, in the code object's order.
+ * Returns their count, or -1 when they cannot be read. */
+int ember_python_frame_locals(struct ember_python *py, uint32_t depth, const struct ember_py_frame *frame,
+                              struct ember_py_local *out, int max);
+
 /* The Python name of OS thread tid, threading.Thread.name ("MainThread",
  * "Thread-3 (worker)", Dummy-N for foreign threads that called
  * threading.current_thread()), as UTF-8 into buf (NUL-terminated, cut at a

@@ -66,6 +66,8 @@ FIELDS = [
     "co_size", "co_firstlineno", "co_code", "co_filename", "co_name", "co_qualname",
     "co_linetable", "co_firsttraceable", "co_code_adaptive", "co_argcount", "co_varnames", "co_flags",
     "co_version",
+    # locals (ember dump --locals): the frame's local slots, their names, a float's value
+    "if_localsplus", "co_localsplusnames", "float_val",
     "tuple_item", "type_name",
     "ob_type", "ob_size", "bytes_sval",
     "str_length", "str_state", "str_ascii_data", "str_compact_data", "str_utf8", "str_utf8_length",
@@ -370,6 +372,7 @@ int main(void) {
 # else
     P("if_owner_last", FRAME_OWNED_BY_FRAME_OBJECT);
 # endif
+    O("if_localsplus", _PyInterpreterFrame, localsplus);
 # if PYV(3,14)
     /* f_executable is a tagged _PyStackRef: the low bits are not the pointer's */
     P("stackref_tag_bits", Py_TAG_BITS);
@@ -385,6 +388,7 @@ int main(void) {
     O("co_linetable", PyCodeObject, co_linetable);
     O("co_firsttraceable", PyCodeObject, _co_firsttraceable);
     O("co_code_adaptive", PyCodeObject, co_code_adaptive);
+    O("co_localsplusnames", PyCodeObject, co_localsplusnames);
 # if PYV(3,12)
     O("co_version", PyCodeObject, co_version);
 # endif
@@ -399,6 +403,7 @@ int main(void) {
     O("ob_size", PyVarObject, ob_size);
     O("tuple_item", PyTupleObject, ob_item);
     O("type_name", PyTypeObject, tp_name);
+    O("float_val", PyFloatObject, ob_fval);
 #if PY_MAJOR_VERSION == 2
     O("bytes_sval", PyStringObject, ob_sval);
     O("uni_length", PyUnicodeObject, length);
