@@ -80,6 +80,19 @@ static void float_repr(double d, char *buf, size_t len)
 		strcat(buf, ".0");
 }
 
+/* An int: 2.7's int (and bool) holds a C long, every other a PyLong. */
+static bool int_value(struct ember_python *py, uint64_t v, long long *out)
+{
+	int64_t iv = 0;
+	bool small = py->rt.major == 2 && py->rt.off.int_ival >= 0;
+	if (!small)
+		return long_value(py, v, out);
+	if (!rm_read(py->pid, v + (uint64_t)py->rt.off.int_ival, &iv, 8, NULL, &py->syscalls))
+		return false;
+	*out = iv;
+	return true;
+}
+
 /* A quoted, escaped, bounded copy of s (prefix "b" for bytes). */
 static void quote(const char *prefix, const uint8_t *s, size_t n, char *buf, size_t len)
 {
@@ -109,17 +122,13 @@ static void repr(struct ember_python *py, uint64_t v, char *buf, size_t len)
 	bool py2 = py->rt.major == 2;
 	if (strcmp(tn, "NoneType") == 0) {
 		snprintf(buf, len, "None");
-	} else if (strcmp(tn, "bool") == 0 && long_value(py, v, &x)) {
+	} else if (strcmp(tn, "bool") == 0 && int_value(py, v, &x)) {
 		snprintf(buf, len, "%s", x ? "True" : "False");
-	} else if ((strcmp(tn, "int") == 0 && !py2) || strcmp(tn, "long") == 0) {
-		if (long_value(py, v, &x))
+	} else if (strcmp(tn, "int") == 0 || strcmp(tn, "long") == 0) {
+		if (tn[0] == 'l' ? long_value(py, v, &x) : int_value(py, v, &x))
 			snprintf(buf, len, "%lld", x);
 		else
 			snprintf(buf, len, "<int>");
-	} else if (strcmp(tn, "int") == 0 && py2) {
-		int64_t iv = 0;
-		rm_read(py->pid, v + (uint64_t)py->rt.off.int_ival, &iv, 8, NULL, &py->syscalls);
-		snprintf(buf, len, "%lld", (long long)iv);
 	} else if (strcmp(tn, "float") == 0) {
 		double d = 0;
 		if (rm_read(py->pid, v + (uint64_t)py->rt.off.float_val, &d, 8, NULL, &py->syscalls))
