@@ -12,7 +12,8 @@ threading.Lock -- and known local variables.
   makes progress, and it finishes its work with the right result;
 - ember SIGKILLed while a thread is stopped (EMBER_TEST_DUMP_STOPPED_MS):
   the thread was stopped ('t'), and after the kill it runs on;
-- a pid that does not exist: exit 69 and one line; no -p: exit 64.
+- a pid that does not exist: exit 69 and one line; no -p: exit 64; as
+  another user (run as root: setpriv to nobody): exit 77 and one line.
 A dump catches the compressor where it is: inside crc32 most of the time,
 in its Python loop otherwise; up to 6 dumps are taken until one has it
 inside crc32 (and the sleeper inside its sleep, which it leaves once a
@@ -207,6 +208,15 @@ try:
               after["progress"]["sleeper"] > before["progress"]["sleeper"],
               "the target runs on after the kill (main thread writes its state, threads progress): %s -> %s"
               % (before["progress"], after["progress"]))
+
+    # Another user may not trace it.
+    if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
+        res = E.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", E.ember(), "dump",
+                     "-p", str(target.pid)])
+        chk.check(res.rc == 77 and len(res.stderr_lines()) == 1, "as another user: exit 77, one line",
+                  res.describe())
+    else:
+        print("SKIPPED CHECK: exit 77 for another user's process (needs root and setpriv)")
 
     open(go_path, "w").close()
     out, _ = target.communicate(timeout=20)
