@@ -33,7 +33,8 @@ static void dump_usage(FILE *out)
 	      "  -h, --help             this text\n"
 	      "\n"
 	      "Exit status: 0 dumped, 64 bad option, 69 no such process (or it ended),\n"
-	      "70 internal error, 71 system error, 77 not permitted to trace it.\n"
+	      "71 system error (out of memory, /proc unreadable), 77 not permitted to\n"
+	      "trace it.\n"
 	      "\n"
 	      "Example:\n"
 	      "  ember dump -p 4242 --locals\n", out);

@@ -15,7 +15,10 @@
  * its Python frames take (tens to hundreds of microseconds); each pause is
  * measured.  Every path detaches; when ember itself dies mid-dump, the
  * kernel releases its tracees (a seized thread is never left stopped: the
- * interrupt's stop ends with the tracer).
+ * interrupt's stop ends with the tracer).  A thread that does not stop
+ * within a second (uninterruptible sleep) gets no stack and stays seized,
+ * running, until it stops (it is then stopped until the caller exits) or
+ * the caller exits: meant for a short-lived caller such as `ember dump`.
  *
  * Not thread-safe; one dump at a time per caller. */
 #ifndef EMBER_DUMP_H
