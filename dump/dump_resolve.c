@@ -40,7 +40,7 @@ static int add_group(struct dumper *dp, struct resolve_bufs *b, uint32_t g, cons
 			.file = dump_keep(dp, sf[j].file), .line = sf[j].line, .module = dump_keep(dp, sf[j].module),
 			.inlined = sf[j].inlined,
 		};
-	uint8_t cls = n ? ember_py_native_class(sf[n - 1].function, sf[n - 1].module) : 0;
+	uint8_t cls = n ? ember_py_native_class(sf[n - 1].function, sf[n - 1].module, sf[n - 1].has_symbol) : 0;
 	if (dp->py && fa->module != EMBER_NO_MODULE && fa->module < dp->pm.nmods &&
 	    !(cls & (EMBER_NATIVE_EVAL | EMBER_NATIVE_EVAL_EX)) &&
 	    ember_python_is_eval_vaddr(dp->py, dp->pm.mods[fa->module]->path, fa->addr))
@@ -55,6 +55,7 @@ static int native_groups(struct dumper *dp, struct work *w, struct resolve_bufs 
 	for (uint32_t g = 0; g < w->nnat; g++)
 		if (add_group(dp, b, g, &w->nat[w->nnat - 1 - g]) != 0)
 			return -1;
+	ember_py_root_groups(b->groups, w->nnat);
 	if (EMBER_GROW(b->ids, b->ids_cap, b->nnat + 1) != 0)
 		return -1;
 	for (size_t i = 0; i < b->nnat; i++)

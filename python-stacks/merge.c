@@ -27,7 +27,7 @@ static bool starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-uint8_t ember_py_native_class(const char *function, const char *module)
+uint8_t ember_py_native_class(const char *function, const char *module, bool named)
 {
 	const char *name = function ? function : "", *mod = module ? module : "";
 	uint8_t cls = 0;
@@ -49,7 +49,16 @@ uint8_t ember_py_native_class(const char *function, const char *module)
 	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
 		if (strcmp(name, roots[i]) == 0)
 			cls |= EMBER_NATIVE_ROOT;
+	if (!named && starts_with(mod, "libc.so"))
+		cls |= EMBER_NATIVE_LIBC_ANON;
 	return cls;
+}
+
+void ember_py_root_groups(struct ember_native_group *g, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if ((g[i].cls & EMBER_NATIVE_LIBC_ANON) && (g[i - 1].cls & EMBER_NATIVE_ROOT))
+			g[i].cls |= EMBER_NATIVE_ROOT;
 }
 
 uint8_t ember_py_eval_class(const struct ember_python *py)

@@ -109,10 +109,12 @@ enum ember_native_class {
 	EMBER_NATIVE_INTERP = 4,      /* the interpreter's own machinery */
 	EMBER_NATIVE_TAKE_GIL = 8,    /* waiting for the GIL: always shown */
 	EMBER_NATIVE_ROOT = 16,       /* _start, __libc_start_main, clone3, start_thread... */
+	EMBER_NATIVE_LIBC_ANON = 32,  /* an address of libc that no symbol names */
 };
 /* The class of a symbolized native function (module: its file's base
- * name, "[jit]" for JIT code; NULL reads as ""). */
-uint8_t ember_py_native_class(const char *function, const char *module);
+ * name, "[jit]" for JIT code; NULL reads as ""; named: a symbol named it,
+ * false when the name was made from the module and offset). */
+uint8_t ember_py_native_class(const char *function, const char *module, bool named);
 /* The class bit that marks reader py's eval-loop activations: EMBER_NATIVE_EVAL_EX
  * on 2.7, EMBER_NATIVE_EVAL on 3.x. */
 uint8_t ember_py_eval_class(const struct ember_python *py);
@@ -128,6 +130,10 @@ struct ember_native_group {
 	uint32_t n;
 	uint8_t cls;               /* enum ember_native_class bits */
 };
+/* Root-first groups g[0..n): an unnamed libc group called by a root group
+ * is the rest of the root (__libc_start_call_main in a libc without a
+ * symbol table, as Debian sid's glibc 2.43), and gets EMBER_NATIVE_ROOT. */
+void ember_py_root_groups(struct ember_native_group *g, uint32_t n);
 
 enum ember_merged_kind {
 	EMBER_MERGED_NATIVE,       /* value: one of a group's ids */

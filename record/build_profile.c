@@ -20,7 +20,6 @@ struct addr_entry {
 	uint64_t addr;
 	uint32_t off, n;           /* into ids */
 	uint8_t cls;               /* enum ember_native_class */
-	bool libc_unnamed;         /* an address of libc that no symbol names */
 };
 
 struct resolver {
@@ -71,8 +70,7 @@ static int symbolize(struct resolver *rv, struct addr_entry *k, bool kernel)
 	} else {
 		n = ember_symbolize(rv->sym, k->module, k->addr, sf, MAX_INLINE);
 	}
-	k->cls = n && !kernel ? ember_py_native_class(sf[n - 1].function, sf[n - 1].module) : 0;
-	k->libc_unnamed = n && !kernel && !sf[n - 1].has_symbol && strncmp(sf[n - 1].module, "libc.so", 7) == 0;
+	k->cls = n && !kernel ? ember_py_native_class(sf[n - 1].function, sf[n - 1].module, sf[n - 1].has_symbol) : 0;
 	enum ember_frame_kind kind = kernel ? EMBER_FRAME_KERNEL :
 				     (k->cls & EMBER_NATIVE_INTERP) ? EMBER_FRAME_INTERP : EMBER_FRAME_NATIVE;
 	const char *bid = !kernel && k->module < rv->nmods ? rv->build_ids[k->module] : "";
@@ -172,12 +170,8 @@ static int native_groups(struct resolver *rv, const struct build_in *in, const s
 			return -1;
 		off[g] = e->off;
 		b->groups[g] = (struct ember_native_group){ .n = e->n, .cls = e->cls };
-		/* Called by the thread's root in libc and named by nothing: the
-		 * rest of the root (__libc_start_call_main in a libc without a
-		 * symbol table, as Debian sid's glibc 2.43). */
-		if (g && e->libc_unnamed && (b->groups[g - 1].cls & EMBER_NATIVE_ROOT))
-			b->groups[g].cls |= EMBER_NATIVE_ROOT;
 	}
+	ember_py_root_groups(b->groups, v->nframes);
 	uint8_t eval_cls = reader ? ember_py_eval_class(reader) : 0;
 	for (uint32_t g = 0, i = v->nframes; g < v->nframes; g++) {
 		const struct ember_frame_addr *fa = &v->frames[--i];

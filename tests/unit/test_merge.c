@@ -256,18 +256,28 @@ static void test_python2(void)
 
 static void test_classes(void)
 {
-	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault", "libpython3.12.so.1.0") ==
+	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault", "libpython3.12.so.1.0", true) ==
 	      (EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault.cold", "python3.11") ==
+	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault.cold", "python3.11", true) ==
 	      (EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("PyEval_EvalFrameEx", "python2.7") == (EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("take_gil", "libpython3.9.so.1.0") == (EMBER_NATIVE_TAKE_GIL | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("start_thread", "libc.so.6") == EMBER_NATIVE_ROOT);
-	CHECK(ember_py_native_class("_start", "python3.11") == (EMBER_NATIVE_ROOT | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("py::main:/x.py", "[jit]") == EMBER_NATIVE_INTERP);
-	CHECK(ember_py_native_class("dgemm_kernel_HASWELL", "libopenblas.so.0") == 0);
-	CHECK(ember_py_native_class("jit_kernel", "[jit]") == 0);
-	CHECK(ember_py_native_class(NULL, NULL) == 0);
+	CHECK(ember_py_native_class("PyEval_EvalFrameEx", "python2.7", true) == (EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("take_gil", "libpython3.9.so.1.0", true) == (EMBER_NATIVE_TAKE_GIL | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("start_thread", "libc.so.6", true) == EMBER_NATIVE_ROOT);
+	CHECK(ember_py_native_class("_start", "python3.11", true) == (EMBER_NATIVE_ROOT | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("py::main:/x.py", "[jit]", true) == EMBER_NATIVE_INTERP);
+	CHECK(ember_py_native_class("dgemm_kernel_HASWELL", "libopenblas.so.0", true) == 0);
+	CHECK(ember_py_native_class("jit_kernel", "[jit]", true) == 0);
+	CHECK(ember_py_native_class(NULL, NULL, true) == 0);
+	/* An unnamed address of libc is the rest of the root only when a root
+	 * calls it (the libc of Debian sid has no symbol table). */
+	uint8_t anon = ember_py_native_class("[libc.so.6+0x29fb9]", "libc.so.6", false);
+	CHECK(anon == EMBER_NATIVE_LIBC_ANON);
+	CHECK(ember_py_native_class("[libz.so.1+0x4b20]", "libz.so.1", false) == 0);
+	struct ember_native_group g[4] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(MAIN, anon), grp(MAIN, 0), grp(MAIN, anon) };
+	ember_py_root_groups(g, 4);
+	CHECK(g[1].cls == (EMBER_NATIVE_LIBC_ANON | EMBER_NATIVE_ROOT));
+	CHECK(g[2].cls == 0);
+	CHECK(g[3].cls == EMBER_NATIVE_LIBC_ANON);
 }
 
 int main(void)
