@@ -151,6 +151,7 @@ int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_top(int argc, char **argv);   /* top_cmd.c */
 
 /* ---- summary.c ---- */
 /* The run summary; stack_size: the --stack-size the run used. */

@@ -16,6 +16,7 @@ static void usage(FILE *out)
 	      "  convert  turn an .ember profile or folded stacks into other formats\n"
 	      "  report   print the top functions of an .ember profile or folded stacks\n"
 	      "  diff     compare two profiles: what grew, shrank, appeared or vanished\n"
+	      "  top      live table of the busiest functions of a command or a process\n"
 	      "\n"
 	      "Run 'ember COMMAND --help' for its options, examples and exit codes.\n", out);
 }
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (strcmp(cmd, "diff") == 0)
 		return cmd_diff(argc - 1, argv + 1);
+	if (strcmp(cmd, "top") == 0)
+		return cmd_top(argc - 1, argv + 1);
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return EMBER_EXIT_OK;
