@@ -20,7 +20,7 @@
 
 /* Signal handlers cannot take a context argument: these are the only
  * process-wide state, written by the handlers and read by the run. */
-static volatile sig_atomic_t top_stop, top_winch;
+static volatile sig_atomic_t top_stop, top_winch, top_tstp;
 static volatile pid_t top_forward_to;
 
 static void on_stop_signal(int sig, siginfo_t *si, void *uc)
@@ -35,11 +35,15 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 
 static void on_winch(int sig)
 {
-	(void)sig;
-	top_winch = 1;
+	if (sig == SIGTSTP)
+		top_tstp = 1;
+	else
+		top_winch = 1;
 }
 
-static void install_signals(void)
+/* On a terminal, Ctrl-Z (SIGTSTP) first puts the terminal back: ember
+ * stops itself at its next tick, and draws again when continued. */
+static void install_signals(bool tty)
 {
 	struct sigaction sa = { .sa_sigaction = on_stop_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
 	sigemptyset(&sa.sa_mask);
@@ -49,9 +53,13 @@ static void install_signals(void)
 	struct sigaction sw = { .sa_handler = on_winch, .sa_flags = SA_RESTART };
 	sigemptyset(&sw.sa_mask);
 	sigaction(SIGWINCH, &sw, NULL);
+	if (tty)
+		sigaction(SIGTSTP, &sw, NULL);
 }
 
 #define TICK_S 0.1            /* keys are read this often */
+#define FIRST_REFRESH_S 0.5   /* the first table, at the latest */
+#define MIN_RATE_SPAN_S 0.05  /* the shortest interval a rate is computed over */
 #define PLAIN_ROWS 20         /* rows of a plain table by default */
 #define COLS_FIXED 52         /* the numeric columns' width, before the function */
 #define TERM_STOP_WAIT_MS 2000 /* after q, how long a launched command has to end before SIGKILL */
@@ -85,7 +93,8 @@ struct top {
 	double cpu_s, cpu_pct;        /* the target's CPU: total, and % over the interval */
 	long rss_kib;
 	double refresh_ms, refresh_ms_max; /* updating the live profile and the model */
-	uint64_t samples_total;       /* in the live profile */
+	uint64_t samples_seen;        /* taken by the sampler, at the last refresh */
+	double rate;                  /* samples per second over the last interval */
 	unsigned refreshes;
 };
 
@@ -123,7 +132,7 @@ static void top_usage(FILE *out)
 	      "\n"
 	      "Keys: q quit; space pause (sampling goes on, the table stays); 1 2 3 4 sort by\n"
 	      "own%, total%, own time, total time (s cycles); v view merged/python/native;\n"
-	      "t next thread (all, then each in turn). Ctrl-C quits too.\n"
+	      "t next thread (all, then each in turn). Ctrl-C quits too; Ctrl-Z suspends.\n"
 	      "\n"
 	      "Columns: OWN% and TOTAL% of the samples of the shown thread(s) in the last\n"
 	      "interval, the same since the start, and OWN and TOTAL time since the start\n"
@@ -296,10 +305,9 @@ static uint32_t shown_thread(struct top *t)
 	return UINT32_MAX - 1;
 }
 
-static void header(struct top *t, FILE *f, const struct ember_top_table *tb, uint32_t thread)
+static void header(struct top *t, FILE *f, uint32_t thread)
 {
 	const struct ember_profile *p = t->p;
-	double rate = t->span_s > 0 ? (double)tb->samples_now / t->span_s : 0;
 	fprintf(f, "ember top: pid %d, %.0f s%s | view %s | sort %s | thread ", (int)ember_record_target(t->r),
 		t->last_s, t->paused ? " | PAUSED" : "", view_names[t->view], sort_names[t->sort]);
 	if (thread == UINT32_MAX)
@@ -309,7 +317,7 @@ static void header(struct top *t, FILE *f, const struct ember_top_table *tb, uin
 	else
 		fprintf(f, "%ld (no samples yet)", t->o->tid);
 	fprintf(f, "\nsamples/s %.0f | threads %" PRIu32 " | lost %" PRIu64 " | CPU %.0f%% | RSS %.1f MiB | "
-		"refresh %.1f ms\n", rate, p->nthreads, p->meta.lost, t->cpu_pct, (double)t->rss_kib / 1024.0,
+		"refresh %.1f ms\n", t->rate, p->nthreads, p->meta.lost, t->cpu_pct, (double)t->rss_kib / 1024.0,
 		t->refresh_ms);
 }
 
@@ -324,7 +332,7 @@ static void render(struct top *t, FILE *f, size_t nrows, int cols, bool keys)
 		return;
 	}
 	double unit = ember_profile_interval_s(t->p);
-	header(t, f, &tb, thread);
+	header(t, f, thread);
 	if (keys)
 		fputs("keys: q quit, space pause, 1-4 or s sort, v view, t thread\n", f);
 	fputs(" OWN%  TOTAL%  OWN%ALL  TOT%ALL   OWN(s)  TOTAL(s)  FUNCTION\n", f);
@@ -400,8 +408,16 @@ static void refresh(struct top *t, double elapsed_s)
 	t->refreshes++;
 	t->span_s = elapsed_s - t->last_s;
 	struct ember_proc_usage u;
-	if (ember_proc_usage(ember_record_target(t->r), &u)) {
-		t->cpu_pct = t->span_s > 0 ? 100.0 * (u.cpu_s - t->cpu_s) / t->span_s : 0;
+	bool usage = ember_proc_usage(ember_record_target(t->r), &u);
+	/* Rates over a span too short to mean anything (the last refresh, at
+	 * the target's exit) keep their previous values. */
+	if (t->span_s >= MIN_RATE_SPAN_S) {
+		t->rate = (double)(p->meta.samples - t->samples_seen) / t->span_s;
+		if (usage)
+			t->cpu_pct = 100.0 * (u.cpu_s - t->cpu_s) / t->span_s;
+	}
+	t->samples_seen = p->meta.samples;
+	if (usage) {
 		t->cpu_s = u.cpu_s;
 		t->rss_kib = u.rss_kib;
 	}
@@ -448,6 +464,14 @@ static void on_tick(void *arg, double elapsed_s, uint64_t samples)
 	t->elapsed_s = elapsed_s;
 	for (int c; t->tty && (c = term_key(&t->term)) >= 0;)
 		redraw |= on_key(t, c);
+	if (t->tty && top_tstp) {
+		top_tstp = 0;
+		term_leave(&t->term);
+		raise(SIGSTOP);
+		/* continued (fg) */
+		term_enter(&t->term);
+		redraw = true;
+	}
 	if (t->tty && top_winch) {
 		top_winch = 0;
 		term_size(&t->term);
@@ -507,7 +531,12 @@ static int run_top(struct top_opts *o, struct ember_record *r)
 		ember_record_live_free(t.live);
 		return EMBER_EXIT_INTERNAL;
 	}
-	t.next_s = o->interval_s;
+	/* The first table early: the first refresh also opens the target's
+	 * modules for symbols, the slow part (hundreds of ms for libpython). */
+	t.next_s = o->interval_s < FIRST_REFRESH_S ? o->interval_s : FIRST_REFRESH_S;
+	struct ember_proc_usage u;   /* an attached target's CPU so far is not the interval's */
+	if (ember_proc_usage(ember_record_target(r), &u))
+		t.cpu_s = u.cpu_s;
 	t.tty = term_enter(&t.term) == 0;
 	if (t.tty) {
 		fputs("\033[Hember top: sampling, the first table comes in a moment...\033[K\033[J", stdout);
@@ -559,7 +588,7 @@ int cmd_top(int argc, char **argv)
 	o.rec.progress_s = TICK_S;
 	if ((rc = outputs_open(&o.out)) != 0)
 		goto out;
-	install_signals();
+	install_signals(isatty(STDOUT_FILENO));
 	if (!(r = ember_record_new(&o.rec))) {
 		fprintf(stderr, "ember: out of memory\n");
 		rc = EMBER_EXIT_INTERNAL;

@@ -309,7 +309,8 @@ void ember_top_free(struct ember_top *t);
  * earlier call, grown since.  0, or -1 on OOM. */
 int ember_top_update(struct ember_top *t, const struct ember_profile *p);
 /* The table of view over thread (an index of p->threads; UINT32_MAX: all
- * threads), sorted by sort (ties: the other count, then the label).  out's
+ * threads), sorted by sort (ties: the other count of the same span, then,
+ * for an interval's sort, its count since the start, then the label).  out's
  * rows belong to t, valid until the next table or ember_top_free.  0, or
  * -1 on OOM. */
 int ember_top_table(struct ember_top *t, const struct ember_profile *p, enum ember_top_view view,

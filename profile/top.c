@@ -125,6 +125,12 @@ static enum ember_top_sort sort_other(enum ember_top_sort s)
 	return (enum ember_top_sort)(s ^ 1);
 }
 
+/* The since-the-start count of an interval's sort (itself otherwise). */
+static enum ember_top_sort sort_since_start(enum ember_top_sort s)
+{
+	return (enum ember_top_sort)(s | 2);
+}
+
 static int cmp_rows(const void *a, const void *b, void *ctx)
 {
 	const struct ember_top_row *x = a, *y = b;
@@ -135,6 +141,11 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
 		return vx > vy ? -1 : 1;
 	vx = sort_value(x, sort_other(s));
 	vy = sort_value(y, sort_other(s));
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	/* an interval's ties (an empty one: all) by the same since the start */
+	vx = sort_value(x, sort_since_start(s));
+	vy = sort_value(y, sort_since_start(s));
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
 	return strcmp(x->label, y->label);

@@ -177,6 +177,7 @@ static void test_threads_and_intervals(void)
 	struct fixture x;
 	struct ember_top *t = ember_top_new();
 	struct ember_top_table tb;
+	char buf[512];
 	fixture_init(&x);
 	two_intervals(&x, t);
 	CHECK(ember_top_table(t, &x.p, EMBER_TOP_MERGED, x.t1, EMBER_TOP_BY_OWN, &tb) == 0);
@@ -203,6 +204,8 @@ static void test_threads_and_intervals(void)
 	CHECK(ember_top_table(t, &x.p, EMBER_TOP_MERGED, UINT32_MAX, EMBER_TOP_BY_OWN, &tb) == 0);
 	CHECK(tb.samples_now == 0 && tb.samples_all == 19);
 	CHECK(counts(&tb, "work (a.py:10)", 0, 0, 8, 14));
+	/* all tied at 0 in it: ordered by own since the start */
+	CHECK_STR(order(&tb, buf, sizeof buf), "work (a.py:10)|memcpy|Helper.run (b.py:5)|_start|main (a.py:1)");
 	ember_top_free(t);
 	ember_profile_free(&x.p);
 }
