@@ -1,6 +1,7 @@
 /* The terminal of `ember top` (term.h). */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -47,7 +48,10 @@ int term_enter(struct term *t)
 		/* No line editing and no echo; ISIG stays, so Ctrl-C and Ctrl-\
 		 * still signal (ember and a launched command, as in `record`). */
 		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-		raw.c_cc[VMIN] = 0;
+		/* A read waits for a key (term_key polls first): a shell that
+		 * reads the terminal before ember has put it back (Ctrl-Z under a
+		 * wrapper script) must not take "no byte yet" for its end. */
+		raw.c_cc[VMIN] = 1;
 		raw.c_cc[VTIME] = 0;
 		t->keys = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
 	}
@@ -59,8 +63,15 @@ int term_enter(struct term *t)
 
 void term_leave(struct term *t)
 {
+	/* SIGTTOU blocked: a shell that took the terminal back first (Ctrl-Z)
+	 * would otherwise have ember stopped here, its screen not restored. */
+	sigset_t ttou, old;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
 	if (t->keys)
 		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	t->keys = false;
 	if (t->active)
 		put(CURSOR_SHOW ALT_SCREEN_OFF);

@@ -19,7 +19,8 @@ struct term {
  * without echo (Ctrl-C still signals). 0, or -1 when standard output is
  * not a terminal. */
 int term_enter(struct term *t);
-/* Undo term_enter: termios, cursor, main screen. Safe to call again. */
+/* Undo term_enter: termios, cursor, main screen. Safe to call again, and
+ * from a signal handler (tcsetattr, sigprocmask and write only). */
 void term_leave(struct term *t);
 /* Read the window size into rows and cols (80 x 24 when unknown). */
 void term_size(struct term *t);

@@ -22,6 +22,7 @@
  * process-wide state, written by the handlers and read by the run. */
 static volatile sig_atomic_t top_stop, top_winch, top_tstp;
 static volatile pid_t top_forward_to;
+static struct term *volatile top_term;   /* the full screen while it is up, for Ctrl-Z */
 
 static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -35,14 +36,27 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 
 static void on_winch(int sig)
 {
-	if (sig == SIGTSTP)
-		top_tstp = 1;
-	else
-		top_winch = 1;
+	(void)sig;
+	top_winch = 1;
 }
 
-/* On a terminal, Ctrl-Z (SIGTSTP) first puts the terminal back: ember
- * stops itself at its next tick, and draws again when continued. */
+/* Ctrl-Z: the terminal back as it was before ember stops (a shell may take
+ * it as soon as the command it waits for has stopped), then stop; once
+ * continued, the tick takes the full screen again. term_leave only calls
+ * tcsetattr and write, which a handler may. */
+static void on_tstp(int sig)
+{
+	int saved = errno;
+	struct term *t = top_term;
+	(void)sig;
+	if (t)
+		term_leave(t);
+	raise(SIGSTOP);
+	top_tstp = t != NULL;
+	errno = saved;
+}
+
+/* On a terminal, Ctrl-Z (SIGTSTP) first puts the terminal back. */
 static void install_signals(bool tty)
 {
 	struct sigaction sa = { .sa_sigaction = on_stop_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
@@ -53,8 +67,10 @@ static void install_signals(bool tty)
 	struct sigaction sw = { .sa_handler = on_winch, .sa_flags = SA_RESTART };
 	sigemptyset(&sw.sa_mask);
 	sigaction(SIGWINCH, &sw, NULL);
+	struct sigaction st = { .sa_handler = on_tstp, .sa_flags = SA_RESTART };
+	sigemptyset(&st.sa_mask);
 	if (tty)
-		sigaction(SIGTSTP, &sw, NULL);
+		sigaction(SIGTSTP, &st, NULL);
 }
 
 #define TICK_S 0.1            /* keys are read this often */
@@ -378,8 +394,15 @@ static void draw(struct top *t)
 	}
 	fputs("\033[J", o);
 	fclose(o);
+	/* A frame goes out whole: Ctrl-Z waits until it has (its handler
+	 * switches screens, which must not land inside a frame). */
+	sigset_t tstp, old;
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	sigprocmask(SIG_BLOCK, &tstp, &old);
 	fwrite(out, 1, olen, stdout);
 	fflush(stdout);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(buf);
 	free(out);
 }
@@ -464,12 +487,11 @@ static void on_tick(void *arg, double elapsed_s, uint64_t samples)
 	t->elapsed_s = elapsed_s;
 	for (int c; t->tty && (c = term_key(&t->term)) >= 0;)
 		redraw |= on_key(t, c);
-	if (t->tty && top_tstp) {
+	if (t->tty && top_tstp) {   /* continued after Ctrl-Z (fg) */
 		top_tstp = 0;
-		term_leave(&t->term);
-		raise(SIGSTOP);
-		/* continued (fg) */
+		top_term = NULL;
 		term_enter(&t->term);
+		top_term = &t->term;
 		redraw = true;
 	}
 	if (t->tty && top_winch) {
@@ -538,11 +560,14 @@ static int run_top(struct top_opts *o, struct ember_record *r)
 	if (ember_proc_usage(ember_record_target(r), &u))
 		t.cpu_s = u.cpu_s;
 	t.tty = term_enter(&t.term) == 0;
+	if (t.tty)
+		top_term = &t.term;
 	if (t.tty) {
 		fputs("\033[Hember top: sampling, the first table comes in a moment...\033[K\033[J", stdout);
 		fflush(stdout);
 	}
 	ember_record_capture(r, &top_stop, on_tick, &t);
+	top_term = NULL;
 	term_leave(&t.term);
 	top_forward_to = 0;
 	if (t.quit)

@@ -173,10 +173,9 @@ try:
     tmux("resize-window", "-t", "top", "-x", "160", "-y", "50")
 
     key("C-z")
-    end = time.monotonic() + 3
-    while mode() != (False, True) and time.monotonic() < end:
-        time.sleep(0.1)
-    chk.check(mode() == (False, True), "Ctrl-Z: main screen and cursor back while stopped", pane())
+    text = wait_for(lambda t: re.search(r"Stopped.*\n\$ *$", t.rstrip() + " ", re.S), 3)
+    chk.check(text is not None and mode() == (False, True),
+              "Ctrl-Z: main screen and cursor back while stopped, the shell's prompt", pane())
     tmux("send-keys", "-t", "top", "fg", "Enter")
     text = wait_for(lambda t: "ember top:" in t and "keys:" in t, 3)
     chk.check(text is not None and mode() == (True, False), "fg: the full-screen table again", pane())
