@@ -75,7 +75,8 @@ static void install_signals(bool tty)
 
 #define TICK_S 0.1            /* keys are read this often */
 #define FIRST_REFRESH_S 0.5   /* the first table, at the latest */
-#define MIN_RATE_SPAN_S 0.05  /* the shortest interval a rate is computed over */
+#define THREAD_NAME_MAX 32    /* characters of a thread's name in the header */
+#define MIN_RATE_SPAN_S 0.25  /* the shortest interval a rate is computed over */
 #define PLAIN_ROWS 20         /* rows of a plain table by default */
 #define COLS_FIXED 52         /* the numeric columns' width, before the function */
 #define TERM_STOP_WAIT_MS 2000 /* after q, how long a launched command has to end before SIGKILL */
@@ -109,6 +110,7 @@ struct top {
 	double cpu_s, cpu_pct;        /* the target's CPU: total, and % over the interval */
 	long rss_kib;
 	double refresh_ms, refresh_ms_max; /* updating the live profile and the model */
+	double table_ms;              /* computing the table shown (the last one before this one) */
 	uint64_t samples_seen;        /* taken by the sampler, at the last refresh */
 	double rate;                  /* samples per second over the last interval */
 	unsigned refreshes;
@@ -328,13 +330,16 @@ static void header(struct top *t, FILE *f, uint32_t thread)
 		t->last_s, t->paused ? " | PAUSED" : "", view_names[t->view], sort_names[t->sort]);
 	if (thread == UINT32_MAX)
 		fputs("all", f);
-	else if (thread < p->nthreads)
-		fprintf(f, "%" PRIu32 " %s", p->threads[thread].tid, p->threads[thread].name);
+	else if (thread < p->nthreads) {
+		/* the target names its threads: no control characters reach the terminal */
+		fprintf(f, "%" PRIu32 " ", p->threads[thread].tid);
+		ember_report_put_label(f, p->threads[thread].name, THREAD_NAME_MAX);
+	}
 	else
 		fprintf(f, "%ld (no samples yet)", t->o->tid);
 	fprintf(f, "\nsamples/s %.0f | threads %" PRIu32 " | lost %" PRIu64 " | CPU %.0f%% | RSS %.1f MiB | "
-		"refresh %.1f ms\n", t->rate, p->nthreads, p->meta.lost, t->cpu_pct, (double)t->rss_kib / 1024.0,
-		t->refresh_ms);
+		"refresh %.1f ms, table %.1f ms\n", t->rate, p->nthreads, p->meta.lost, t->cpu_pct,
+		(double)t->rss_kib / 1024.0, t->refresh_ms, t->table_ms);
 }
 
 /* The table into f: the header, the column titles and at most nrows rows
@@ -343,10 +348,12 @@ static void render(struct top *t, FILE *f, size_t nrows, int cols, bool keys)
 {
 	struct ember_top_table tb;
 	uint32_t thread = shown_thread(t);
+	uint64_t t0 = ember_now_ns();
 	if (ember_top_table(t->model, t->p, t->view, thread, t->sort, &tb) != 0) {
 		t->failed = true;
 		return;
 	}
+	t->table_ms = (double)(ember_now_ns() - t0) / 1e6;
 	double unit = ember_profile_interval_s(t->p);
 	header(t, f, thread);
 	if (keys)
