@@ -152,6 +152,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_dump(int argc, char **argv);   /* dump_cmd.c */
+int cmd_top(int argc, char **argv);   /* top_cmd.c */
 
 /* ---- summary.c ---- */
 /* The run summary; stack_size: the --stack-size the run used. */

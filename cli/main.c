@@ -17,6 +17,7 @@ static void usage(FILE *out)
 	      "  report   print the top functions of an .ember profile or folded stacks\n"
 	      "  diff     compare two profiles: what grew, shrank, appeared or vanished\n"
 	      "  dump     print every thread's current stack of a running process\n"
+	      "  top      live table of the busiest functions of a command or a process\n"
 	      "\n"
 	      "Run 'ember COMMAND --help' for its options, examples and exit codes.\n", out);
 }
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
 		return cmd_diff(argc - 1, argv + 1);
 	if (strcmp(cmd, "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1);
+	if (strcmp(cmd, "top") == 0)
+		return cmd_top(argc - 1, argv + 1);
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return EMBER_EXIT_OK;

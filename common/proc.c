@@ -124,6 +124,24 @@ bool ember_proc_gone(pid_t pid)
 	return st && (st[2] == 'Z' || st[2] == 'X');
 }
 
+bool ember_proc_usage(pid_t pid, struct ember_proc_usage *u)
+{
+	char buf[1024];
+	unsigned long long utime, stime;
+	long rss_pages, tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	if (ember_proc_read(pid, "stat", buf, sizeof buf) <= 0)
+		return false;
+	/* The fields after "PID (COMM)" (a name may hold blanks and parentheses:
+	 * it ends at the last ')'): state is field 3, utime 14, stime 15, rss 24. */
+	const char *st = strrchr(buf, ')');
+	if (!st || sscanf(st + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d "
+			  "%*u %*u %ld", &utime, &stime, &rss_pages) != 3)
+		return false;
+	u->cpu_s = (double)(utime + stime) / (double)(tick > 0 ? tick : 100);
+	u->rss_kib = rss_pages * (page > 0 ? page : 4096) / 1024;
+	return true;
+}
+
 bool ember_proc_status(pid_t pid, const char *key, char *buf, size_t len)
 {
 	char path[64], line[1024];

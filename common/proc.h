@@ -53,4 +53,12 @@ bool ember_proc_gone(pid_t pid);
  * leading blanks dropped, into buf; false when there is none. */
 bool ember_proc_status(pid_t pid, const char *key, char *buf, size_t len);
 
+/* A process's CPU time (user + system, all its threads) and resident set
+ * from /proc/PID/stat; false when it cannot be read (gone). */
+struct ember_proc_usage {
+	double cpu_s;
+	long rss_kib;
+};
+bool ember_proc_usage(pid_t pid, struct ember_proc_usage *u);
+
 #endif

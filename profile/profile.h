@@ -260,5 +260,60 @@ int ember_report_count(const struct ember_profile *p, ember_report_key_fn key_of
  * characters and control characters print as '?'. */
 void ember_report_print(FILE *out, const struct ember_profile *p,
 			enum ember_report_key key, size_t top);
+/* Print label as those tables do: at most max characters (a longer one
+ * keeps its first two thirds and its end around an ellipsis), control
+ * characters as '?'. */
+void ember_report_put_label(FILE *out, const char *label, size_t max);
+
+/* ---- The live table of `ember top` (top.c) ----
+ *
+ * Own and total samples per function, over the last interval and since the
+ * start, from a profile that only grows while it is sampled (rows and
+ * counts are added, ids stay): ember_top_update takes the profile's counts
+ * as the end of an interval, and the interval is what was added since the
+ * update before.  Tables are computed from those two snapshots, so that a
+ * paused view can still be sorted, filtered and switched. */
+
+enum ember_top_view {
+	EMBER_TOP_MERGED = 0,  /* Python and native frames, the interpreter's own left out */
+	EMBER_TOP_PYTHON,      /* Python frames only: own time is the innermost Python function's */
+	EMBER_TOP_NATIVE,      /* native (and kernel) frames only, the interpreter's included */
+	EMBER_TOP_VIEW_COUNT
+};
+
+enum ember_top_sort {
+	EMBER_TOP_BY_OWN = 0,  /* own samples in the interval */
+	EMBER_TOP_BY_TOTAL,    /* total samples in the interval */
+	EMBER_TOP_BY_OWN_ALL,  /* own samples since the start */
+	EMBER_TOP_BY_TOTAL_ALL,/* total samples since the start */
+	EMBER_TOP_SORT_COUNT
+};
+
+struct ember_top_row {
+	const char *label;     /* "name" or, Python, "qualname (file:first line)"; lives as the model */
+	uint64_t own_now, total_now;   /* samples in the last interval */
+	uint64_t own_all, total_all;   /* samples since the start */
+};
+
+struct ember_top_table {
+	struct ember_top_row *rows;    /* every function with a sample in the view, sorted */
+	size_t nrows;
+	uint64_t samples_now, samples_all; /* samples of the thread(s) shown: the 100% */
+};
+
+struct ember_top;
+/* NULL on OOM. */
+struct ember_top *ember_top_new(void);
+void ember_top_free(struct ember_top *t);
+/* End an interval at p's counts now.  p must be the profile of every
+ * earlier call, grown since.  0, or -1 on OOM. */
+int ember_top_update(struct ember_top *t, const struct ember_profile *p);
+/* The table of view over thread (an index of p->threads; UINT32_MAX: all
+ * threads), sorted by sort (ties: the other count of the same span, then,
+ * for an interval's sort, its count since the start, then the label).  out's
+ * rows belong to t, valid until the next table or ember_top_free.  0, or
+ * -1 on OOM. */
+int ember_top_table(struct ember_top *t, const struct ember_profile *p, enum ember_top_view view,
+		    uint32_t thread, enum ember_top_sort sort, struct ember_top_table *out);
 
 #endif

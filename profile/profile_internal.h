@@ -59,4 +59,22 @@ int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 		      struct ember_report_row **rows, size_t *nrows);
 void ember_report_rows_free(struct ember_report_row *rows, size_t nrows);
 
+/* The keys of reports (report.c), for the live table (top.c): an id per
+ * distinct key, its label interned for the keys' lifetime.  def_line: a
+ * Python function's label ends in its first line, "f (file:12)".  NULL on
+ * OOM. */
+struct report_keys;
+struct report_keys *report_keys_new(enum ember_report_key key, bool def_line);
+void report_keys_free(struct report_keys *k);
+/* An ember_report_key_fn: ctx is the struct report_keys. */
+uint32_t report_key_of(void *ctx, const struct ember_frame *f);
+uint32_t report_keys_count(const struct report_keys *k);
+const char *report_key_label(const struct report_keys *k, uint32_t id);
+/* Add into self[] and total[] (nkeys each): stack s weighs weight[s];
+ * frame_key[f] is frame f's key (UINT32_MAX: none); a frame with skip[f]
+ * set is out of the view (skip NULL: none is), and self goes to the
+ * innermost frame in it.  0, or -1 on OOM. */
+int report_count_weighted(const struct ember_profile *p, const uint32_t *frame_key, const bool *skip,
+			  const uint64_t *weight, uint32_t nkeys, uint64_t *self, uint64_t *total);
+
 #endif

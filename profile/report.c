@@ -19,6 +19,7 @@ struct report_key {
 
 struct report_keys {
 	enum ember_report_key key;
+	bool def_line;         /* Python function labels end in their first line: "f (file:12)" */
 	struct ember_strtab *strings;
 	struct ember_idtab index;
 	struct report_key *keys;
@@ -98,12 +99,15 @@ static int build_label(struct report_keys *k, const struct ember_frame *f, enum 
 	if (key == EMBER_REPORT_BY_LINE && f->line &&
 	    (buf_put(k, ":", 1) < 0 || buf_putu(k, f->line) < 0))
 		return -1;
+	if (key == EMBER_REPORT_BY_FUNCTION && k->def_line && f->first_line &&
+	    (buf_put(k, ":", 1) < 0 || buf_putu(k, f->first_line) < 0))
+		return -1;
 	return buf_put(k, ")", 1);
 }
 
 /* Key id of frame f (an ember_report_key_fn; ctx is the struct
  * report_keys), adding the key if new; UINT32_MAX on OOM. */
-static uint32_t key_of_frame(void *ctx, const struct ember_frame *f)
+uint32_t report_key_of(void *ctx, const struct ember_frame *f)
 {
 	struct report_keys *k = ctx;
 	enum ember_report_key key = k->key;
@@ -143,41 +147,52 @@ static int cmp_by_self(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+int report_count_weighted(const struct ember_profile *p, const uint32_t *frame_key, const bool *skip,
+			  const uint64_t *weight, uint32_t nkeys, uint64_t *self, uint64_t *total)
+{
+	uint32_t *stamp = calloc((size_t)nkeys + 1, sizeof(*stamp));   /* 1 + the last stack counted */
+
+	if (!stamp)
+		return -1;
+	for (uint32_t s = 0; s < p->nstacks; s++) {
+		uint32_t n;
+		const uint32_t *ids = ember_profile_stack_frames(p, s, &n);
+		uint64_t c = weight[s];
+		bool leaf = true;
+
+		for (uint32_t i = n; c && i-- > 0;) {
+			uint32_t kid = frame_key[ids[i]];
+			if (skip && skip[ids[i]])
+				continue;
+			/* the innermost frame of the view is the one running */
+			if (leaf && kid != UINT32_MAX)
+				self[kid] += c;
+			leaf = false;
+			if (kid == UINT32_MAX || stamp[kid] == s + 1)
+				continue;
+			stamp[kid] = s + 1;
+			total[kid] += c;
+		}
+	}
+	free(stamp);
+	return 0;
+}
+
 /* Adds into self[] and total[] (nkeys each) per key of frame_key (frame
  * id -> key, UINT32_MAX: none).  0, or -1 on OOM. */
 static int count_stacks(const struct ember_profile *p, const uint32_t *frame_key, uint32_t nkeys,
 			uint64_t *self, uint64_t *total)
 {
 	uint64_t *stack_count = calloc((size_t)p->nstacks + 1, sizeof(*stack_count));
-	uint32_t *stamp = calloc((size_t)nkeys + 1, sizeof(*stamp));   /* 1 + the last stack counted */
-	int ret = -1;
+	int ret;
 
-	if (!stack_count || !stamp)
-		goto out;
+	if (!stack_count)
+		return -1;
 	/* Per stack first: rows of one stack on many threads cost one walk. */
 	for (uint32_t r = 0; r < p->nrows; r++)
 		stack_count[p->rows[r].stack] += p->rows[r].count;
-	for (uint32_t s = 0; s < p->nstacks; s++) {
-		uint32_t n;
-		const uint32_t *ids = ember_profile_stack_frames(p, s, &n);
-		uint64_t c = stack_count[s];
-
-		if (!c || !n)
-			continue;
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t kid = frame_key[ids[i]];
-			if (kid == UINT32_MAX || stamp[kid] == s + 1)
-				continue;
-			stamp[kid] = s + 1;
-			total[kid] += c;
-		}
-		if (frame_key[ids[n - 1]] != UINT32_MAX)
-			self[frame_key[ids[n - 1]]] += c;
-	}
-	ret = 0;
-out:
+	ret = report_count_weighted(p, frame_key, NULL, stack_count, nkeys, self, total);
 	free(stack_count);
-	free(stamp);
 	return ret;
 }
 
@@ -217,13 +232,49 @@ out:
 	return ret;
 }
 
+struct report_keys *report_keys_new(enum ember_report_key key, bool def_line)
+{
+	struct report_keys *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->key = key;
+	k->def_line = def_line;
+	if (!(k->strings = ember_strtab_new()) || ember_idtab_init(&k->index) < 0) {
+		report_keys_free(k);
+		return NULL;
+	}
+	return k;
+}
+
+void report_keys_free(struct report_keys *k)
+{
+	if (!k)
+		return;
+	free(k->buf);
+	free(k->keys);
+	ember_idtab_free(&k->index);
+	ember_strtab_free(k->strings);
+	free(k);
+}
+
+uint32_t report_keys_count(const struct report_keys *k)
+{
+	return (uint32_t)k->nkeys;
+}
+
+const char *report_key_label(const struct report_keys *k, uint32_t id)
+{
+	return id < k->nkeys ? k->keys[id].label : "";
+}
+
 /* Count self and total for every key. */
 static int count_keys(const struct ember_profile *p, struct report_keys *k)
 {
 	uint64_t *self, *total;
 	uint32_t n;
 
-	if (ember_report_count(p, key_of_frame, k, &n, &self, &total) < 0)
+	if (ember_report_count(p, report_key_of, k, &n, &self, &total) < 0)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		k->keys[i].self = self[i];
@@ -306,9 +357,7 @@ static void put_cp(FILE *out, uint32_t cp)
 			0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
 }
 
-/* Print label, at most max characters; a longer one keeps its first two
- * thirds and its end around an ellipsis. */
-static void put_label(FILE *out, const char *label, size_t max)
+void ember_report_put_label(FILE *out, const char *label, size_t max)
 {
 	const unsigned char *s = (const unsigned char *)label;
 	size_t n = strlen(label), chars = 0, head, tail, i, idx;
@@ -316,6 +365,8 @@ static void put_label(FILE *out, const char *label, size_t max)
 
 	for (i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
 		chars++;
+	if (!max)
+		return;
 	head = chars <= max ? chars : (max - 1) * 2 / 3;
 	tail = chars <= max ? 0 : max - 1 - head;
 	for (i = 0, idx = 0; i < n; idx++) {
@@ -357,7 +408,7 @@ static void print_table(FILE *out, const struct ember_report_row *rows, size_t n
 			100.0 * (double)rows[i].self / (double)all,
 			100.0 * (double)rows[i].total / (double)all,
 			width, by_total ? rows[i].total : rows[i].self);
-		put_label(out, rows[i].label, LABEL_MAX_CHARS);
+		ember_report_put_label(out, rows[i].label, LABEL_MAX_CHARS);
 		putc('\n', out);
 	}
 }

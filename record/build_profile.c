@@ -26,7 +26,8 @@ struct resolver {
 	struct ember_symbolizer *sym;
 	struct ember_profile *p;
 	char **build_ids;          /* hex, by module */
-	uint32_t nmods;
+	size_t build_ids_cap;
+	uint32_t nmods;            /* modules declared to the symbolizer */
 	struct addr_entry *entries;
 	size_t nentries, entries_cap;
 	struct ember_idtab index;
@@ -106,15 +107,16 @@ static const struct addr_entry *resolve(struct resolver *rv, const struct ember_
 	return &rv->entries[rv->nentries++];
 }
 
-static int resolver_init(struct resolver *rv, const struct build_in *in, struct ember_profile *p)
+/* Declare the sampler's modules not declared yet (a run loads more as it
+ * goes: a live profile is resolved many times). 0, or -1 on OOM. */
+static int resolver_sync_modules(struct resolver *rv, const struct build_in *in)
 {
-	*rv = (struct resolver){ .p = p };
-	rv->sym = ember_symbolizer_new();
-	rv->nmods = ember_sampler_module_count(in->sampler);
-	rv->build_ids = calloc(rv->nmods + 1, sizeof *rv->build_ids);
-	if (!rv->sym || !rv->build_ids || ember_idtab_init(&rv->index) != 0)
+	uint32_t nmods = ember_sampler_module_count(in->sampler);
+	if (nmods <= rv->nmods)
+		return 0;
+	if (EMBER_GROW(rv->build_ids, rv->build_ids_cap, (size_t)nmods + 1) != 0)
 		return -1;
-	for (uint32_t m = 0; m < rv->nmods; m++) {
+	for (uint32_t m = rv->nmods; m < nmods; m++) {
 		struct ember_module_info mi;
 		ember_sampler_module(in->sampler, m, &mi);
 		if (mi.jit_pid)
@@ -125,10 +127,20 @@ static int resolver_init(struct resolver *rv, const struct build_in *in, struct 
 		/* hex, for .ember and pprof consumers that fetch debug info by it */
 		if (!(rv->build_ids[m] = calloc(mi.build_id_len * 2 + 1, 1)))
 			return -1;
+		rv->nmods = m + 1;
 		for (size_t i = 0; i < mi.build_id_len; i++)
 			sprintf(rv->build_ids[m] + 2 * i, "%02x", mi.build_id[i]);
 	}
 	return 0;
+}
+
+static int resolver_init(struct resolver *rv, const struct build_in *in, struct ember_profile *p)
+{
+	*rv = (struct resolver){ .p = p };
+	rv->sym = ember_symbolizer_new();
+	if (!rv->sym || ember_idtab_init(&rv->index) != 0)
+		return -1;
+	return resolver_sync_modules(rv, in);
 }
 
 static void resolver_free(struct resolver *rv)
@@ -274,44 +286,101 @@ static int add_timeline(const struct raw_stacks *raw, struct ember_profile *p, c
 	return 0;
 }
 
+/* A profile being built from the raw stacks, once or (live) again and
+ * again: raw entry k became stack entry_stack[k] of thread entry_thread[k]
+ * with entry_count[k] samples so far. */
+struct profile_builder {
+	struct resolver rv;
+	struct stack_bufs b;
+	uint32_t *entry_stack, *entry_thread;
+	uint64_t *entry_count;
+	size_t nentries, es_cap, et_cap, ec_cap;
+};
+
+/* Raw entry v, new, into p. 0, or -1 on OOM. */
+static int builder_add_entry(struct profile_builder *bd, const struct build_in *in, struct ember_profile *p,
+			     const struct raw_stack_view *v, uint64_t *mismatched)
+{
+	bool uncertain;
+	long n = build_stack(&bd->rv, in, v, &bd->b, &uncertain);
+	if (n < 0 || EMBER_GROW(bd->entry_stack, bd->es_cap, bd->nentries + 1) != 0 ||
+	    EMBER_GROW(bd->entry_thread, bd->et_cap, bd->nentries + 1) != 0 ||
+	    EMBER_GROW(bd->entry_count, bd->ec_cap, bd->nentries + 1) != 0)
+		return -1;
+	if (uncertain)
+		*mismatched += v->count;
+	uint32_t sid = ember_profile_stack(p, bd->b.stack, (uint32_t)n);
+	/* A Python thread is named as Python names it ("MainThread",
+	 * "Thread-3 (worker)"); others (BLAS, OpenMP workers) by their comm. */
+	const char *tname = in->python ? ember_py_session_thread_name(in->python, v->pid, v->tid) : NULL;
+	if (!tname)
+		tname = ember_sampler_thread_name(in->sampler, v->pid, v->tid);
+	uint32_t tix = ember_profile_thread(p, v->pid, v->tid, tname);
+	if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add(p, sid, tix, v->count) != 0)
+		return -1;
+	bd->entry_stack[bd->nentries] = sid;
+	bd->entry_thread[bd->nentries] = tix;
+	bd->entry_count[bd->nentries++] = v->count;
+	return 0;
+}
+
+/* Bring p up to the raw stacks: the samples of entries already in it are
+ * added as counts, and only new entries are resolved. 0, or -1 on OOM. */
+int profile_builder_update(struct profile_builder *bd, const struct build_in *in, struct ember_profile *p,
+			  uint64_t *mismatched)
+{
+	size_t cursor = 0;
+	struct raw_stack_view v;
+	if (resolver_sync_modules(&bd->rv, in) != 0)
+		return -1;
+	while (raw_stacks_next(in->raw, &cursor, &v)) {
+		size_t k = cursor - 1;
+		if (k >= bd->nentries) {
+			if (builder_add_entry(bd, in, p, &v, mismatched) != 0)
+				return -1;
+			continue;
+		}
+		if (v.count > bd->entry_count[k] &&
+		    ember_profile_add(p, bd->entry_stack[k], bd->entry_thread[k], v.count - bd->entry_count[k]) != 0)
+			return -1;
+		bd->entry_count[k] = v.count;
+	}
+	return 0;
+}
+
+void profile_builder_free(struct profile_builder *bd)
+{
+	if (!bd)
+		return;
+	free(bd->entry_stack);
+	free(bd->entry_thread);
+	free(bd->entry_count);
+	free(bd->b.groups);
+	free(bd->b.merged);
+	free(bd->b.stack);
+	resolver_free(&bd->rv);
+	free(bd);
+}
+
+struct profile_builder *profile_builder_new(const struct build_in *in, struct ember_profile *p)
+{
+	struct profile_builder *bd = calloc(1, sizeof *bd);
+	if (!bd)
+		return NULL;
+	if (resolver_init(&bd->rv, in, p) != 0) {
+		profile_builder_free(bd);
+		return NULL;
+	}
+	return bd;
+}
+
 int build_profile(const struct build_in *in, struct ember_profile *p, uint64_t *mismatched)
 {
 	*mismatched = 0;
-	struct resolver rv;
-	struct stack_bufs b = { 0 };
-	uint32_t *entry_stack = NULL, *entry_thread = NULL;
-	size_t nentries = 0, es_cap = 0, et_cap = 0, cursor = 0;
-	int rc = resolver_init(&rv, in, p);
-	struct raw_stack_view v;
-	while (rc == 0 && raw_stacks_next(in->raw, &cursor, &v)) {
-		bool uncertain;
-		long n = build_stack(&rv, in, &v, &b, &uncertain);
-		if (n < 0 || EMBER_GROW(entry_stack, es_cap, nentries + 1) != 0 ||
-		    EMBER_GROW(entry_thread, et_cap, nentries + 1) != 0) {
-			rc = -1;
-			break;
-		}
-		if (uncertain)
-			*mismatched += v.count;
-		uint32_t sid = ember_profile_stack(p, b.stack, (uint32_t)n);
-		/* A Python thread is named as Python names it ("MainThread",
-		 * "Thread-3 (worker)"); others (BLAS, OpenMP workers) by their comm. */
-		const char *tname = in->python ? ember_py_session_thread_name(in->python, v.pid, v.tid) : NULL;
-		if (!tname)
-			tname = ember_sampler_thread_name(in->sampler, v.pid, v.tid);
-		uint32_t tix = ember_profile_thread(p, v.pid, v.tid, tname);
-		if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add(p, sid, tix, v.count) != 0)
-			rc = -1;
-		entry_stack[nentries] = sid;
-		entry_thread[nentries++] = tix;
-	}
+	struct profile_builder *bd = profile_builder_new(in, p);
+	int rc = bd ? profile_builder_update(bd, in, p, mismatched) : -1;
 	if (rc == 0)
-		rc = add_timeline(in->raw, p, entry_stack, entry_thread, nentries);
-	free(entry_stack);
-	free(entry_thread);
-	free(b.groups);
-	free(b.merged);
-	free(b.stack);
-	resolver_free(&rv);
+		rc = add_timeline(in->raw, p, bd->entry_stack, bd->entry_thread, bd->nentries);
+	profile_builder_free(bd);
 	return rc;
 }

@@ -21,4 +21,15 @@ struct build_in {
  * with their native stack. 0, or -1 on OOM. */
 int build_profile(const struct build_in *in, struct ember_profile *p, uint64_t *mismatched);
 
+/* The same, kept up to date during the capture (a live profile): the
+ * builder keeps what it resolved, so that each update adds the new samples
+ * to p as counts and symbolizes only addresses it has not seen. p must be
+ * the same profile on every call, changed by nothing else. NULL on OOM;
+ * update: 0, or -1 on OOM (*mismatched grows by the new uncertain samples). */
+struct profile_builder;
+struct profile_builder *profile_builder_new(const struct build_in *in, struct ember_profile *p);
+int profile_builder_update(struct profile_builder *bd, const struct build_in *in, struct ember_profile *p,
+			   uint64_t *mismatched);
+void profile_builder_free(struct profile_builder *bd);
+
 #endif

@@ -179,7 +179,7 @@ void capture_run(struct ember_record *r, ember_record_progress_fn progress, void
 		double t = now_s();
 		if (done || *r->stop || (dur > 0 && t - t0 >= dur))
 			break;
-		if (progress && t - last_progress >= 1.0) {
+		if (progress && t - last_progress >= (r->opts.progress_s > 0 ? r->opts.progress_s : 1.0)) {
 			progress(arg, t - t0, raw_stacks_samples(r->raw));
 			last_progress = t;
 		}

@@ -50,6 +50,7 @@ struct ember_record_opts {
 	struct ember_merge_opts merge;
 	bool subprocesses;         /* a root frame "process PID: cmdline" per process */
 	bool full_filenames;       /* absolute Python file names */
+	double progress_s;         /* period of the capture's progress callback; 0: 1 s */
 	struct ember_record_knobs knobs;
 };
 void ember_record_opts_default(struct ember_record_opts *o);
@@ -104,7 +105,7 @@ pid_t ember_record_target(const struct ember_record *r);
 /* kernel.perf_event_paranoid left kernel frames out (known after start). */
 bool ember_record_kernel_excluded(const struct ember_record *r);
 
-/* Called about once a second while capturing. */
+/* Called about once a second while capturing (every opts.progress_s when set). */
 typedef void (*ember_record_progress_fn)(void *arg, double elapsed_s, uint64_t samples);
 /* Capture until the target exits, the duration passes or *stop becomes
  * nonzero (a signal handler's flag). A launched command still running when
@@ -119,6 +120,21 @@ void ember_record_capture(struct ember_record *r, volatile sig_atomic_t *stop, e
  * (a checkpoint; ember forks and calls it in the copy, which leaves the
  * sampling undisturbed). */
 int ember_record_profile(struct ember_record *r, struct ember_profile *p);
+
+/* A live profile of the capture so far, for a view that refreshes while
+ * sampling (`ember top`): each update adds the samples taken since the
+ * previous one to the same profile and symbolizes only addresses not seen
+ * before, so its cost follows what is new, not the length of the run (a
+ * full ember_record_profile resolves everything again). Its Python merge
+ * is merge, not the run's; it has no timeline. Create it after
+ * ember_record_start; update it from the progress callback. NULL on OOM. */
+struct ember_record_live;
+struct ember_record_live *ember_record_live_new(struct ember_record *r, const struct ember_merge_opts *merge);
+/* The profile brought up to date: rows and counts only grow, ids stay. It
+ * is valid until ember_record_live_free. NULL on OOM (the live profile is
+ * then unusable). */
+const struct ember_profile *ember_record_live_update(struct ember_record_live *l);
+void ember_record_live_free(struct ember_record_live *l);
 
 /* End the run: wait for a launched command, delete the perf maps ember made
  * it write, fill *st. Returns the command's exit status (128 + signal when

@@ -260,7 +260,7 @@ void ember_record_capture(struct ember_record *r, volatile sig_atomic_t *stop, e
 		kill(r->child, SIGTERM);   /* the duration passed */
 }
 
-int ember_record_profile(struct ember_record *r, struct ember_profile *p)
+void record_fill_meta(struct ember_record *r, struct ember_profile *p)
 {
 	struct ember_sampler_stats st;
 	ember_sampler_get_stats(r->sampler, &st);
@@ -278,6 +278,11 @@ int ember_record_profile(struct ember_record *r, struct ember_profile *p)
 	m->unwind_errors = st.unwind_errors;
 	m->kernel_frames = r->opts.sampler.kernel && !st.kernel_excluded;
 	m->source = ember_profile_cstr(p, "ember record");
+}
+
+int ember_record_profile(struct ember_record *r, struct ember_profile *p)
+{
+	record_fill_meta(r, p);
 	if (r->oom)
 		return -1;
 	uint64_t t0 = ember_cpu_ns();
@@ -285,7 +290,7 @@ int ember_record_profile(struct ember_record *r, struct ember_profile *p)
 			       .opts = &r->opts };
 	int rc = build_profile(&in, p, &r->mismatched);
 	r->symbolize_s = (double)(ember_cpu_ns() - t0) / 1e9;
-	m->mismatched = r->mismatched;
+	p->meta.mismatched = r->mismatched;
 	return rc;
 }
 

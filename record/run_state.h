@@ -65,4 +65,7 @@ struct ember_record {
 	char command[1024];
 };
 
+/* p->meta from the run so far (run.c). */
+void record_fill_meta(struct ember_record *r, struct ember_profile *p);
+
 #endif

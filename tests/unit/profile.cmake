@@ -22,3 +22,10 @@ add_executable(test_profile_input ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_profile_
 target_link_libraries(test_profile_input PRIVATE ember_exporters ember_profile)
 add_test(NAME unit.profile_input COMMAND test_profile_input)
 set_tests_properties(unit.profile_input PROPERTIES LABELS unit TIMEOUT 120)
+
+# The live table of `ember top`: own and total per function over an interval
+# and since the start, sorting, the thread filter and the views.
+add_executable(test_top ${CMAKE_CURRENT_LIST_DIR}/test_top.c)
+target_link_libraries(test_top PRIVATE ember_profile)
+add_test(NAME unit.top COMMAND test_top)
+set_tests_properties(unit.top PROPERTIES LABELS unit)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -177,6 +179,41 @@ static void test_proc(void)
 	CHECK(!ember_proc_status(0, "NoSuchField", buf, sizeof buf));
 }
 
+/* CPU time and resident memory from /proc/PID/stat, against getrusage and
+ * VmRSS, with a comm holding blanks and parentheses. */
+static void test_proc_usage(void)
+{
+	struct ember_proc_usage u0, u1;
+	struct rusage ru;
+	char buf[64];
+	volatile uint64_t x = 1;
+	CHECK(prctl(PR_SET_NAME, "a) b (c") == 0);
+	CHECK(ember_proc_usage(0, &u0));
+	/* burn 0.3 s of CPU */
+	struct timespec ts;
+	double start, now;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	do {
+		for (int i = 0; i < 100000; i++)
+			x = x * 6364136223846793005ull + 1;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	} while (now - start < 0.3);
+	CHECK(ember_proc_usage(getpid(), &u1));
+	CHECK(getrusage(RUSAGE_SELF, &ru) == 0);
+	double ru_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	CHECK_MSG(u1.cpu_s - u0.cpu_s > 0.2 && u1.cpu_s - u0.cpu_s < 0.6, "0.3 s of CPU burnt");
+	CHECK_MSG(u1.cpu_s <= ru_s + 0.05 && u1.cpu_s > ru_s - 0.1, "stat's CPU time agrees with getrusage");
+	CHECK(ember_proc_status(0, "VmRSS", buf, sizeof buf));
+	long vmrss = atol(buf);
+	CHECK_MSG(u1.rss_kib > 0 && u1.rss_kib > vmrss * 3 / 4 && u1.rss_kib < vmrss * 5 / 4 + 64,
+		  "stat's resident memory agrees with VmRSS");
+	CHECK(!ember_proc_usage(0x7ffffffe, &u1));   /* no such process */
+	CHECK(prctl(PR_SET_NAME, "test_common") == 0);
+}
+
 /* ---- the ELF view on this executable ---- */
 
 static int find_exe(struct dl_phdr_info *info, size_t size, void *arg)
@@ -237,6 +274,7 @@ int main(void)
 	test_idtab();
 	test_grow_and_strtab();
 	test_proc();
+	test_proc_usage();
 	test_elf_view();
 	return check_report();
 }
