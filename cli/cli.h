@@ -4,6 +4,7 @@
 #ifndef EMBER_CLI_H
 #define EMBER_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,6 +147,13 @@ void options_record_defaults(struct record_opts *o);
 /* Parse `record` arguments (argv[0] is "record").  Returns 0, or an exit
  * code after printing one error line (EMBER_EXIT_OK after --help). */
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown);
+
+/* Stopping record and top by signal: SIGINT, SIGTERM and SIGHUP set
+ * cli_stop_signal (the run's stop flag); one sent to ember alone is also
+ * forwarded to cli_forward_to when it is > 0 (a launched command). */
+extern volatile sig_atomic_t cli_stop_signal;
+extern volatile pid_t cli_forward_to;
+void cli_install_stop_signals(void);
 
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

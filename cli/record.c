@@ -10,21 +10,6 @@
 
 #include "cli.h"
 
-/* Signal handlers cannot take a context argument: these two are the only
- * process-wide state, written by the handler and read by the run. */
-static volatile sig_atomic_t stop_signal;
-static volatile pid_t forward_to;
-
-static void on_stop_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	stop_signal = sig;
-	/* Ctrl-C on a terminal reaches the command directly (same process
-	 * group, si_code SI_KERNEL); forward only what was sent to ember alone. */
-	if (forward_to > 0 && si->si_code != SI_KERNEL)
-		kill(forward_to, sig);
-}
-
 static int sampler_exit_code(int err)
 {
 	switch (err) {
@@ -81,15 +66,6 @@ static void default_outputs(struct record_opts *o, char names[2][256])
 	o->out.noutputs = 2;
 }
 
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_sigaction = on_stop_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 /* Capture until the end, with the live status and checkpoints, then
  * resolve the profile. 0 or an exit code. */
 static int capture(struct record_opts *o, struct ember_record *r, struct ember_profile *profile)
@@ -98,11 +74,11 @@ static int capture(struct record_opts *o, struct ember_record *r, struct ember_p
 	int rc = 0;
 	checkpoint_init(&t.ck, o->checkpoint_s);
 	bool ticks = t.tty || o->checkpoint_s > 0;
-	ember_record_capture(r, &stop_signal, ticks ? on_tick : NULL, &t);
+	ember_record_capture(r, &cli_stop_signal, ticks ? on_tick : NULL, &t);
 	checkpoint_end(&t.ck);
 	if (t.tty)
 		fputs("\r\033[K", stderr);
-	forward_to = 0;
+	cli_forward_to = 0;
 	if (ember_record_profile(r, profile) != 0) {
 		fprintf(stderr, "ember: out of memory while building the profile\n");
 		rc = EMBER_EXIT_INTERNAL;
@@ -129,7 +105,7 @@ int cmd_record(int argc, char **argv)
 		default_outputs(&o, default_names_buf);
 	if ((rc = outputs_open(&o.out)) != 0)
 		goto out;
-	install_signals();
+	cli_install_stop_signals();
 	if (!(r = ember_record_new(&o.rec)) || ember_profile_init(&profile) != 0) {
 		fprintf(stderr, "ember: out of memory\n");
 		rc = EMBER_EXIT_INTERNAL;
@@ -145,7 +121,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (!o.rec.pid)
-		forward_to = ember_record_target(r);
+		cli_forward_to = ember_record_target(r);
 	if (defaults && !o.rec.pid) {
 		default_names(&o, ember_record_target(r), final_names);
 		for (int i = 0; i < 2; i++)

@@ -20,19 +20,8 @@
 
 /* Signal handlers cannot take a context argument: these are the only
  * process-wide state, written by the handlers and read by the run. */
-static volatile sig_atomic_t top_stop, top_winch, top_tstp;
-static volatile pid_t top_forward_to;
+static volatile sig_atomic_t top_winch, top_tstp;
 static struct term *volatile top_term;   /* the full screen while it is up, for Ctrl-Z */
-
-static void on_stop_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	top_stop = sig;
-	/* Ctrl-C on a terminal reaches the command directly (same process
-	 * group, si_code SI_KERNEL); forward only what was sent to ember alone. */
-	if (top_forward_to > 0 && si->si_code != SI_KERNEL)
-		kill(top_forward_to, sig);
-}
 
 static void on_winch(int sig)
 {
@@ -59,11 +48,7 @@ static void on_tstp(int sig)
 /* On a terminal, Ctrl-Z (SIGTSTP) first puts the terminal back. */
 static void install_signals(bool tty)
 {
-	struct sigaction sa = { .sa_sigaction = on_stop_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	cli_install_stop_signals();
 	struct sigaction sw = { .sa_handler = on_winch, .sa_flags = SA_RESTART };
 	sigemptyset(&sw.sa_mask);
 	sigaction(SIGWINCH, &sw, NULL);
@@ -518,7 +503,7 @@ static void on_tick(void *arg, double elapsed_s, uint64_t samples)
 	if (t->tty && redraw && t->p && !t->failed)
 		draw(t);
 	if (t->quit || t->failed)
-		top_stop = 1;
+		cli_stop_signal = 1;
 }
 
 static int sampler_exit_code(int err)
@@ -573,16 +558,16 @@ static int run_top(struct top_opts *o, struct ember_record *r)
 		fputs("\033[Hember top: sampling, the first table comes in a moment...\033[K\033[J", stdout);
 		fflush(stdout);
 	}
-	ember_record_capture(r, &top_stop, on_tick, &t);
+	ember_record_capture(r, &cli_stop_signal, on_tick, &t);
 	top_term = NULL;
 	term_leave(&t.term);
-	top_forward_to = 0;
+	cli_forward_to = 0;
 	if (t.quit)
 		end_command(o->rec.pid ? 0 : ember_record_target(r));
 	if (t.failed) {
 		fprintf(stderr, "ember: out of memory while updating the live profile\n");
 		rc = EMBER_EXIT_INTERNAL;
-	} else if (!t.quit && !top_stop) {
+	} else if (!t.quit && !cli_stop_signal) {
 		/* The target ended (or -d passed): its last table, since the
 		 * last refresh, stays on the screen. */
 		refresh(&t, t.elapsed_s);
@@ -635,7 +620,7 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	if (!o.rec.pid)
-		top_forward_to = ember_record_target(r);
+		cli_forward_to = ember_record_target(r);
 	rc = run_top(&o, r);
 	int status = ember_record_finish(r, &st);
 	/* q: the user ended the run, whatever the command's status. */
