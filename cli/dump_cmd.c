@@ -27,7 +27,7 @@ static void dump_usage(FILE *out)
 	      "                         another user's process)\n"
 	      "      --locals           each Python frame's local variables: short values\n"
 	      "                         of int, float, str, bytes, bool and None, the type\n"
-	      "                         name of anything else (CPython 2.7, 3.6-3.13)\n"
+	      "                         name of anything else (CPython 2.7, 3.6-3.15)\n"
 	      "      --json             one JSON document on standard output\n"
 	      "      --native-unfiltered  keep the interpreter's own native frames\n"
 	      "  -h, --help             this text\n"

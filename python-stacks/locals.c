@@ -2,7 +2,8 @@
  * "Local variables"): the frame's slots (f_localsplus up to 3.10, the
  * interpreter frame's localsplus from 3.11), named by the code object's
  * co_varnames (up to 3.10) or co_localsplusnames (3.11+), each value shown
- * by a short repr for the simple types and by its type's name otherwise.
+ * by a short repr for the simple types and by its type's name otherwise
+ * (3.14+: the slots are tagged references, decoded by slot_decode).
  * Every read is bounded: at most max slots, strings and bytes cut short,
  * ints of at most two digits. */
 #include <stdio.h>
@@ -17,10 +18,12 @@ bool ember_python_locals_supported(const struct ember_python *py, char *why, siz
 {
 	const struct py_offsets *o = &py->rt.off;
 	bool old = o->fo_localsplus >= 0 && o->co_varnames >= 0;
-	bool new = o->if_localsplus >= 0 && o->co_localsplusnames >= 0 && o->stackref_tag_bits < 0;
+	bool tagged = o->stackref_tag_bits > 0;
+	bool new = o->if_localsplus >= 0 && o->co_localsplusnames >= 0 &&
+		   (!tagged || (o->stackref_borrow_tag >= 0 && o->stackref_int_tag >= 0 && o->stackref_int_shift >= 0));
 	if (old || new)
 		return true;
-	snprintf(why, len, "CPython %s: --locals not supported (2.7 and 3.6-3.13 are)", py->rt.version);
+	snprintf(why, len, "CPython %s: --locals not supported (2.7 and 3.6-3.15 are)", py->rt.version);
 	return false;
 }
 
@@ -114,7 +117,7 @@ static void quote(const char *prefix, const uint8_t *s, size_t n, char *buf, siz
 }
 
 /* The short repr of object v into buf. */
-static void repr(struct ember_python *py, uint64_t v, char *buf, size_t len)
+static void obj_repr(struct ember_python *py, uint64_t v, char *buf, size_t len)
 {
 	char tn[64];
 	long long x;
@@ -146,6 +149,48 @@ static void repr(struct ember_python *py, uint64_t v, char *buf, size_t len)
 		free(s);
 	} else {
 		snprintf(buf, len, "<%s>", tn[0] ? tn : "?");
+	}
+}
+
+/* What a frame slot holds.  Up to 3.13 an object's address (NULL: not
+ * bound).  From 3.14 a _PyStackRef: an object's address with tag bits
+ * below it (the borrow tag marks a reference owning no count: immortal
+ * objects, deferred ones; NULL with it is the empty slot), or, with the int
+ * tag, a small int in the bits above the shift.  Any other tag is not a
+ * Python object (3.15: a raw pointer the interpreter parks there). */
+enum slot_kind { SLOT_EMPTY, SLOT_OBJECT, SLOT_INT, SLOT_OTHER };
+
+static enum slot_kind slot_decode(const struct py_offsets *o, uint64_t bits, uint64_t *obj, long long *iv)
+{
+	*obj = bits;
+	if (o->stackref_tag_bits > 0) {
+		uint64_t tag = bits & (uint64_t)o->stackref_tag_bits;
+		if (tag == (uint64_t)o->stackref_int_tag) {
+			*iv = (long long)((int64_t)bits >> o->stackref_int_shift);
+			return SLOT_INT;
+		}
+		if (tag != 0 && tag != (uint64_t)o->stackref_borrow_tag)
+			return SLOT_OTHER;
+		*obj = bits & ~(uint64_t)o->stackref_tag_bits;
+	}
+	if (!*obj)
+		return SLOT_EMPTY;
+	return rm_ptr_ok(*obj, 8) ? SLOT_OBJECT : SLOT_OTHER;
+}
+
+bool py_local_repr(struct ember_python *py, uint64_t slot, char *buf, size_t len)
+{
+	uint64_t obj;
+	long long iv = 0;
+	switch (slot_decode(&py->rt.off, slot, &obj, &iv)) {
+	case SLOT_OBJECT:
+		obj_repr(py, obj, buf, len);
+		return true;
+	case SLOT_INT:
+		snprintf(buf, len, "%lld", iv);
+		return true;
+	default:
+		return false;
 	}
 }
 
@@ -183,12 +228,11 @@ int ember_python_frame_locals(struct ember_python *py, uint32_t depth, const str
 		return -1;
 	int k = 0;
 	for (int i = 0; i < n; i++) {
-		if (!vals[i] || !rm_ptr_ok(vals[i], 8))
-			continue;   /* not bound (yet) */
+		if (!py_local_repr(py, vals[i], out[k].value, sizeof out[k].value))
+			continue;   /* not bound (yet), or no Python value */
 		char *name = py_read_string(py, name_ptrs[i]);
 		snprintf(out[k].name, sizeof out[k].name, "%s", name ? name : "?");
 		free(name);
-		repr(py, vals[i], out[k].value, sizeof out[k].value);
 		k++;
 	}
 	return k;

@@ -90,6 +90,9 @@ struct py_offsets {
 	int32_t if_localsplus;       /* 3.11+: the frame's local slots (3.14+: tagged _PyStackRefs) */
 	int32_t co_localsplusnames;  /* 3.11+: the names of the local slots (a tuple) */
 	int32_t float_val;           /* PyFloatObject.ob_fval */
+	int32_t stackref_borrow_tag; /* 3.14+: the tag of a reference owning no count (NULL with it: empty) */
+	int32_t stackref_int_tag;    /* 3.14+: the tag of a _PyStackRef holding an int in its bits; -1: none */
+	int32_t stackref_int_shift;  /* 3.14+: that int is the reference shifted right this many bits */
 	int32_t tuple_item, type_name;
 	int32_t ob_type, ob_size, bytes_sval;
 	int32_t str_length, str_state, str_ascii_data, str_compact_data, str_utf8, str_utf8_length;
@@ -286,6 +289,11 @@ char *py_read_string(struct ember_python *py, uint64_t addr);
  * length alone (-1 if it is not one). */
 uint8_t *py_read_bytes(struct ember_python *py, uint64_t addr, size_t *n);
 int64_t py_bytes_len(struct ember_python *py, uint64_t addr);
+
+/* locals.c: the short repr of what one frame slot holds (its raw 8 bytes:
+ * 3.14+ a tagged reference) into buf; false when the slot holds no Python
+ * value (not bound yet). */
+bool py_local_repr(struct ember_python *py, uint64_t slot, char *buf, size_t len);
 /* s interned (valid until close); a file name also gets its short form,
  * py-spy's package-relative path, in *short_out (may be NULL). */
 const char *py_intern(struct ember_python *py, const char *s, bool filename, const char **short_out);

@@ -285,8 +285,9 @@ void ember_python_stats(const struct ember_python *py, struct ember_python_stats
  *
  * The local variables of a frame of the last ember_python_read_thread:
  * read from the target after the read, so meant for a thread that is
- * stopped (ember dump).  Supported: 2.7 and 3.6-3.13 (3.14+ keep tagged
- * references in the frame's slots: not read). */
+ * stopped (ember dump).  Supported: 2.7 and 3.6-3.15 (3.14+ keep tagged
+ * references in the frame's slots: the tag is taken off, and a small int
+ * held in the reference's own bits is shown as that int). */
 struct ember_py_local {
 	char name[64];
 	char value[96];   /* "42", "-7", "3.5", "'text'", "b'\\x00'", "None", "True",

@@ -67,7 +67,8 @@ FIELDS = [
     "co_linetable", "co_firsttraceable", "co_code_adaptive", "co_argcount", "co_varnames", "co_flags",
     "co_version",
     # locals (ember dump --locals): the frame's local slots, their names, a float's value
-    "if_localsplus", "co_localsplusnames", "float_val",
+    "if_localsplus", "co_localsplusnames", "float_val", "stackref_borrow_tag",
+    "stackref_int_tag", "stackref_int_shift",
     "tuple_item", "type_name",
     "ob_type", "ob_size", "bytes_sval",
     "str_length", "str_state", "str_ascii_data", "str_compact_data", "str_utf8", "str_utf8_length",
@@ -376,6 +377,13 @@ int main(void) {
 # if PYV(3,14)
     /* f_executable is a tagged _PyStackRef: the low bits are not the pointer's */
     P("stackref_tag_bits", Py_TAG_BITS);
+    /* a frame slot's reference: the tag of one that owns no count (an
+     * object's address, or NULL: the empty slot), and the tag and shift
+     * of a small int held in the bits themselves (3.14 has no name for
+     * the shift: measured from a tagged 1) */
+    P("stackref_borrow_tag", Py_TAG_REFCNT);
+    P("stackref_int_tag", Py_INT_TAG);
+    P("stackref_int_shift", __builtin_ctzl(PyStackRef_TagInt(1).bits & ~(uintptr_t)Py_TAG_BITS));
     O("ts_holds_gil", PyThreadState, holds_gil);
 # endif
 #endif

@@ -150,7 +150,12 @@ try:
               "waiter's innermost Python frame is wait_lock at line %d" % LINES["LOCK_LINE"], text)
     chk.check(wait["state"] == "S" and wait["syscall_name"] == "futex", "waiter: sleeping in futex (%s, %s)"
               % (wait["state"], wait["syscall_name"]))
-    chk.check(any("acquire" in n for n in under) and any("futex" in n or "sem_wait" in n for n in under),
+    # The wait is libc's futex or semaphore wait; where libc's frames have no
+    # names (the sid root's libc: no debug file), CPython's own semaphore
+    # wait above them (3.13+: _PySemaphore_PlatformWait, 3.15 inlines it
+    # into _PySemaphore_Wait) names it.
+    waits = ("futex", "sem_wait", "sem_clockwait", "_PySemaphore_PlatformWait", "_PySemaphore_Wait")
+    chk.check(any("acquire" in n for n in under) and any(w in n for n in under for w in waits),
               "waiter: the lock's acquire and a futex/semaphore wait are under it: %s" % under)
 
     def local_values(t, func):

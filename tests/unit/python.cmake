@@ -111,3 +111,12 @@ target_link_libraries(test_merge PRIVATE ember_python)
 target_include_directories(test_merge PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
 add_test(NAME unit.merge COMMAND test_merge)
 set_tests_properties(unit.merge PROPERTIES LABELS unit)
+
+# The values `ember dump --locals` shows (python-stacks/locals.c), from byte
+# images of objects laid out with the table's offsets of 3.11-3.15, read
+# from this process: 3.14+'s tagged frame slots and each version's ints.
+add_executable(test_python_locals ${PROJECT_SOURCE_DIR}/tests/unit/test_python_locals.c)
+target_link_libraries(test_python_locals PRIVATE ember_python)
+target_include_directories(test_python_locals PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+add_test(NAME unit.python.locals COMMAND test_python_locals)
+set_tests_properties(unit.python.locals PROPERTIES LABELS unit)
