@@ -306,7 +306,8 @@ int build_profile(const struct build_in *in, struct ember_profile *p, uint64_t *
 		if (!tname)
 			tname = ember_sampler_thread_name(in->sampler, v.pid, v.tid);
 		uint32_t tix = ember_profile_thread(p, v.pid, v.tid, tname);
-		if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add(p, sid, tix, v.count) != 0)
+		uint32_t rflags = v.flags & EMBER_SAMPLE_OFF_CPU ? EMBER_ROW_OFF_CPU : 0;
+		if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add_row(p, sid, tix, rflags, v.count) != 0)
 			rc = -1;
 		entry_stack[nentries] = sid;
 		entry_thread[nentries++] = tix;

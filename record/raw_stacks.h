@@ -19,6 +19,10 @@ void raw_stacks_free(struct raw_stacks *rs);
  * npy is 0). 0, or -1 on OOM. */
 int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 		   uint32_t npy, uint32_t pyflags);
+/* The same with a weight: the sample stands for weight units of the
+ * profile's time (record --idle counts microseconds: docs/offcpu.md). */
+int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
+			    uint32_t npy, uint32_t pyflags, uint64_t weight);
 uint64_t raw_stacks_samples(const struct raw_stacks *rs);
 
 struct raw_stack_view {

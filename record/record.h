@@ -103,6 +103,9 @@ const char *ember_record_error(const struct ember_record *r);
 pid_t ember_record_target(const struct ember_record *r);
 /* kernel.perf_event_paranoid left kernel frames out (known after start). */
 bool ember_record_kernel_excluded(const struct ember_record *r);
+/* --idle: why time off CPU is not traced (one line), or NULL when it is
+ * (known after start). */
+const char *ember_record_off_cpu_error(const struct ember_record *r);
 
 /* Called about once a second while capturing. */
 typedef void (*ember_record_progress_fn)(void *arg, double elapsed_s, uint64_t samples);

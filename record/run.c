@@ -56,7 +56,8 @@ struct ember_record *ember_record_new(const struct ember_record_opts *o)
 						    .no_debug_info = o->knobs.py_no_dwarf,
 						    .start_stall_ms = o->knobs.py_start_stall_ms,
 						    .copier_opts = { .debug = o->knobs.bpf_debug,
-								     .stats = o->knobs.bpf_stats } };
+								     .stats = o->knobs.bpf_stats,
+								     .at_switch = o->sampler.off_cpu } };
 		if (!(r->python = ember_py_session_new(&po))) {
 			free(r);
 			return NULL;
@@ -231,6 +232,11 @@ static int sudo_user(struct ember_record *r)
 	return 0;
 }
 
+const char *ember_record_off_cpu_error(const struct ember_record *r)
+{
+	return ember_sampler_off_cpu_error(r->sampler);
+}
+
 int ember_record_start(struct ember_record *r)
 {
 	struct timespec wall;
@@ -268,6 +274,8 @@ int ember_record_profile(struct ember_record *r, struct ember_profile *p)
 	m->command = ember_profile_cstr(p, r->command);
 	m->pid = (uint32_t)ember_record_target(r);
 	m->freq_hz = r->opts.sampler.freq_hz;
+	if (r->opts.sampler.off_cpu)
+		m->interval_ns = 1000;   /* counts are microseconds (capture.c) */
 	m->start_unix_ns = r->start_unix_ns;
 	/* During the capture (a checkpoint), the run so far. */
 	double wall = r->wall_s > 0 ? r->wall_s : (double)ember_now_ns() / 1e9 - r->t0_s;
