@@ -109,6 +109,8 @@ struct ember_run_meta {
 	bool kernel_frames;    /* kernel frames were sampled */
 	uint64_t interval_ns;  /* time one sample stands for; 0 = 1e9 / freq_hz (or 10 ms when unknown) */
 	const char *source;    /* what the profile came from: "ember record", "folded", ... (interned) */
+	bool wall_clock;       /* record --idle: counts are time (interval_ns each), on and off CPU
+	                        * (rows flagged EMBER_ROW_OFF_CPU), not samples */
 };
 
 /* One sample in time order, for timeline views (Chrome trace, speedscope's
@@ -269,6 +271,10 @@ enum ember_report_key {
 typedef uint32_t (*ember_report_key_fn)(void *ctx, const struct ember_frame *f);
 int ember_report_count(const struct ember_profile *p, ember_report_key_fn key_of, void *ctx, uint32_t *nkeys,
 		       uint64_t **self, uint64_t **total);
+
+/* A wall-clock profile (meta.wall_clock): its time on and off CPU, in all
+ * and for each of its busiest threads (when it has more than one). */
+void ember_report_wall_split(FILE *out, const struct ember_profile *p);
 
 /* Print "top N by self" and "top N by total" tables with percentages of
  * ember_profile_total; top 0 prints every row.  Labels are shortened to 80

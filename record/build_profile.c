@@ -298,7 +298,7 @@ int build_profile(const struct build_in *in, struct ember_profile *p, uint64_t *
 			break;
 		}
 		if (uncertain)
-			*mismatched += v.count;
+			*mismatched += v.samples;
 		uint32_t sid = ember_profile_stack(p, b.stack, (uint32_t)n);
 		/* A Python thread is named as Python names it ("MainThread",
 		 * "Thread-3 (worker)"); others (BLAS, OpenMP workers) by their comm. */

@@ -16,7 +16,8 @@ struct raw_entry {
 	size_t frames_off;            /* into rs->frames */
 	size_t kernel_off;            /* into rs->kips */
 	size_t py_off;                /* into rs->py */
-	uint64_t count;
+	uint64_t count;               /* their weight */
+	uint64_t samples;             /* samples (and off-CPU intervals) counted */
 };
 
 /* A stored sequence: native frames (in rs->frames) or Python frames (in
@@ -267,6 +268,7 @@ int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s,
 	if (id != UINT32_MAX) {
 		if (__builtin_add_overflow(rs->entries[id].count, weight, &rs->entries[id].count))
 			rs->entries[id].count = UINT64_MAX;
+		rs->entries[id].samples++;
 		rs->samples++;
 		if (timed)
 			add_timed(rs, s->time_ns, id);
@@ -283,7 +285,7 @@ int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s,
 	*e = (struct raw_entry){ .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
 				 .nframes = s->nframes, .nkernel = s->nkernel, .npy = npy,
 				 .pyflags = key.pyflags, .frames_off = frames_off, .kernel_off = rs->nkips,
-				 .py_off = py_off, .count = weight };
+				 .py_off = py_off, .count = weight, .samples = 1 };
 	if (s->nkernel)
 		memcpy(rs->kips + rs->nkips, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips);
 	rs->nkips += s->nkernel;
@@ -308,6 +310,6 @@ bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_sta
 				      .nframes = e->nframes, .nkernel = e->nkernel,
 				      .frames = rs->frames + e->frames_off, .kernel_ips = rs->kips + e->kernel_off,
 				      .npy = e->npy, .pyflags = e->pyflags, .py = rs->py + e->py_off,
-				      .count = e->count };
+				      .count = e->count, .samples = e->samples };
 	return true;
 }

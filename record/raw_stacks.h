@@ -32,7 +32,8 @@ struct raw_stack_view {
 	const uint64_t *kernel_ips;              /* leaf first */
 	uint32_t npy, pyflags;
 	const struct ember_py_frame *py;         /* innermost first */
-	uint64_t count;
+	uint64_t count;                          /* the weight of its samples (raw_stacks_add_weighted) */
+	uint64_t samples;                        /* how many */
 };
 /* Samples in arrival order: (time, index of the stack in iteration
  * order).  raw_stacks_timeline_count: how many; *complete is false when

@@ -274,8 +274,10 @@ int ember_record_profile(struct ember_record *r, struct ember_profile *p)
 	m->command = ember_profile_cstr(p, r->command);
 	m->pid = (uint32_t)ember_record_target(r);
 	m->freq_hz = r->opts.sampler.freq_hz;
-	if (r->opts.sampler.off_cpu)
+	if (r->opts.sampler.off_cpu) {
 		m->interval_ns = 1000;   /* counts are microseconds (capture.c) */
+		m->wall_clock = true;
+	}
 	m->start_unix_ns = r->start_unix_ns;
 	/* During the capture (a checkpoint), the run so far. */
 	double wall = r->wall_s > 0 ? r->wall_s : (double)ember_now_ns() / 1e9 - r->t0_s;
