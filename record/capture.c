@@ -88,6 +88,11 @@ static void on_sample(void *arg, const struct ember_sample *s)
 			npy = n > 0 ? (uint32_t)n : 0;
 		}
 	}
+	/* Off CPU, the frames must be the ones copied as the thread left the
+	 * CPU: read any later (a thread the copier did not know yet), they are
+	 * where it went since, so none are kept. */
+	if ((s->flags & EMBER_SAMPLE_OFF_CPU) && !(pyflags & EMBER_PY_AT_SAMPLE))
+		npy = 0;
 	if (r->opts.gil_only) {
 		if (!(pyflags & EMBER_PY_GIL_KNOWN) && npy > 0) {
 			r->pr.gil_unknown++;

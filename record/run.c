@@ -237,6 +237,14 @@ const char *ember_record_off_cpu_error(const struct ember_record *r)
 	return ember_sampler_off_cpu_error(r->sampler);
 }
 
+/* --idle without its tracer: the profile counts samples, as without --idle. */
+static int off_cpu_check(struct ember_record *r, int rc)
+{
+	if (rc == 0 && ember_sampler_off_cpu_error(r->sampler))
+		r->opts.sampler.off_cpu = false;
+	return rc;
+}
+
 int ember_record_start(struct ember_record *r)
 {
 	struct timespec wall;
@@ -247,13 +255,13 @@ int ember_record_start(struct ember_record *r)
 	if (r->opts.pid) {
 		r->usage0_ok = read_usage(r->opts.pid, &r->usage0_user_s, &r->usage0_sys_s, &r->usage0_vol,
 					  &r->usage0_invol);
-		return ember_sampler_attach(r->sampler, r->opts.pid);
+		return off_cpu_check(r, ember_sampler_attach(r->sampler, r->opts.pid));
 	}
 	int rc = sudo_user(r);
 	if (rc < 0)
 		return rc;
 	jit_env_setup(r);
-	return ember_sampler_launch(r->sampler, r->opts.argv, r->as_user ? &r->as : NULL, &r->child);
+	return off_cpu_check(r, ember_sampler_launch(r->sampler, r->opts.argv, r->as_user ? &r->as : NULL, &r->child));
 }
 
 void ember_record_capture(struct ember_record *r, volatile sig_atomic_t *stop, ember_record_progress_fn progress,
