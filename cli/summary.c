@@ -106,6 +106,9 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 	if (st->lost)
 		fprintf(out, "ember: the kernel dropped %llu samples: ember fell behind (lower -F)\n",
 			(unsigned long long)st->lost);
+	if (st->off_cpu || st->off_cpu_lost)
+		fprintf(out, "ember: --idle: %llu intervals off CPU traced, %llu lost (the tracer's ring was full: "
+			"their time is missing)\n", (unsigned long long)st->off_cpu, (unsigned long long)st->off_cpu_lost);
 	if (ember_profile_total(p))
 		ember_report_print(out, p, EMBER_REPORT_BY_FUNCTION, 10);
 }
