@@ -64,7 +64,10 @@ def check_shares(prof, what):
 folded, ember_file = os.path.join(tmp, "idle.folded"), os.path.join(tmp, "idle.ember")
 res = E.record(["--idle", "--threads", "-o", folded, "-o", ember_file], [PY, SCRIPT, str(SECONDS)])
 chk.check(res.rc == 0, "--idle: ember exits 0 (got %s)" % res.rc, res.describe())
-chk.check("--idle:" not in res.stderr, "--idle: no line saying off-CPU time is not traced", res.stderr)
+chk.check("on-CPU samples only" not in res.stderr, "--idle: no line saying off-CPU time is not traced", res.stderr)
+m = re.search(r"--idle: (\d+) intervals off CPU traced, (\d+) lost", res.stderr)
+chk.check(m and int(m.group(1)) > 0 and int(m.group(2)) == 0, "--idle: the summary counts intervals traced, none lost",
+          res.stderr)
 prof = E.load_profile(chk, folded, res)
 E.check_format(chk, prof)
 check_shares(prof, "--idle --threads")
@@ -140,7 +143,7 @@ else:
     res = E.run([setpriv, "--reuid=%d" % nobody.pw_uid, "--regid=%s" % group, "--clear-groups", "--", ember_copy,
                  "record", "--idle", "-o", out, "--", E.target("chain"), "0.5"],
                 env={"PATH": "/usr/bin:/bin", "HOME": outdir, "LANG": "C"}, cwd=outdir)
-    lines = [l for l in res.stderr.splitlines() if l.startswith("ember: --idle:")]
+    lines = [l for l in res.stderr.splitlines() if "--idle" in l]
     chk.check(res.rc == 0, "as nobody: --idle exits 0 (got %s)" % res.rc, res.describe())
     chk.check(len(lines) == 1 and "on-CPU" in lines[0], "as nobody: one line says --idle is not available",
               res.stderr)
