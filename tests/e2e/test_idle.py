@@ -93,6 +93,21 @@ res3 = E.run([E.ember(), "report", ember_file, "--top", "3"])
 chk.check(res3.rc == 0 and re.search(r"wall-clock profile: [0-9.]+ s on CPU .*, [0-9.]+ s off CPU", res3.stdout),
           "report of the .ember file prints the on/off-CPU split", res3.describe())
 
+# the SVG colours off-CPU time apart and says so; diff reads wall-clock profiles
+svg = os.path.join(tmp, "idle.svg")
+res4 = E.run([E.ember(), "convert", ember_file, "-o", svg])
+text = open(svg).read() if os.path.exists(svg) else ""
+chk.check(res4.rc == 0 and 'id="offcpulegend"' in text, "the SVG has the off-CPU legend", res4.describe())
+nap = re.search(r"<title>napping \(idle_mix.py:\d+\) \(([0-9,]+) us, [0-9.]+%, (\d+)% off CPU\)</title><rect[^>]*"
+                r'fill="#([0-9a-f]{6})"', text)
+chk.check(nap and int(nap.group(2)) >= 95, "the SVG's napping frame is >= 95% off CPU (tooltip)")
+if nap:
+    r, g, b = (int(nap.group(3)[i:i + 2], 16) for i in (0, 2, 4))
+    chk.check(b > r > g, "the SVG draws napping in the off-CPU (violet) colours: #%s" % nap.group(3))
+res5 = E.run([E.ember(), "diff", ember_file, ember_file, "--normalize", "absolute"])
+chk.check(res5.rc == 0 and re.search(r"BASE: .*wall-clock profile, [0-9.]+ s off CPU", res5.stderr + res5.stdout),
+          "ember diff reads the wall-clock profiles and says so", res5.describe())
+
 # --idle --python-only
 pyonly = os.path.join(tmp, "pyonly.folded")
 res = E.record(["--idle", "--threads", "--python-only", "-o", pyonly], [PY, SCRIPT, str(SECONDS)])
