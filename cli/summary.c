@@ -89,6 +89,8 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 					(unsigned long long)sum->py_before_copier);
 			fputc('\n', out);
 		}
+		if (sum->switch_note)
+			fprintf(out, "ember: --idle: %s: time off CPU keeps native frames only\n", sum->switch_note);
 		if (sum->copier.timed && sum->copier.runs)
 			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each; records: %llu woke "
 				"ember (%llu code objects named on arrival), %llu read where they arrived, %llu kept for "

@@ -78,6 +78,8 @@ struct ember_record_stats {
 	uint64_t py_before_copier;         /* samples before ember had registered their thread */
 	bool copier_asked;                 /* frames copied at the sample were asked for */
 	const char *copier_note;           /* why they are not, "" when they are */
+	const char *switch_note;           /* --idle: why they are not copied as threads leave the
+	                                    * CPU, NULL when they are */
 	struct ember_py_copier_stats copier;
 	uint32_t jit_files;                /* perf maps and jitdumps read */
 	uint64_t jit_entries;              /* JIT functions they named */

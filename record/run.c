@@ -358,10 +358,12 @@ static void python_stats(const struct ember_record *r, struct ember_record_stats
 	st->py_before_copier = pr->before_copier;
 	st->copier_asked = r->python && !r->opts.no_copier;
 	st->copier_note = "";
+	st->switch_note = NULL;
 	if (!r->python)
 		return;
 	st->py_setup_ms = (double)ember_py_session_setup_ns(r->python) / 1e6;
 	st->copier_note = ember_py_session_copier_note(r->python);
+	st->switch_note = r->opts.sampler.off_cpu ? ember_py_session_switch_note(r->python) : NULL;
 	ember_py_session_copier_stats(r->python, &st->copier);
 	ember_py_session_totals(r->python, &st->py_checked, &st->py_corrected);
 }
