@@ -312,7 +312,9 @@ int build_profile(const struct build_in *in, struct ember_profile *p, uint64_t *
 		entry_stack[nentries] = sid;
 		entry_thread[nentries++] = tix;
 	}
-	if (rc == 0)
+	/* A wall-clock profile (--idle) has none: its timeline's samples would
+	 * each stand for the profile's interval, a microsecond, not a period. */
+	if (rc == 0 && !in->opts->sampler.off_cpu)
 		rc = add_timeline(in->raw, p, entry_stack, entry_thread, nentries);
 	free(entry_stack);
 	free(entry_thread);
