@@ -202,7 +202,10 @@ int cmd_report(int argc, char **argv)
 		const struct ember_run_meta *m = &p.meta;
 		if (m->command && m->command[0])
 			printf("command: %s\n", m->command);
-		printf("samples: %llu", (unsigned long long)ember_profile_total(&p));
+		if (m->wall_clock)   /* record --idle: time, on and off CPU */
+			printf("wall-clock time: %.3f s", (double)ember_profile_total(&p) * ember_profile_interval_s(&p));
+		else
+			printf("samples: %llu", (unsigned long long)ember_profile_total(&p));
 		if (m->freq_hz)
 			printf(" at %u Hz", m->freq_hz);
 		if (m->lost || m->truncated || m->mismatched)

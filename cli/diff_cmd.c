@@ -250,6 +250,10 @@ static void print_warnings(const struct ember_diff *d, bool absolute)
 		fprintf(stderr, "ember: warning: BASE and NEW were sampled at different rates (one sample = %.3g ms and "
 			"%.3g ms): compared by time, never by raw sample counts\n",
 			d->interval_s[0] * 1e3, d->interval_s[1] * 1e3);
+	if (d->wall_clock[0] != d->wall_clock[1])
+		fprintf(stderr, "ember: warning: %s is a wall-clock profile (record --idle: time off CPU included) and %s "
+			"is not: their times do not measure the same thing\n", run[d->wall_clock[0] ? 0 : 1],
+			run[d->wall_clock[0] ? 1 : 0]);
 	for (int k = 0; k < 2 && absolute; k++)
 		if (!d->rate_known[k])
 			fprintf(stderr, "ember: warning: %s (%s) does not say its sampling rate (folded input): "

@@ -43,6 +43,11 @@ static void record_usage(FILE *out)
 	      "      --stack-size BYTES user stack copied per sample: multiple of 8,\n"
 	      "                         64..65528 (default 65528, the most the kernel copies)\n"
 	      "      --kernel           add kernel frames (root, CAP_PERFMON or perf_event_paranoid<=1)\n"
+	      "      --idle             wall-clock profile: also charge the time threads spend off CPU\n"
+	      "                         (sleeping, blocked, waiting for a CPU or the GIL) to the stack\n"
+	      "                         they stopped in, marked off-CPU; per thread the profile adds\n"
+	      "                         up to wall time (needs root or CAP_BPF+CAP_PERFMON, else the\n"
+	      "                         on-CPU profile alone, said in one line; docs/offcpu.md)\n"
 	      "      --no-jit-env       launch COMMAND with its environment as it is: by default ember\n"
 	      "                         sets ONEDNN_JIT_PROFILE=2 and DNNL_JIT_PROFILE=2 (unless set),\n"
 	      "                         so that oneDNN (PyTorch) names its JIT kernels in\n"
@@ -241,7 +246,7 @@ static long max_sample_rate(void)
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
        OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV, OPT_CHECKPOINT,
-	       OPT_AS_ROOT };
+	       OPT_AS_ROOT, OPT_IDLE };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -262,6 +267,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "no-jit-env", no_argument, NULL, OPT_NO_JIT_ENV },
 		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "idle", no_argument, NULL, OPT_IDLE },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -328,6 +334,9 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		case OPT_GIL:
 			o->rec.gil_only = true;
 			break;
+		case OPT_IDLE:
+			o->rec.sampler.off_cpu = true;
+			break;
 		case OPT_FULL_FILENAMES:
 			o->rec.full_filenames = true;
 			break;
@@ -362,6 +371,8 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		return bad("give either -p PID or a command, not both (command: %s)", o->rec.argv[0]);
 	if (!o->rec.pid && !o->rec.argv)
 		return bad("%s", "nothing to profile: give a command after -- or -p PID");
+	if (o->rec.sampler.off_cpu && o->rec.gil_only)
+		return bad("%s", "--idle and --gil contradict each other (a thread off CPU does not hold the GIL)");
 	if (!o->rec.python && (o->rec.merge.python_only || o->rec.gil_only))
 		return bad("%s", "--no-python cannot be combined with --python-only or --gil");
 	if (o->rec.merge.python_only && o->rec.merge.native_unfiltered)

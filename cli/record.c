@@ -131,6 +131,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ember: kernel.perf_event_paranoid forbids kernel sampling for this user: "
 			"user space only, kernel frames and time in system calls are excluded "
 			"(run as root or with CAP_PERFMON to include them)\n");
+	if (ember_record_off_cpu_error(r))   /* what was asked and is not done: said even with -q */
+		fprintf(stderr, "ember: --idle: %s; recording on-CPU samples only\n", ember_record_off_cpu_error(r));
 	rc = capture(&o, r, &profile);
 	struct ember_record_stats st;
 	int status = ember_record_finish(r, &st);

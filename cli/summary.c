@@ -62,13 +62,15 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 	if (sum->jit_refused)
 		fprintf(out, "ember: not read, as not a regular file of the target's user: %s%s\n",
 			sum->jit_refused_path, sum->jit_refused > 1 ? " (and others)" : "");
-	if (sum->python_samples && st->samples) {
+	/* Python frames are read for off-CPU intervals (--idle) as for samples. */
+	uint64_t nread = st->samples + st->off_cpu;
+	if (sum->python_samples && nread) {
 		fprintf(out, "ember: Python frames: read %.1f us/sample (median %.1f us), starting %.0f us after the "
 			"sample (%llu reads over 1 ms late); %llu samples (%.1f%%) checked against the eval loop's "
 			"state in the sample, %llu corrected; finding the runtime took %.1f ms "
 			"(not in the reads)\n",
 			sum->py_read_us, sum->py_read_median_us, sum->py_lag_us, (unsigned long long)sum->py_late,
-			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)st->samples,
+			(unsigned long long)sum->py_checked, 100.0 * (double)sum->py_checked / (double)nread,
 			(unsigned long long)sum->py_corrected, sum->py_setup_ms);
 		if (sum->copier_asked && sum->copier_note[0])
 			fprintf(out, "ember: Python frames read after each sample: %s\n", sum->copier_note);
@@ -81,12 +83,14 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 			/* A thread's first sample or two come before ember has told
 			 * the copier about it; many more mean ember was held back
 			 * (a stolen CPU) when the thread started. */
-			if (sum->py_before_copier * 20 > st->samples)
+			if (sum->py_before_copier * 20 > nread)
 				fprintf(out, "; %llu samples came before ember had registered their thread with "
 					"the copier (ember was late: read after the fact)",
 					(unsigned long long)sum->py_before_copier);
 			fputc('\n', out);
 		}
+		if (sum->switch_note)
+			fprintf(out, "ember: --idle: %s: time off CPU keeps native frames only\n", sum->switch_note);
 		if (sum->copier.timed && sum->copier.runs)
 			fprintf(out, "ember: BPF frame copier: %llu runs in the target, %.2f us each; records: %llu woke "
 				"ember (%llu code objects named on arrival), %llu read where they arrived, %llu kept for "
@@ -95,10 +99,10 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 				(unsigned long long)sum->copier.woke, (unsigned long long)sum->copier.learnt,
 				(unsigned long long)sum->copier.read_in_place, (unsigned long long)sum->copier.kept,
 				(unsigned long long)sum->copier.read_kept, (unsigned long long)sum->copier.replaced);
-		fprintf(out, "ember: Python frames: %llu of %llu samples (%.2f%%) disagreed with their native stack "
+		fprintf(out, "ember: Python frames: %llu of %llu samples%s (%.2f%%) disagreed with their native stack "
 			"and are marked [python frames uncertain]\n",
-			(unsigned long long)sum->mismatched, (unsigned long long)st->samples,
-			100.0 * (double)sum->mismatched / (double)st->samples);
+			(unsigned long long)sum->mismatched, (unsigned long long)nread, st->off_cpu ? " and off-CPU intervals" : "",
+			100.0 * (double)sum->mismatched / (double)nread);
 	}
 	if (sum->gil_dropped)
 		fprintf(out, "ember: --gil: %llu samples of threads not holding the GIL left out\n",
@@ -106,6 +110,10 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 	if (st->lost)
 		fprintf(out, "ember: the kernel dropped %llu samples: ember fell behind (lower -F)\n",
 			(unsigned long long)st->lost);
+	if (st->off_cpu || st->off_cpu_lost)
+		fprintf(out, "ember: --idle: %llu intervals off CPU traced, %llu lost%s\n", (unsigned long long)st->off_cpu,
+			(unsigned long long)st->off_cpu_lost,
+			st->off_cpu_lost ? " (the tracer's ring was full: their time is missing)" : "");
 	if (ember_profile_total(p))
 		ember_report_print(out, p, EMBER_REPORT_BY_FUNCTION, 10);
 }

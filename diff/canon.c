@@ -84,7 +84,7 @@ int diff_canon_run(struct ember_profile *dst, const struct ember_profile *src, c
 			if (!(m && blob[sf[k]] && ids[m - 1] == fmap[sf[k]]))
 				ids[m++] = fmap[sf[k]];
 		uint32_t st = ember_profile_stack(dst, ids, m);
-		if (st == UINT32_MAX || ember_profile_add(dst, st, tmap[row->thread], row->count) < 0)
+		if (st == UINT32_MAX || ember_profile_add_row(dst, st, tmap[row->thread], row->flags, row->count) < 0)
 			goto out;
 	}
 	ret = 0;

@@ -201,8 +201,8 @@ static void fill_row(struct ember_diff_row *row, const struct ember_diff *d)
 	}
 	row->self_delta = row->self_v[1] - row->self_v[0];
 	row->incl_delta = row->incl_v[1] - row->incl_v[0];
-	row->se_self = share_se(row->share_self[0], d->total[0], row->share_self[1], d->total[1]);
-	row->se_incl = share_se(row->share_incl[0], d->total[0], row->share_incl[1], d->total[1]);
+	row->se_self = share_se(row->share_self[0], d->noise_n[0], row->share_self[1], d->noise_n[1]);
+	row->se_incl = share_se(row->share_incl[0], d->noise_n[0], row->share_incl[1], d->noise_n[1]);
 	/* <= : a change of exactly 0 with a standard error of 0 is no change */
 	bool self_noise = fabs(row->share_self[1] - row->share_self[0]) <= d->noise_sigmas * row->se_self;
 	bool incl_noise = fabs(row->share_incl[1] - row->share_incl[0]) <= d->noise_sigmas * row->se_incl;
@@ -224,6 +224,13 @@ static void set_scales(struct ember_diff *d, const struct ember_diff_opts *o)
 		d->interval_s[k] = ember_profile_interval_s(&d->run[k]);
 		d->rate_known[k] = m->interval_ns || m->freq_hz;
 		d->iterations[k] = o->iterations[k] > 0 ? o->iterations[k] : 1;
+		/* A wall-clock run counts microseconds: as many samples as
+		 * sampling periods fit in its time (off-CPU time is measured,
+		 * not sampled, so this overstates its noise, never understates). */
+		d->wall_clock[k] = m->wall_clock;
+		d->noise_n[k] = d->total[k];
+		if (m->wall_clock && m->freq_hz)
+			d->noise_n[k] = (uint64_t)((double)d->total[k] * d->interval_s[k] * m->freq_hz + 0.5);
 		if (o->norm == EMBER_DIFF_SHARE)
 			d->scale[k] = d->total[k] ? 100.0 / (double)d->total[k] : 0;
 		else

@@ -92,9 +92,15 @@ static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, 
 	char *name = clean_key(d->name[k] ? d->name[k] : "-", 0);
 
 	diff_commas(n, sizeof(n), d->total[k]);
-	fprintf(out, "%s%s %s: %s samples", prefix, k ? "NEW: " : "BASE:", name ? name : "-", n);
+	if (m->wall_clock)   /* record --idle: the counts are time */
+		fprintf(out, "%s%s %s: wall-clock profile, %.3f s off CPU", prefix, k ? "NEW: " : "BASE:",
+			name ? name : "-", (double)d->run[k].off_cpu_total * d->interval_s[k]);
+	else
+		fprintf(out, "%s%s %s: %s samples", prefix, k ? "NEW: " : "BASE:", name ? name : "-", n);
 	free(name);
-	if (m->freq_hz)
+	if (m->wall_clock)
+		fprintf(out, ", sampled at %u Hz on CPU", m->freq_hz);
+	else if (m->freq_hz)
 		fprintf(out, " at %u Hz", m->freq_hz);
 	else if (m->interval_ns)
 		fprintf(out, ", one per %.3g ms", (double)m->interval_ns / 1e6);

@@ -92,6 +92,9 @@ struct ember_diff {
 	double interval_s[2];             /* one sample, seconds (10 ms assumed when unknown) */
 	bool rate_known[2];               /* the input said its rate (folded input does not) */
 	bool rates_differ;                /* the intervals differ: only time compares them */
+	bool wall_clock[2];               /* record --idle: counts are time on and off CPU */
+	uint64_t noise_n[2];              /* the samples the noise estimate takes each run for: its
+	                                   * total, or a wall-clock run's time in sampling periods */
 	double iterations[2];             /* absolute per-iteration divisors, 1 when not given */
 	double scale[2];                  /* samples of run k x scale[k] = values in the unit */
 	double noise_sigmas;

@@ -59,6 +59,77 @@ static void plain_tooltip(const struct svg_graph *g, size_t node, struct w *w)
 	W_LIT(w, "%)");
 }
 
+/* A wall-clock graph (record --idle) carries each node's off-CPU part as
+ * its second value: a node more than half off CPU takes the off-CPU
+ * colours (its kind's legend swatch no longer applies), and every
+ * tooltip with some says how much. */
+static uint64_t off_part(const struct svg_graph *g, size_t node)
+{
+	return g->tree->nvalues > 1 ? g->tree->values[node * g->tree->nvalues + 1] : 0;
+}
+
+static void off_cpu_colour_of(double v1, double v2, char out[8])
+{
+	snprintf(out, 8, "#%02x%02x%02x", (unsigned)(150 + 50 * v1) & 0xff, (unsigned)(120 + 40 * v1) & 0xff,
+		 (unsigned)(200 + 45 * v2) & 0xff);
+}
+
+static void wall_colour(const struct svg_graph *g, size_t node, char out[8])
+{
+	uint32_t label = g->tree->nodes[node].label;
+	uint64_t off = off_part(g, node), n = g->tree->nodes[node].width;
+
+	if (label == FG_NONE || off * 2 <= n) {
+		plain_colour(g, node, out);
+		return;
+	}
+	const char *c = g->labels->l[label].colour;   /* its shade, moved to the off-CPU hues */
+	unsigned r = 0, gr = 0;
+	sscanf(c + 1, "%2x%2x", &r, &gr);
+	off_cpu_colour_of((r % 64) / 64.0, (gr % 64) / 64.0, out);
+}
+
+/* " (1,234 us, 12.34%, 80% off CPU)" */
+static void wall_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+{
+	uint64_t n = g->tree->nodes[node].width, total = g->tree->total, off = off_part(g, node);
+
+	W_LIT(w, " (");
+	w_commas(w, n);
+	W_LIT(w, " ");
+	w_puts(w, g->unit);
+	W_LIT(w, ", ");
+	w_fixed(w, total ? 100.0 * (double)n / (double)total : 0, 2);
+	W_LIT(w, "%");
+	if (off) {
+		W_LIT(w, ", ");
+		w_u64(w, n ? (uint64_t)(100.0 * (double)off / (double)n + 0.5) : 0);
+		W_LIT(w, "% off CPU");
+	}
+	W_LIT(w, ")");
+}
+
+/* Right-aligned on the legend row: the off-CPU swatch. */
+static void wall_legend(const struct svg_graph *g, struct w *w)
+{
+	static const char text[] = "off CPU (sleeping, blocked, waiting)";
+	char fill[8];
+	double x_end = g->width - XPAD, y = FONT_SIZE * 6;
+
+	off_cpu_colour_of(0.5, 0.5, fill);
+	W_LIT(w, "<g id=\"offcpulegend\"><title>more than half of the frame's time was spent off CPU</title><rect");
+	w_attr_num(w, " x=\"", x_end - (double)(sizeof text - 1) * CHAR_W - 14);
+	w_attr_num(w, " y=\"", y - 10);
+	W_LIT(w, " width=\"10\" height=\"10\" rx=\"2\" fill=\"");
+	w_put(w, fill, 7);
+	W_LIT(w, "\"/>");
+	w_attr_num(w, "<text text-anchor=\"end\" x=\"", x_end);
+	w_attr_num(w, " y=\"", y);
+	W_LIT(w, ">");
+	w_puts(w, text);
+	W_LIT(w, "</text></g>\n");
+}
+
 static const char *const kind_names[EMBER_FRAME_KIND_COUNT] = {
 	[EMBER_FRAME_NATIVE] = "native", [EMBER_FRAME_PYTHON] = "Python", [EMBER_FRAME_KERNEL] = "kernel",
 	[EMBER_FRAME_INTERP] = "interpreter", [EMBER_FRAME_SPECIAL] = "special",
@@ -273,7 +344,11 @@ static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 	else if (m->interval_ns)
 		fprintf(f, "%sone sample per %.3g ms", sep, (double)m->interval_ns / 1e6), sep = " \xc2\xb7 ";
 	char num[32];
-	fprintf(f, "%s%s samples", sep, commas(num, total));
+	if (m->wall_clock)
+		fprintf(f, "%s%.3f s wall-clock time, %.3f s of it off CPU", sep,
+			(double)total * ember_profile_interval_s(p), (double)p->off_cpu_total * ember_profile_interval_s(p));
+	else
+		fprintf(f, "%s%s samples", sep, commas(num, total));
 	if (m->duration_ns)
 		fprintf(f, " \xc2\xb7 %.2f s", (double)m->duration_ns / 1e9);
 	fprintf(f, " \xc2\xb7 lost %" PRIu64 " \xc2\xb7 truncated %" PRIu64, m->lost, m->truncated);
@@ -328,8 +403,9 @@ void svg_input_free(struct svg_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
-int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool threads, uint32_t nvalues,
-		    uint32_t width_value, unsigned width, double min_width_px)
+/* svg_input_build's; off_cpu: nvalues is 2, the second the rows' off-CPU part. */
+static int input_build(struct svg_input *in, const struct ember_profile *p, bool threads, uint32_t nvalues,
+		       uint32_t width_value, unsigned width, double min_width_px, bool off_cpu)
 {
 	const struct svg_labels *L = &in->labels;
 
@@ -343,9 +419,13 @@ int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool th
 	for (uint32_t r = 0; r < p->nrows; r++) {
 		const struct ember_sample_row *row = &p->rows[r];
 		struct fg_entry *e = &in->entries[in->n];
-		uint32_t col = nvalues > 1 ? row->thread : 0;
+		uint32_t col = nvalues > 1 && !off_cpu ? row->thread : 0;
 		if (!row->count)
 			continue;
+		if (off_cpu && (row->flags & EMBER_ROW_OFF_CPU)) {
+			in->values[in->n * nvalues + 1] = row->count;
+			in->total[1] += row->count;
+		}
 		e->ids = ember_profile_stack_frames(p, row->stack, &e->n);
 		if (!e->n)
 			e->ids = &L->unknown, e->n = 1;   /* maps to the [unknown] label */
@@ -361,6 +441,12 @@ int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool th
 	return fg_tree_build(&in->tree, &fi);
 }
 
+int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool threads, uint32_t nvalues,
+		    uint32_t width_value, unsigned width, double min_width_px)
+{
+	return input_build(in, p, threads, nvalues, width_value, width, min_width_px, false);
+}
+
 int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
 {
 	struct ember_export_opts defaults = { 0 };
@@ -370,7 +456,8 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	if (!o)
 		o = &defaults;
 	unsigned width = svg_width(o->width_px);
-	if (svg_input_build(&in, p, o->threads, 1, 0, width, o->min_width_px) < 0)
+	bool wall = p->off_cpu_total > 0;
+	if (input_build(&in, p, o->threads, wall ? 2 : 1, 0, width, o->min_width_px, wall) < 0)
 		goto oom;
 	if (o->title)
 		in.title = strdup(o->title);
@@ -382,8 +469,11 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 		goto oom;
 
 	struct svg_style style = { .colour = plain_colour, .tooltip = plain_tooltip };
+	if (wall)
+		style = (struct svg_style){ .colour = wall_colour, .tooltip = wall_tooltip, .legend = wall_legend };
 	struct svg_graph g = { .labels = &in.labels, .tree = &in.tree, .style = &style, .title = in.title,
-			       .subtitle = in.subtitle, .unit = "samples", .width = width, .icicle = o->icicle };
+			       .subtitle = in.subtitle, .unit = p->meta.wall_clock ? "us" : "samples", .width = width,
+			       .icicle = o->icicle };
 	ret = svg_write_graph(out, &g);
 	svg_input_free(&in);
 	return ret;

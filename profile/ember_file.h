@@ -10,12 +10,14 @@
 #define EMBER_FILE_MAGIC "EMBRPROF"
 /* Version 2 only differs from 1 in one case: two frames that differ in
  * their flags alone (version 1 readers, which skip the flags section, would
- * see the same frame twice).  Without such a pair ember writes version 1. */
-#define EMBER_FILE_VERSION 2
+ * see the same frame twice).  Version 3 adds row flags (off-CPU time,
+ * record --idle): a reader of 1 or 2 would skip them and take that time
+ * for CPU time.  ember writes the lowest version that holds the profile. */
+#define EMBER_FILE_VERSION 3
 
 enum ember_file_section {
 	SEC_META = 'M', SEC_STRINGS = 'S', SEC_FRAME_FLAGS = 'X', SEC_FRAMES = 'F', SEC_STACKS = 'K',
-	SEC_THREADS = 'T', SEC_ROWS = 'R', SEC_TIMELINE = 'L', SEC_END = 'E',
+	SEC_THREADS = 'T', SEC_ROW_FLAGS = 'W', SEC_ROWS = 'R', SEC_TIMELINE = 'L', SEC_END = 'E',
 };
 
 #endif

@@ -67,8 +67,10 @@ struct reader {
 	uint64_t nstrs;
 	struct frame_flag *flags;     /* from the flags section, ids ascending */
 	size_t nflags, flags_cap;
-	bool seen_frames, seen_end;
+	bool seen_frames, seen_end, seen_rows;
 	uint64_t total_rows;
+	struct frame_flag *row_flags; /* from the row flags section, row indexes ascending */
+	size_t nrow_flags, row_flags_cap;
 };
 
 /* Each section reader takes the section's bytes in s; a malformed section
@@ -117,6 +119,8 @@ static int read_meta(struct reader *rd, struct rbuf *s)
 			m->kernel_frames = u != 0;
 		else if (KEY("interval_ns"))
 			m->interval_ns = u;
+		else if (KEY("wall_clock"))
+			m->wall_clock = u != 0;
 #undef KEY
 	}
 	return 0;
@@ -237,19 +241,47 @@ static int read_stacks(struct reader *rd, struct rbuf *s)
 	return rc;
 }
 
+static int read_row_flags(struct reader *rd, struct rbuf *s)
+{
+	uint64_t n = get_u(s);
+
+	if (s->bad || rd->seen_rows || n > s->len) {
+		s->bad = true;
+		return 0;
+	}
+	for (uint64_t i = 0; i < n && !s->bad; i++) {
+		uint64_t id = get_u(s), fl = get_u(s);
+		if (s->bad || id >= UINT32_MAX ||
+		    (rd->nrow_flags && id <= rd->row_flags[rd->nrow_flags - 1].id)) {
+			s->bad = true;
+			break;
+		}
+		if (EMBER_GROW(rd->row_flags, rd->row_flags_cap, rd->nrow_flags + 1) < 0)
+			return -1;
+		/* unknown bits: dropped */
+		rd->row_flags[rd->nrow_flags++] = (struct frame_flag){ id, (uint8_t)(fl & EMBER_ROW_FLAGS_KNOWN) };
+	}
+	return 0;
+}
+
 static int read_rows(struct reader *rd, struct rbuf *s)
 {
 	struct ember_profile *p = rd->p;
 	uint64_t n = get_u(s);
+	size_t fl = 0;
 
+	rd->seen_rows = true;
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
 		uint64_t st = get_u(s), th = get_u(s), c = get_u(s);
+		while (fl < rd->nrow_flags && rd->row_flags[fl].id < i)
+			fl++;
+		uint32_t flags = fl < rd->nrow_flags && rd->row_flags[fl].id == i ? rd->row_flags[fl].flags : 0;
 		/* The samples of a profile add up to at most EMBER_COUNT_MAX, as
 		 * the folded reader requires too: more is a corrupt file. */
 		if (s->bad || st >= p->nstacks || th >= p->nthreads || c > EMBER_COUNT_MAX - rd->total_rows ||
-		    ember_profile_add(p, (uint32_t)st, (uint32_t)th, c) != 0)
+		    ember_profile_add_row(p, (uint32_t)st, (uint32_t)th, flags, c) != 0)
 			s->bad = true;
-		/* one row per (stack, thread), as written */
+		/* one row per (stack, thread, flags), as written */
 		if (p->nrows != i + 1)
 			s->bad = true;
 		rd->total_rows += c;
@@ -298,6 +330,7 @@ static const struct {
 	{ SEC_FRAMES, "frame table", read_frames },
 	{ SEC_THREADS, "thread table", read_threads },
 	{ SEC_STACKS, "stack table", read_stacks },
+	{ SEC_ROW_FLAGS, "row flags", read_row_flags },
 	{ SEC_ROWS, "sample rows", read_rows },
 	{ SEC_TIMELINE, "timeline", read_timeline },
 	{ SEC_END, "end marker", read_end },
@@ -666,6 +699,7 @@ int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip,
 	free(ps.body);
 	free(ps.rd.strs);
 	free(ps.rd.flags);
+	free(ps.rd.row_flags);
 	return rc;
 }
 

@@ -108,6 +108,8 @@ static void write_meta(struct wbuf *sec, const struct ember_run_meta *m)
 	meta_u(sec, "mismatched", m->mismatched);
 	meta_u(sec, "kernel_frames", m->kernel_frames);
 	meta_u(sec, "interval_ns", m->interval_ns);
+	if (m->wall_clock)
+		meta_u(sec, "wall_clock", 1);
 }
 
 /* Frame flags, for the frames that have some; the number of those frames.
@@ -172,6 +174,22 @@ static void write_stacks(struct wbuf *sec, const struct ember_profile *p)
 	}
 }
 
+/* Row flags, for the rows that have some (their indexes ascending); the
+ * number of those rows. */
+static uint32_t write_row_flags(struct wbuf *sec, const struct ember_profile *p)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->nrows; i++)
+		n += p->rows[i].flags != 0;
+	put_u(sec, n);
+	for (uint32_t i = 0; i < p->nrows && n; i++)
+		if (p->rows[i].flags) {
+			put_u(sec, i);
+			put_u(sec, p->rows[i].flags);
+		}
+	return n;
+}
+
 static void write_rows(struct wbuf *sec, const struct ember_profile *p)
 {
 	put_u(sec, p->nrows);
@@ -206,8 +224,11 @@ static void write_content(struct wbuf *out, struct wbuf *sec, struct strings *st
 	bool twins;
 	uint32_t nflagged = write_flags(&flags, p, &twins);
 
+	bool row_flags = false;
+	for (uint32_t i = 0; i < p->nrows && !row_flags; i++)
+		row_flags = p->rows[i].flags != 0;
 	put(out, EMBER_FILE_MAGIC, 8);
-	put_u(out, twins ? 2 : 1);
+	put_u(out, row_flags ? 3 : twins ? 2 : 1);
 	write_meta(sec, &p->meta);
 	section(out, SEC_META, sec);
 
@@ -227,6 +248,9 @@ static void write_content(struct wbuf *out, struct wbuf *sec, struct strings *st
 	sec->len = 0;
 	write_stacks(sec, p);
 	section(out, SEC_STACKS, sec);
+	sec->len = 0;
+	if (row_flags && write_row_flags(sec, p))
+		section(out, SEC_ROW_FLAGS, sec);   /* before the rows: it tells them apart */
 	sec->len = 0;
 	write_rows(sec, p);
 	section(out, SEC_ROWS, sec);

@@ -247,21 +247,34 @@ uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t ti
 
 /* ---- rows ---- */
 
+/* A row's key: (stack, thread) and its flags. */
+struct row_key {
+	struct id_pair ids;
+	uint32_t flags;
+};
+
 static bool row_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct ember_sample_row *r = &((const struct ember_profile *)ctx)->rows[id];
+	const struct row_key *k = key;
 
-	return id_pair_eq(r->stack, r->thread, key);
+	return r->flags == k->flags && id_pair_eq(r->stack, r->thread, &k->ids);
 }
 
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count)
 {
+	return ember_profile_add_row(p, stack, thread, 0, count);
+}
+
+int ember_profile_add_row(struct ember_profile *p, uint32_t stack, uint32_t thread, uint32_t flags,
+			  uint64_t count)
+{
 	struct ember_idtab *index = p->row_index;
-	struct id_pair key = { stack, thread };
-	uint64_t h = id_pair_hash(&key);
+	struct row_key key = { { stack, thread }, flags };
+	uint64_t h = id_pair_hash(&key.ids) ^ ((uint64_t)flags * 0x9E3779B97F4A7C15ull);
 	uint32_t id;
 
-	if (stack >= p->nstacks || thread >= p->nthreads)
+	if (stack >= p->nstacks || thread >= p->nthreads || (flags & ~EMBER_ROW_FLAGS_KNOWN))
 		return -1;
 	/* The total stays at most count_max, so no sum of rows can wrap. */
 	if (p->total > p->count_max || count > p->count_max - p->total) {
@@ -272,6 +285,8 @@ int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, 
 	if (id != UINT32_MAX) {
 		p->rows[id].count += count;
 		p->total += count;
+		if (flags & EMBER_ROW_OFF_CPU)
+			p->off_cpu_total += count;
 		return 0;
 	}
 
@@ -284,9 +299,11 @@ int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, 
 	id = p->nrows;
 	if (ember_idtab_insert(index, h, id) < 0)
 		return -1;
-	p->rows[id] = (struct ember_sample_row){ .stack = stack, .thread = thread, .count = count };
+	p->rows[id] = (struct ember_sample_row){ .stack = stack, .thread = thread, .flags = flags, .count = count };
 	p->nrows++;
 	p->total += count;
+	if (flags & EMBER_ROW_OFF_CPU)
+		p->off_cpu_total += count;
 	return 0;
 }
 

@@ -78,11 +78,21 @@ static inline uint64_t ember_count_mul(uint64_t a, uint64_t b)
 	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* Aggregated count of one stack on one thread. */
+/* Aggregated count of one stack on one thread (and one kind of time). */
 struct ember_sample_row {
 	uint32_t stack;        /* stack id */
 	uint32_t thread;       /* index into threads */
+	uint32_t flags;        /* enum ember_row_flags */
 	uint64_t count;
+};
+
+enum ember_row_flags {
+	/* Time the thread spent off CPU (blocked, sleeping, runnable but not
+	 * running) in this stack, from `record --idle`: the same stack on the
+	 * same thread has a row of each kind.  Such a profile counts time, not
+	 * samples (docs/offcpu.md, "Weights"). */
+	EMBER_ROW_OFF_CPU = 1u << 0,
+	EMBER_ROW_FLAGS_KNOWN = EMBER_ROW_OFF_CPU,
 };
 
 struct ember_run_meta {
@@ -99,6 +109,8 @@ struct ember_run_meta {
 	bool kernel_frames;    /* kernel frames were sampled */
 	uint64_t interval_ns;  /* time one sample stands for; 0 = 1e9 / freq_hz (or 10 ms when unknown) */
 	const char *source;    /* what the profile came from: "ember record", "folded", ... (interned) */
+	bool wall_clock;       /* record --idle: counts are time (interval_ns each), on and off CPU
+	                        * (rows flagged EMBER_ROW_OFF_CPU), not samples */
 };
 
 /* One sample in time order, for timeline views (Chrome trace, speedscope's
@@ -133,6 +145,7 @@ struct ember_profile {
 	uint32_t nrows, rows_cap;
 	void *row_index;       /* private hash: (stack, thread) -> row */
 	uint64_t total;        /* sum of the row counts, <= count_max (ember_profile_total) */
+	uint64_t off_cpu_total;/* ... of the rows with EMBER_ROW_OFF_CPU */
 	uint64_t count_max;    /* EMBER_COUNT_MAX; twice that in a union of two runs, each under it */
 	bool saturated;        /* an add was cut at count_max: counts are lower bounds */
 
@@ -173,6 +186,10 @@ uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t ti
  * "Sample counts" above).  Returns 0, or -1 on OOM or when stack or thread
  * is not an id of p. */
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count);
+/* The same into the row of stack, thread and flags (enum ember_row_flags;
+ * -1 for an unknown flag). */
+int ember_profile_add_row(struct ember_profile *p, uint32_t stack, uint32_t thread, uint32_t flags,
+			  uint64_t count);
 
 /* Sum of all row counts (never above p->count_max). */
 uint64_t ember_profile_total(const struct ember_profile *p);
@@ -254,6 +271,10 @@ enum ember_report_key {
 typedef uint32_t (*ember_report_key_fn)(void *ctx, const struct ember_frame *f);
 int ember_report_count(const struct ember_profile *p, ember_report_key_fn key_of, void *ctx, uint32_t *nkeys,
 		       uint64_t **self, uint64_t **total);
+
+/* A wall-clock profile (meta.wall_clock): its time on and off CPU, in all
+ * and for each of its busiest threads (when it has more than one). */
+void ember_report_wall_split(FILE *out, const struct ember_profile *p);
 
 /* Print "top N by self" and "top N by total" tables with percentages of
  * ember_profile_total; top 0 prints every row.  Labels are shortened to 80

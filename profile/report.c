@@ -389,28 +389,86 @@ static int cmp_by_total(const void *a, const void *b)
 	return strcmp(x->label, y->label);
 }
 
+/* A count as the table shows it: samples, or milliseconds in a wall-clock
+ * profile (ms_per: the milliseconds a count stands for; 0: samples). */
+static int put_count(char *buf, size_t len, uint64_t c, double ms_per)
+{
+	return ms_per > 0 ? snprintf(buf, len, "%.1f", (double)c * ms_per) : snprintf(buf, len, "%" PRIu64, c);
+}
+
 static void print_table(FILE *out, const struct ember_report_row *rows, size_t n, bool by_total,
-			uint64_t all, const char *keyname)
+			uint64_t all, const char *keyname, double ms_per)
 {
 	char num[32];
 	int width = 7; /* strlen("samples") */
 
 	for (size_t i = 0; i < n; i++) {
-		int w = snprintf(num, sizeof(num), "%" PRIu64, by_total ? rows[i].total : rows[i].self);
+		int w = put_count(num, sizeof(num), by_total ? rows[i].total : rows[i].self, ms_per);
 		if (w > width)
 			width = w;
 	}
-	fprintf(out, "ember: top %zu by %s (of %" PRIu64 " samples):\n", n,
-		by_total ? "total" : "self", all);
-	fprintf(out, "   self%%  total%%  %*s  %s\n", width, "samples", keyname);
+	if (ms_per > 0)
+		fprintf(out, "ember: top %zu by %s (of %.3f s, on and off CPU):\n", n, by_total ? "total" : "self",
+			(double)all * ms_per / 1e3);
+	else
+		fprintf(out, "ember: top %zu by %s (of %" PRIu64 " samples):\n", n, by_total ? "total" : "self", all);
+	fprintf(out, "   self%%  total%%  %*s  %s\n", width, ms_per > 0 ? "ms" : "samples", keyname);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "  %5.1f%%  %5.1f%%  %*" PRIu64 "  ",
+		put_count(num, sizeof(num), by_total ? rows[i].total : rows[i].self, ms_per);
+		fprintf(out, "  %5.1f%%  %5.1f%%  %*s  ",
 			100.0 * (double)rows[i].self / (double)all,
 			100.0 * (double)rows[i].total / (double)all,
-			width, by_total ? rows[i].total : rows[i].self);
+			width, num);
 		ember_report_put_label(out, rows[i].label, LABEL_MAX_CHARS);
 		putc('\n', out);
 	}
+}
+
+#define WALL_THREADS 10   /* threads the split lists, the busiest first */
+
+struct thread_split {
+	uint32_t thread;
+	uint64_t on, off;
+};
+
+static int cmp_split(const void *a, const void *b)
+{
+	const struct thread_split *x = a, *y = b;
+	uint64_t tx = x->on + x->off, ty = y->on + y->off;
+	return tx != ty ? (tx > ty ? -1 : 1) : (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+void ember_report_wall_split(FILE *out, const struct ember_profile *p)
+{
+	double s_per = ember_profile_interval_s(p);
+	uint64_t all = ember_profile_total(p), off = p->off_cpu_total;
+	if (!all)
+		return;
+	fprintf(out, "ember: wall-clock profile: %.3f s on CPU (%.1f%%), %.3f s off CPU (%.1f%%)\n",
+		(double)(all - off) * s_per, 100.0 * (double)(all - off) / (double)all, (double)off * s_per,
+		100.0 * (double)off / (double)all);
+	struct thread_split *ts = calloc(p->nthreads ? p->nthreads : 1, sizeof *ts);
+	if (!ts || p->nthreads < 2) {
+		free(ts);
+		return;
+	}
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		ts[i].thread = i;
+	for (uint32_t i = 0; i < p->nrows; i++) {
+		const struct ember_sample_row *r = &p->rows[i];
+		if (r->flags & EMBER_ROW_OFF_CPU)
+			ts[r->thread].off += r->count;
+		else
+			ts[r->thread].on += r->count;
+	}
+	qsort(ts, p->nthreads, sizeof *ts, cmp_split);
+	for (uint32_t i = 0; i < p->nthreads && i < WALL_THREADS && ts[i].on + ts[i].off; i++) {
+		const struct ember_thread *t = &p->threads[ts[i].thread];
+		fprintf(out, "ember:   thread %u ", t->tid);
+		ember_report_put_label(out, t->name, 40);
+		fprintf(out, ": %.3f s on CPU, %.3f s off CPU\n", (double)ts[i].on * s_per, (double)ts[i].off * s_per);
+	}
+	free(ts);
 }
 
 void ember_report_print(FILE *out, const struct ember_profile *p,
@@ -442,9 +500,12 @@ void ember_report_print(FILE *out, const struct ember_profile *p,
 	 * function that never was the leaf has no place in a "by self" table. */
 	while (nself < top && rows[nself].self)
 		nself++;
+	double ms_per = p->meta.wall_clock ? ember_profile_interval_s(p) * 1e3 : 0;
+	if (p->meta.wall_clock)
+		ember_report_wall_split(out, p);
 	if (nself)
-		print_table(out, rows, nself, false, all, keyname);
+		print_table(out, rows, nself, false, all, keyname, ms_per);
 	qsort(rows, n, sizeof(*rows), cmp_by_total);
-	print_table(out, rows, top, true, all, keyname);
+	print_table(out, rows, top, true, all, keyname, ms_per);
 	ember_report_rows_free(rows, n);
 }

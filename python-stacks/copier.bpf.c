@@ -17,6 +17,7 @@
  * (copier_record.h says when). */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
+#include <stdbool.h>
 #include <bpf/bpf_helpers.h>
 
 #include "copier_record.h"
@@ -87,7 +88,8 @@ static __always_inline void copy_first_arg(struct ember_copier_record *r, __u8 *
 	*(__u64 *)(fr + mark_off + 16) = type;
 }
 
-/* The program.  It stays one long function on purpose: what the verifier
+/* The copy, in the current thread's context: the body of both programs
+ * below.  It stays one long function on purpose: what the verifier
  * checks is this body's compiled code, and the way it is written (lengths
  * as LEN_IN ranges, the packing offset and counts through the record's
  * memory) is what keeps its paths within the verifier's 1M-instruction
@@ -95,12 +97,12 @@ static __always_inline void copy_first_arg(struct ember_copier_record *r, __u8 *
  * inlines differently, changes that code for every kernel that must
  * accept it.  Its parts: find the thread, read the GIL holder, copy the
  * thread state, the frames and their code headers, then the objects new
- * code objects are named from, and send. */
-SEC("perf_event")
-int ember_copy_frames(struct bpf_perf_event_data *ctx)
+ * code objects are named from, and send.  at_switch (a constant in each
+ * program): the thread is leaving the CPU, not sampled; only threads ember
+ * registered are copied then (a switch is no way to discover threads). */
+static __always_inline int copy_frames(bool at_switch)
 {
 	__u32 zero = 0, tid, pid;
-	(void)ctx;
 
 	struct ember_copier_config *cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
@@ -117,6 +119,8 @@ int ember_copy_frames(struct bpf_perf_event_data *ctx)
 		pid = (__u32)(id >> 32);
 	}
 	struct ember_copier_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (at_switch && (!t || t->pid != pid || !t->tstate))
+		return 0;
 	__u32 comm_mix = 0;
 	if (!t || t->pid != pid || !t->tstate) {
 		__u32 comm[4] = { 0 };
@@ -349,6 +353,23 @@ send:;
 	 * bench/RESULTS.md): only for records ember must read now. */
 	bpf_ringbuf_output(&records, r, size, (r->flags & EMBER_COPIER_WOKE) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 1;
+}
+
+/* At each sample of ember's perf events. */
+SEC("perf_event")
+int ember_copy_frames(struct bpf_perf_event_data *ctx)
+{
+	(void)ctx;
+	return copy_frames(false);
+}
+
+/* At each context switch, in the thread leaving the CPU (record --idle:
+ * the frames its time off CPU is charged to; loaded only then). */
+SEC("tp_btf/sched_switch")
+int ember_copy_frames_switch(__u64 *ctx)
+{
+	(void)ctx;
+	return copy_frames(true);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -37,8 +37,9 @@ static int copier_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* Open and load the object: 0, or -errno. */
-static int load(struct ember_py_copier *st)
+/* Open and load the object: 0, or -errno.  The program for context
+ * switches only when asked (it needs the kernel's BTF). */
+static int load(struct ember_py_copier *st, bool at_switch)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_copier");
 	st->obj = bpf_object__open_mem(ember_copier_bpf_obj,
@@ -50,7 +51,18 @@ static int load(struct ember_py_copier *st)
 	int ncpus = libbpf_num_possible_cpus();
 	if (!scratch || ncpus <= 0 || bpf_map__set_max_entries(scratch, (uint32_t)ncpus) != 0)
 		return ncpus < 0 ? ncpus : -EINVAL;
-	return bpf_object__load(st->obj);
+	struct bpf_program *sw = bpf_object__find_program_by_name(st->obj, "ember_copy_frames_switch");
+	if (sw)
+		bpf_program__set_autoload(sw, at_switch);
+	int rc = bpf_object__load(st->obj);
+	if (rc && sw && at_switch) {   /* the copy at samples without it */
+		bpf_object__close(st->obj);
+		st->obj = NULL;
+		snprintf(st->switch_note, sizeof st->switch_note, "the copy at context switches cannot load: %s",
+			 strerror(-rc));
+		return load(st, false);
+	}
+	return rc;
 }
 
 /* Thread ids as ember sees them: its own pid namespace. */
@@ -99,7 +111,7 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 	st->in.ring.epoll_fd = -1;
 	copier_debug = (opts ? opts : &none)->debug;
 	libbpf_set_print(copier_print);
-	int err = load(st);
+	int err = load(st, opts && opts->at_switch);
 	if (err) {
 		int e = err < 0 ? -err : errno;
 		snprintf(msg, msglen, "cannot load the BPF frame copier: %s%s", strerror(e),
@@ -121,8 +133,17 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 	 * (system-wide while the fd is open, so only on request). */
 	if (opts && opts->stats)
 		st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	struct bpf_program *sw = bpf_object__find_program_by_name(st->obj, "ember_copy_frames_switch");
+	if (opts && opts->at_switch && !st->switch_note[0] && !(st->switch_link = bpf_program__attach(sw)))
+		snprintf(st->switch_note, sizeof st->switch_note, "the copy at context switches cannot attach: %s",
+			 strerror(errno));
 	*out = st;
 	return EMBER_PY_OK;
+}
+
+const char *ember_py_copier_switch_note(const struct ember_py_copier *st)
+{
+	return st && st->switch_note[0] ? st->switch_note : NULL;
 }
 
 int ember_py_copier_prog_fd(const struct ember_py_copier *st)
@@ -145,6 +166,7 @@ void ember_py_copier_close(struct ember_py_copier *st)
 {
 	if (!st)
 		return;
+	bpf_link__destroy(st->switch_link);
 	py_intake_free(st);
 	bpf_object__close(st->obj);
 	if (st->stats_fd >= 0)

@@ -52,6 +52,8 @@ struct py_intake {
 
 struct ember_py_copier {
 	struct bpf_object *obj;
+	struct bpf_link *switch_link; /* the copy at context switches (opts.at_switch) */
+	char switch_note[160];        /* ... why it is not made */
 	int prog_fd, threads_fd;
 	int codes_fd;                 /* the copier's code objects seen */
 	int stats_fd;                 /* >= 0: the kernel times every run (opts.stats) */

@@ -148,11 +148,18 @@ struct ember_py_copier_opts {
 	bool stats;              /* have the kernel time every run of the program
 	                          * (ember_py_copier_stats: runs, run_ns): system-wide
 	                          * while the copier is open, so only on request */
+	bool at_switch;          /* also copy at every context switch of a registered thread,
+	                          * as it leaves the CPU (record --idle: the Python frames its
+	                          * time off CPU goes to); when that cannot be attached, the
+	                          * copier runs without it (ember_py_copier_switch_note) */
 };
 /* Load the copier (opts may be NULL: none).  EMBER_PY_OK, or
  * EMBER_PY_NO_ACCESS / EMBER_PY_ERROR with a one-line reason in msg. */
 int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_copier_opts *opts, char *msg,
 			 size_t msglen);
+/* With opts.at_switch: why the copy at context switches is not made (one
+ * line), or NULL when it is. */
+const char *ember_py_copier_switch_note(const struct ember_py_copier *st);
 /* The program to attach to every perf event. */
 int ember_py_copier_prog_fd(const struct ember_py_copier *st);
 /* Readable when a record must be read at once: the copier wakes ember only

@@ -116,6 +116,11 @@ const char *ember_py_session_copier_note(const struct ember_py_session *s)
 	return s->copier_msg;
 }
 
+const char *ember_py_session_switch_note(const struct ember_py_session *s)
+{
+	return ember_py_copier_switch_note(s->copier);
+}
+
 void ember_py_session_copier_stats(const struct ember_py_session *s, struct ember_py_copier_stats *out)
 {
 	ember_py_copier_stats(s->copier, out);

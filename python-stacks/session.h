@@ -51,6 +51,9 @@ int ember_py_session_wake_fd(const struct ember_py_session *s);
 /* Why frames are not copied at the sample: "" when they are, or when the
  * copier was not asked for. */
 const char *ember_py_session_copier_note(const struct ember_py_session *s);
+/* With copier_opts.at_switch: why frames are not copied as threads leave
+ * the CPU (one line), or NULL when they are or the copier is not loaded. */
+const char *ember_py_session_switch_note(const struct ember_py_session *s);
 void ember_py_session_copier_stats(const struct ember_py_session *s, struct ember_py_copier_stats *out);
 /* After each drain of the sampler: keep the records no read took yet. */
 void ember_py_session_consume(struct ember_py_session *s);

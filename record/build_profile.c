@@ -297,6 +297,12 @@ struct profile_builder {
 	size_t nentries, es_cap, et_cap, ec_cap;
 };
 
+/* The profile row flags of raw entry v's samples. */
+static uint32_t row_flags(const struct raw_stack_view *v)
+{
+	return v->flags & EMBER_SAMPLE_OFF_CPU ? EMBER_ROW_OFF_CPU : 0;
+}
+
 /* Raw entry v, new, into p. 0, or -1 on OOM. */
 static int builder_add_entry(struct profile_builder *bd, const struct build_in *in, struct ember_profile *p,
 			     const struct raw_stack_view *v, uint64_t *mismatched)
@@ -308,7 +314,7 @@ static int builder_add_entry(struct profile_builder *bd, const struct build_in *
 	    EMBER_GROW(bd->entry_count, bd->ec_cap, bd->nentries + 1) != 0)
 		return -1;
 	if (uncertain)
-		*mismatched += v->count;
+		*mismatched += v->samples;
 	uint32_t sid = ember_profile_stack(p, bd->b.stack, (uint32_t)n);
 	/* A Python thread is named as Python names it ("MainThread",
 	 * "Thread-3 (worker)"); others (BLAS, OpenMP workers) by their comm. */
@@ -316,7 +322,7 @@ static int builder_add_entry(struct profile_builder *bd, const struct build_in *
 	if (!tname)
 		tname = ember_sampler_thread_name(in->sampler, v->pid, v->tid);
 	uint32_t tix = ember_profile_thread(p, v->pid, v->tid, tname);
-	if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add(p, sid, tix, v->count) != 0)
+	if (sid == UINT32_MAX || tix == UINT32_MAX || ember_profile_add_row(p, sid, tix, row_flags(v), v->count) != 0)
 		return -1;
 	bd->entry_stack[bd->nentries] = sid;
 	bd->entry_thread[bd->nentries] = tix;
@@ -341,7 +347,8 @@ int profile_builder_update(struct profile_builder *bd, const struct build_in *in
 			continue;
 		}
 		if (v.count > bd->entry_count[k] &&
-		    ember_profile_add(p, bd->entry_stack[k], bd->entry_thread[k], v.count - bd->entry_count[k]) != 0)
+		    ember_profile_add_row(p, bd->entry_stack[k], bd->entry_thread[k], row_flags(&v),
+					  v.count - bd->entry_count[k]) != 0)
 			return -1;
 		bd->entry_count[k] = v.count;
 	}
@@ -379,7 +386,9 @@ int build_profile(const struct build_in *in, struct ember_profile *p, uint64_t *
 	*mismatched = 0;
 	struct profile_builder *bd = profile_builder_new(in, p);
 	int rc = bd ? profile_builder_update(bd, in, p, mismatched) : -1;
-	if (rc == 0)
+	/* A wall-clock profile (--idle) has none: its timeline's samples would
+	 * each stand for the profile's interval, a microsecond, not a period. */
+	if (rc == 0 && !in->opts->sampler.off_cpu)
 		rc = add_timeline(in->raw, p, bd->entry_stack, bd->entry_thread, bd->nentries);
 	profile_builder_free(bd);
 	return rc;

@@ -61,6 +61,19 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	pr->late += r->py_lag > LATE_READ_NS;
 }
 
+/* What a sample stands for: one sample; with --idle, microseconds (an
+ * interval off CPU its length, a sample of the clock its period), so
+ * that a thread's rows add up to its wall time (docs/offcpu.md). */
+static uint64_t capture_weight(const struct ember_record_opts *o, const struct ember_sample *s)
+{
+	if (!o->sampler.off_cpu)
+		return 1;
+	if (s->flags & EMBER_SAMPLE_OFF_CPU)
+		return (s->off_cpu_ns + 500) / 1000;
+	uint32_t hz = o->sampler.freq_hz ? o->sampler.freq_hz : 1;
+	return (2000000u / hz + 1) / 2;
+}
+
 static void on_sample(void *arg, const struct ember_sample *s)
 {
 	struct ember_record *r = arg;
@@ -75,6 +88,11 @@ static void on_sample(void *arg, const struct ember_sample *s)
 			npy = n > 0 ? (uint32_t)n : 0;
 		}
 	}
+	/* Off CPU, the frames must be the ones copied as the thread left the
+	 * CPU: read any later (a thread the copier did not know yet), they are
+	 * where it went since, so none are kept. */
+	if ((s->flags & EMBER_SAMPLE_OFF_CPU) && !(pyflags & EMBER_PY_AT_SAMPLE))
+		npy = 0;
 	if (r->opts.gil_only) {
 		if (!(pyflags & EMBER_PY_GIL_KNOWN) && npy > 0) {
 			r->pr.gil_unknown++;
@@ -83,7 +101,8 @@ static void on_sample(void *arg, const struct ember_sample *s)
 			return;
 		}
 	}
-	if (raw_stacks_add(r->raw, s, r->py, npy, pyflags) != 0)
+	uint64_t weight = capture_weight(&r->opts, s);
+	if (weight && raw_stacks_add_weighted(r->raw, s, r->py, npy, pyflags, weight) != 0)
 		r->oom = true;
 	if (npy)   /* after the sample is stored: a name read never delays one */
 		ember_py_session_names(r->python, s);

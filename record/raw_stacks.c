@@ -16,7 +16,8 @@ struct raw_entry {
 	size_t frames_off;            /* into rs->frames */
 	size_t kernel_off;            /* into rs->kips */
 	size_t py_off;                /* into rs->py */
-	uint64_t count;
+	uint64_t count;               /* their weight */
+	uint64_t samples;             /* samples (and off-CPU intervals) counted */
 };
 
 /* A stored sequence: native frames (in rs->frames) or Python frames (in
@@ -58,7 +59,7 @@ struct raw_stacks {
 #define TIMELINE_MAX (4u << 20)
 
 /* Flags that change what the stack means; the others are per-sample noise. */
-#define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED)
+#define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_OFF_CPU)
 /* Python read flags that change how the stack is merged. */
 #define PY_KEY_FLAGS (EMBER_PY_TORN | EMBER_PY_TRUNCATED | EMBER_PY_UNREADABLE)
 
@@ -249,6 +250,15 @@ bool raw_stacks_timeline_next(const struct raw_stacks *rs, size_t *cursor, uint6
 int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 		   uint32_t npy, uint32_t pyflags)
 {
+	return raw_stacks_add_weighted(rs, s, py, npy, pyflags, 1);
+}
+
+int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
+			    uint32_t npy, uint32_t pyflags, uint64_t weight)
+{
+	/* Off-CPU intervals stay out of the timeline: its entries are samples
+	 * of the clock, one interval each. */
+	bool timed = !(s->flags & EMBER_SAMPLE_OFF_CPU);
 	/* Checked by the sample: tells a native stack cut off at the root
 	 * whose Python frames are whole from one that disagrees (merge_stack). */
 	uint32_t keep = PY_KEY_FLAGS | (s->flags & EMBER_SAMPLE_TRUNCATED ? EMBER_PY_CHECKED : 0);
@@ -256,9 +266,12 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const st
 	uint64_t h = hash_sample(&key);
 	uint32_t id = ember_idtab_find(&rs->index, h, same, rs, &key);
 	if (id != UINT32_MAX) {
-		rs->entries[id].count++;
+		if (__builtin_add_overflow(rs->entries[id].count, weight, &rs->entries[id].count))
+			rs->entries[id].count = UINT64_MAX;
+		rs->entries[id].samples++;
 		rs->samples++;
-		add_timed(rs, s->time_ns, id);
+		if (timed)
+			add_timed(rs, s->time_ns, id);
 		return 0;
 	}
 	size_t frames_off = intern_seq(rs, SEQ_NATIVE, s->frames, s->nframes);
@@ -272,13 +285,14 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const st
 	*e = (struct raw_entry){ .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
 				 .nframes = s->nframes, .nkernel = s->nkernel, .npy = npy,
 				 .pyflags = key.pyflags, .frames_off = frames_off, .kernel_off = rs->nkips,
-				 .py_off = py_off, .count = 1 };
+				 .py_off = py_off, .count = weight, .samples = 1 };
 	if (s->nkernel)
 		memcpy(rs->kips + rs->nkips, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips);
 	rs->nkips += s->nkernel;
 	rs->nentries++;
 	rs->samples++;
-	add_timed(rs, s->time_ns, rs->nentries - 1);
+	if (timed)
+		add_timed(rs, s->time_ns, rs->nentries - 1);
 	return 0;
 }
 
@@ -296,6 +310,6 @@ bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_sta
 				      .nframes = e->nframes, .nkernel = e->nkernel,
 				      .frames = rs->frames + e->frames_off, .kernel_ips = rs->kips + e->kernel_off,
 				      .npy = e->npy, .pyflags = e->pyflags, .py = rs->py + e->py_off,
-				      .count = e->count };
+				      .count = e->count, .samples = e->samples };
 	return true;
 }

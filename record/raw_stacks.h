@@ -19,6 +19,10 @@ void raw_stacks_free(struct raw_stacks *rs);
  * npy is 0). 0, or -1 on OOM. */
 int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 		   uint32_t npy, uint32_t pyflags);
+/* The same with a weight: the sample stands for weight units of the
+ * profile's time (record --idle counts microseconds: docs/offcpu.md). */
+int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
+			    uint32_t npy, uint32_t pyflags, uint64_t weight);
 uint64_t raw_stacks_samples(const struct raw_stacks *rs);
 
 struct raw_stack_view {
@@ -28,7 +32,8 @@ struct raw_stack_view {
 	const uint64_t *kernel_ips;              /* leaf first */
 	uint32_t npy, pyflags;
 	const struct ember_py_frame *py;         /* innermost first */
-	uint64_t count;
+	uint64_t count;                          /* the weight of its samples (raw_stacks_add_weighted) */
+	uint64_t samples;                        /* how many */
 };
 /* Samples in arrival order: (time, index of the stack in iteration
  * order).  raw_stacks_timeline_count: how many; *complete is false when

@@ -79,6 +79,8 @@ struct ember_record_stats {
 	uint64_t py_before_copier;         /* samples before ember had registered their thread */
 	bool copier_asked;                 /* frames copied at the sample were asked for */
 	const char *copier_note;           /* why they are not, "" when they are */
+	const char *switch_note;           /* --idle: why they are not copied as threads leave the
+	                                    * CPU, NULL when they are */
 	struct ember_py_copier_stats copier;
 	uint32_t jit_files;                /* perf maps and jitdumps read */
 	uint64_t jit_entries;              /* JIT functions they named */
@@ -104,6 +106,9 @@ const char *ember_record_error(const struct ember_record *r);
 pid_t ember_record_target(const struct ember_record *r);
 /* kernel.perf_event_paranoid left kernel frames out (known after start). */
 bool ember_record_kernel_excluded(const struct ember_record *r);
+/* --idle: why time off CPU is not traced (one line), or NULL when it is
+ * (known after start). */
+const char *ember_record_off_cpu_error(const struct ember_record *r);
 
 /* Called about once a second while capturing (every opts.progress_s when set). */
 typedef void (*ember_record_progress_fn)(void *arg, double elapsed_s, uint64_t samples);

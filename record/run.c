@@ -56,7 +56,8 @@ struct ember_record *ember_record_new(const struct ember_record_opts *o)
 						    .no_debug_info = o->knobs.py_no_dwarf,
 						    .start_stall_ms = o->knobs.py_start_stall_ms,
 						    .copier_opts = { .debug = o->knobs.bpf_debug,
-								     .stats = o->knobs.bpf_stats } };
+								     .stats = o->knobs.bpf_stats,
+								     .at_switch = o->sampler.off_cpu } };
 		if (!(r->python = ember_py_session_new(&po))) {
 			free(r);
 			return NULL;
@@ -231,6 +232,19 @@ static int sudo_user(struct ember_record *r)
 	return 0;
 }
 
+const char *ember_record_off_cpu_error(const struct ember_record *r)
+{
+	return ember_sampler_off_cpu_error(r->sampler);
+}
+
+/* --idle without its tracer: the profile counts samples, as without --idle. */
+static int off_cpu_check(struct ember_record *r, int rc)
+{
+	if (rc == 0 && ember_sampler_off_cpu_error(r->sampler))
+		r->opts.sampler.off_cpu = false;
+	return rc;
+}
+
 int ember_record_start(struct ember_record *r)
 {
 	struct timespec wall;
@@ -241,13 +255,13 @@ int ember_record_start(struct ember_record *r)
 	if (r->opts.pid) {
 		r->usage0_ok = read_usage(r->opts.pid, &r->usage0_user_s, &r->usage0_sys_s, &r->usage0_vol,
 					  &r->usage0_invol);
-		return ember_sampler_attach(r->sampler, r->opts.pid);
+		return off_cpu_check(r, ember_sampler_attach(r->sampler, r->opts.pid));
 	}
 	int rc = sudo_user(r);
 	if (rc < 0)
 		return rc;
 	jit_env_setup(r);
-	return ember_sampler_launch(r->sampler, r->opts.argv, r->as_user ? &r->as : NULL, &r->child);
+	return off_cpu_check(r, ember_sampler_launch(r->sampler, r->opts.argv, r->as_user ? &r->as : NULL, &r->child));
 }
 
 void ember_record_capture(struct ember_record *r, volatile sig_atomic_t *stop, ember_record_progress_fn progress,
@@ -268,6 +282,10 @@ void record_fill_meta(struct ember_record *r, struct ember_profile *p)
 	m->command = ember_profile_cstr(p, r->command);
 	m->pid = (uint32_t)ember_record_target(r);
 	m->freq_hz = r->opts.sampler.freq_hz;
+	if (r->opts.sampler.off_cpu) {
+		m->interval_ns = 1000;   /* counts are microseconds (capture.c) */
+		m->wall_clock = true;
+	}
 	m->start_unix_ns = r->start_unix_ns;
 	/* During the capture (a checkpoint), the run so far. */
 	double wall = r->wall_s > 0 ? r->wall_s : (double)ember_now_ns() / 1e9 - r->t0_s;
@@ -345,10 +363,12 @@ static void python_stats(const struct ember_record *r, struct ember_record_stats
 	st->py_before_copier = pr->before_copier;
 	st->copier_asked = r->python && !r->opts.no_copier;
 	st->copier_note = "";
+	st->switch_note = NULL;
 	if (!r->python)
 		return;
 	st->py_setup_ms = (double)ember_py_session_setup_ns(r->python) / 1e6;
 	st->copier_note = ember_py_session_copier_note(r->python);
+	st->switch_note = r->opts.sampler.off_cpu ? ember_py_session_switch_note(r->python) : NULL;
 	ember_py_session_copier_stats(r->python, &st->copier);
 	ember_py_session_totals(r->python, &st->py_checked, &st->py_corrected);
 }

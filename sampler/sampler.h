@@ -30,6 +30,11 @@ struct ember_sampler_opts {
 	bool kernel;            /* also sample kernel frames (when permitted) */
 	uint32_t ring_pages;    /* data pages per CPU ring (power of two), 0 = default: room for ~128
 	                         * samples of stack_size, at most 64 MiB over all CPUs */
+	bool off_cpu;           /* also trace the intervals target threads spend off CPU (blocked,
+	                         * sleeping, waiting for a CPU): each is delivered as a sample with
+	                         * EMBER_SAMPLE_OFF_CPU when the thread runs again (docs/offcpu.md).
+	                         * Needs BPF; when it cannot be had, sampling goes on without it
+	                         * and ember_sampler_off_cpu_error says why */
 };
 #define EMBER_SAMPLER_OPTS_DEFAULT { .freq_hz = 99, .stack_size = 65528, .kernel = false, .ring_pages = 0 }
 
@@ -60,6 +65,9 @@ enum ember_sample_flags {
 	EMBER_SAMPLE_NO_CFI       = 1u << 4, /* the walk met a frame without usable unwind info ... */
 	EMBER_SAMPLE_SCANNED      = 1u << 5, /* ... and found every such frame's caller by a stack
 	                                      * scan (else UNWIND_ERROR or TRUNCATED is set) */
+	EMBER_SAMPLE_OFF_CPU      = 1u << 6, /* not a sample of the clock: an interval the thread
+	                                      * spent off CPU (off_cpu_ns long, ending at time_ns),
+	                                      * with the stack it stopped with */
 };
 
 /* What one frame held at the sample, recorded for the frames the caller's
@@ -89,6 +97,7 @@ struct ember_frame_probe {
 struct ember_sample {
 	uint32_t pid, tid;
 	uint64_t time_ns;              /* CLOCK_MONOTONIC */
+	uint64_t off_cpu_ns;           /* with EMBER_SAMPLE_OFF_CPU: the interval's length */
 	uint32_t flags;                /* enum ember_sample_flags */
 	uint32_t code_gen;             /* changes when the process maps new code or execs:
 	                                * a reader that gave up on it may look again */
@@ -138,6 +147,8 @@ struct ember_sampler_stats {
 	uint64_t ended_tasks;    /* tasks (threads, processes) created and ended while sampled */
 	bool kernel_excluded;    /* kernel frames/time were not permitted */
 	uint32_t bpf_attached, bpf_failed; /* events the BPF program was / could not be attached to */
+	uint64_t off_cpu;        /* off-CPU intervals delivered (opts.off_cpu) */
+	uint64_t off_cpu_lost;   /* ... lost: the tracer's ring was full */
 };
 
 /* Error codes returned (negated) by start functions, with a message in the
@@ -260,6 +271,9 @@ void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler
 void ember_sampler_stop(struct ember_sampler *s);
 
 const char *ember_sampler_error(const struct ember_sampler *s);
+/* With opts.off_cpu: why off-CPU intervals are not traced (one line), or
+ * NULL when they are. */
+const char *ember_sampler_off_cpu_error(const struct ember_sampler *s);
 void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler_stats *st);
 
 uint32_t ember_sampler_module_count(const struct ember_sampler *s);

@@ -17,6 +17,7 @@
 
 #include "grow.h"
 #include "hash.h"
+#include "offcpu.h"
 #include "sampler_events.h"
 #include "sampler_state.h"
 
@@ -204,6 +205,17 @@ __attribute__((noreturn)) static void launch_child(char *const argv[], const str
 	_exit(rep.step == STEP_EXEC && (rep.err == ENOENT || rep.err == ENOTDIR) ? 127 : 126);
 }
 
+/* With opts.off_cpu: the tracer, started on first use, traces pid too.
+ * When it cannot run, s->offcpu_err says why and sampling goes on. */
+static void trace_off_cpu(struct ember_sampler *s, pid_t pid)
+{
+	if (!s->opts.off_cpu)
+		return;
+	if (!s->offcpu && !s->offcpu_err[0])
+		s->offcpu = offcpu_open(s->opts.stack_size, s->offcpu_err, sizeof s->offcpu_err);
+	offcpu_add_process(s->offcpu, pid);
+}
+
 /* The child's report, once the events are open and it was told to go:
  * 0 when it execs. */
 static int launch_result(struct ember_sampler *s, char *const argv[], const struct ember_launch_user *as,
@@ -248,6 +260,7 @@ int ember_sampler_launch(struct ember_sampler *s, char *const argv[], const stru
 	close(report[1]);
 	*child = pid;
 	s->target = pid;
+	trace_off_cpu(s, pid);
 	setup_attr(s, true);
 	int rc = open_for_task(s, pid, true);
 	if (rc < 0) {
@@ -333,6 +346,7 @@ int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
 		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "no process with pid %d", pid);
 	s->target = pid;
 	s->attached = true;
+	trace_off_cpu(s, pid);
 	setup_attr(s, false);
 	int rc = open_threads(s, pid);
 	if (rc == -EMBER_SERR_NO_PROCESS)
@@ -355,6 +369,7 @@ int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
 
 void ember_sampler_stop(struct ember_sampler *s)
 {
+	offcpu_detach(s->offcpu);
 	for (size_t i = 0; i < s->nfds; i++)
 		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	s->stopped = true;

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "offcpu.h"
 #include "proc.h"
 #include "sampler_events.h"
 #include "sampler_records.h"
@@ -26,14 +27,15 @@ struct ember_sampler *ember_sampler_new(const struct ember_sampler_opts *opts)
 	unwinder_init(&s->unw);
 	s->ncpus = perf_online_cpus(s->cpus, MAX_CPUS);
 	s->rings = calloc((size_t)s->ncpus, sizeof *s->rings);
-	/* One per CPU ring, then the caller's wake fd (hooks.wake_fd). */
-	s->pfds = calloc((size_t)s->ncpus + 1, sizeof *s->pfds);
+	/* One per CPU ring, then the caller's wake fd (hooks.wake_fd), then
+	 * the off-CPU tracer's ring. */
+	s->pfds = calloc((size_t)s->ncpus + 2, sizeof *s->pfds);
 	s->ring_active = calloc((size_t)s->ncpus, sizeof *s->ring_active);
 	if (!s->scratch || !s->rings || !s->pfds || !s->ring_active || process_model_init(&s->pm) != 0) {
 		ember_sampler_free(s);
 		return NULL;
 	}
-	for (int i = 0; i <= s->ncpus; i++)
+	for (int i = 0; i <= s->ncpus + 1; i++)
 		s->pfds[i].fd = -1;   /* poll skips a CPU whose ring is not mapped (yet) */
 	/* ncpus x threads descriptors in attach mode: take all we may. */
 	struct rlimit rl;
@@ -50,6 +52,7 @@ void ember_sampler_free(struct ember_sampler *s)
 		return;
 	if (s->rings)
 		sampler_close_events(s);
+	offcpu_free(s->offcpu);
 	unwinder_free(&s->unw);
 	process_model_free(&s->pm);
 	free(s->fds);
@@ -77,6 +80,8 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 		nfds_t n = (nfds_t)s->ncpus;
 		if (s->hooks.wake_fd > 0)
 			s->pfds[n++] = (struct pollfd){ .fd = s->hooks.wake_fd, .events = POLLIN };
+		if (offcpu_poll_fd(s->offcpu) >= 0)
+			s->pfds[n++] = (struct pollfd){ .fd = offcpu_poll_fd(s->offcpu), .events = POLLIN };
 		int rc = poll(s->pfds, n, timeout_ms);
 		if (rc < 0 && errno != EINTR)
 			return -1;
@@ -85,6 +90,7 @@ int ember_sampler_poll(struct ember_sampler *s, int timeout_ms, ember_sample_fn 
 	s->fn_arg = arg;
 	s->delivered = 0;
 	perf_rings_drain(s->rings, s->ncpus, s->ring_active, s->scratch, sampler_handle_record, s);
+	offcpu_drain(s->offcpu, s);   /* after the mappings the rings told of */
 	if (done && s->attached && ember_proc_gone(s->target))
 		*done = true;
 	return s->delivered;
@@ -97,6 +103,11 @@ const char *ember_sampler_error(const struct ember_sampler *s)
 	return s->err;
 }
 
+const char *ember_sampler_off_cpu_error(const struct ember_sampler *s)
+{
+	return s->opts.off_cpu && !s->offcpu ? s->offcpu_err : NULL;
+}
+
 void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler_stats *st)
 {
 	*st = s->stats;
@@ -104,6 +115,8 @@ void ember_sampler_get_stats(const struct ember_sampler *s, struct ember_sampler
 	thread_unsampled(&s->pm, period_ns, &st->ended_tasks, &st->unsampled_ns);
 	st->scans = s->unw.scans;
 	st->scan_ns = s->unw.scan_ns;
+	uint64_t sent;
+	offcpu_counts(s->offcpu, &sent, &st->off_cpu_lost);
 }
 
 uint32_t ember_sampler_module_count(const struct ember_sampler *s)

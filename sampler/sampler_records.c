@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "clock.h"
+#include "offcpu.h"
 #include "sampler_records.h"
 #include "sampler_state.h"
 
@@ -28,25 +29,31 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 		s->stats.unwind_errors++;
 		return;
 	}
+	struct unwind_input in = { .regs = ps.regs, .stack = ps.stack, .stack_len = ps.stack_len,
+				   .stack_reserved = ps.stack_size };
+	sampler_deliver(s, &smp, &in);
+}
+
+void sampler_deliver(struct ember_sampler *s, struct ember_sample *sp, const struct unwind_input *in)
+{
+	struct ember_sample smp = *sp;
 	struct process *proc = process_get(&s->pm, (pid_t)smp.pid, true);
 	if (!proc)
 		return;
 	if (proc->nloads == 0 && !proc->exited)
 		process_load_proc_maps(&s->pm, proc, true);
-	smp.sp = ps.regs[EMBER_REG_SP];
-	smp.ip = ps.regs[EMBER_REG_PC];
+	smp.sp = in->regs[EMBER_REG_SP];
+	smp.ip = in->regs[EMBER_REG_PC];
 	smp.code_gen = proc->code_gen;
 	if (s->hooks.early)
 		s->hooks.early(s->hooks.early_arg, &smp);
-	struct unwind_input in = { .regs = ps.regs, .stack = ps.stack, .stack_len = ps.stack_len,
-				   .stack_reserved = ps.stack_size };
 	uint64_t t0 = ember_now_ns();
 	/* A PC in no known module: its MMAP2 may still sit in another CPU's
 	 * ring (dlopen), so look at /proc/PID/maps once before giving up. */
 	if (!process_find(proc, smp.ip) && !proc->exited)
 		process_load_proc_maps(&s->pm, proc, false);
 	struct unwind_probes pr = { .fn = s->hooks.probe, .arg = s->hooks.probe_arg, .out = s->probes };
-	smp.nframes = unwind_sample(&s->unw, proc, &in, s->frames, EMBER_MAX_FRAMES, &smp.flags,
+	smp.nframes = unwind_sample(&s->unw, proc, in, s->frames, EMBER_MAX_FRAMES, &smp.flags,
 				    s->hooks.probe ? &pr : NULL);
 	smp.nprobes = s->hooks.probe ? pr.n : 0;
 	smp.probes = s->probes;
@@ -60,6 +67,7 @@ static void handle_sample(struct ember_sampler *s, const struct perf_event_heade
 	}
 	else if (smp.flags & EMBER_SAMPLE_UNWIND_ERROR)
 		s->stats.unwind_errors++;
+	s->stats.off_cpu += (smp.flags & EMBER_SAMPLE_OFF_CPU) != 0;
 	s->fn(s->fn_arg, &smp);
 	s->delivered++;
 }
@@ -117,8 +125,10 @@ void sampler_handle_record(void *arg, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 		if (!perf_parse_task(h, &t))
 			break;
-		if (t.pid != t.ppid)
+		if (t.pid != t.ppid) {
 			process_fork(&s->pm, (pid_t)t.ppid, (pid_t)t.pid);
+			offcpu_add_process(s->offcpu, (pid_t)t.pid);
+		}
 		thread_set_parent(&s->pm, t.pid, t.tid, t.ptid);
 		break;
 	case PERF_RECORD_EXIT:

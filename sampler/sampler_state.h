@@ -46,6 +46,8 @@ struct ember_sampler {
 	struct ember_sampler_hooks hooks;   /* ember_sampler_set_hooks */
 	struct ember_frame_probe probes[EMBER_MAX_PROBES];
 	int delivered;
+	struct offcpu *offcpu;           /* opts.off_cpu, when the tracer runs */
+	char offcpu_err[256];            /* ... why it does not */
 	char err[512];
 };
 

@@ -256,6 +256,86 @@ static void test_frame_flags(void)
 	ember_profile_free(&a);
 }
 
+/* The row of stack on thread th with flags, or NULL. */
+static const struct ember_sample_row *row_of(const struct ember_profile *p, uint32_t stack, uint32_t th,
+					     uint32_t flags)
+{
+	for (uint32_t i = 0; i < p->nrows; i++)
+		if (p->rows[i].stack == stack && p->rows[i].thread == th && p->rows[i].flags == flags)
+			return &p->rows[i];
+	return NULL;
+}
+
+/* Off-CPU rows (record --idle): the same stack and thread on and off CPU
+ * are two rows; the file keeps them apart (version 3, only then), and a
+ * file without the row-flags section is still read. */
+static void test_off_cpu_rows(void)
+{
+	struct ember_profile a, b;
+	char err[512];
+	static uint8_t raw[1 << 16];
+	ember_profile_init(&a);
+	struct ember_frame f = { .kind = EMBER_FRAME_PYTHON, .name = "napping", .file = "idle.py", .line = 3 };
+	uint32_t id = ember_profile_frame(&a, &f);
+	uint32_t st = ember_profile_stack(&a, &id, 1), th = ember_profile_thread(&a, 1, 1, "main");
+	CHECK(ember_profile_add_row(&a, st, th, EMBER_ROW_OFF_CPU, 900) == 0);
+	CHECK(ember_profile_add_row(&a, st, th, 0, 100) == 0);
+	CHECK(ember_profile_add_row(&a, st, th, EMBER_ROW_OFF_CPU, 100) == 0);
+	CHECK(ember_profile_add_row(&a, st, th, 1u << 7, 1) == -1);   /* unknown flag */
+	CHECK(a.nrows == 2 && ember_profile_total(&a) == 1100 && a.off_cpu_total == 1000);
+	a.meta.wall_clock = true;
+	a.meta.interval_ns = 1000;
+	CHECK(ember_profile_save(&a, tmp("idle.ember"), err, sizeof err) == 0);
+	size_t n = read_content(tmp("idle.ember"), raw, sizeof raw);
+	CHECK(n > 9 && raw[8] == 3);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("idle.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(b.nrows == 2 && b.off_cpu_total == 1000 && ember_profile_total(&b) == 1100);
+	CHECK(b.meta.wall_clock && b.meta.interval_ns == 1000);
+	const struct ember_sample_row *off = row_of(&b, 0, 0, EMBER_ROW_OFF_CPU), *on = row_of(&b, 0, 0, 0);
+	CHECK(off && off->count == 1000 && on && on->count == 100);
+	ember_profile_free(&b);
+
+	/* Without the row-flags section the two rows are one row written
+	 * twice: a corrupt file, refused. */
+	bool found;
+	size_t m = strip_section(raw, n, 'W', &found);
+	CHECK(found);
+	gzFile w = gzopen(tmp("noroflags.ember"), "wb");
+	gzwrite(w, raw, (unsigned)m);
+	gzclose(w);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("noroflags.ember"), err, sizeof err) == EMBER_LOAD_BADDATA);
+	ember_profile_free(&b);
+
+	/* The report splits the time; the SVG colours the off-CPU frame and
+	 * says so in its legend and tooltip. */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	ember_report_print(out, &a, EMBER_REPORT_BY_FUNCTION, 5);
+	fclose(out);
+	CHECK(text && strstr(text, "wall-clock profile: 0.000 s on CPU (9.1%), 0.001 s off CPU (90.9%)"));
+	CHECK(text && strstr(text, "ms  function"));
+	free(text);
+	out = open_memstream(&text, &len);
+	CHECK(ember_write_svg(out, &a, NULL) == 0);
+	fclose(out);
+	CHECK(text && strstr(text, "id=\"offcpulegend\""));
+	CHECK(text && strstr(text, "1,100 us, 100.00%, 91% off CPU"));
+	free(text);
+	ember_profile_free(&a);
+
+	/* A profile without off-CPU rows is written as before. */
+	ember_profile_init(&a);
+	id = ember_profile_frame(&a, &f);
+	ember_profile_add(&a, ember_profile_stack(&a, &id, 1), ember_profile_thread(&a, 1, 1, "main"), 5);
+	CHECK(ember_profile_save(&a, tmp("oncpu.ember"), err, sizeof err) == 0);
+	n = read_content(tmp("oncpu.ember"), raw, sizeof raw);
+	CHECK(n > 9 && raw[8] == 1);
+	ember_profile_free(&a);
+}
+
 static int load_text(struct ember_profile *p, const char *text, int column, struct ember_load_warnings *w,
 		     char *err)
 {
@@ -348,6 +428,7 @@ int main(void)
 	test_round_trip(build_empty, "empty.ember");
 	test_corruption();
 	test_frame_flags();
+	test_off_cpu_rows();
 	test_folded_reader();
 	if (!test_dir_remove())
 		return 1;

@@ -98,5 +98,27 @@ int main(void)
 		CHECK(i < 5 && t == far[i] && e == i);
 	CHECK(i == 5);
 	raw_stacks_free(rs);
+
+	/* --idle: weights add up; the same stack off CPU is an entry of its
+	 * own, and off-CPU intervals stay out of the timeline */
+	rs = raw_stacks_new();
+	s = sample(8, 100, a, 2);
+	CHECK(raw_stacks_add_weighted(rs, &s, NULL, 0, 0, 10101) == 0);
+	s.time_ns = 200;
+	CHECK(raw_stacks_add_weighted(rs, &s, NULL, 0, 0, 10101) == 0);
+	s.flags = EMBER_SAMPLE_OFF_CPU;
+	s.time_ns = 300;
+	CHECK(raw_stacks_add_weighted(rs, &s, NULL, 0, 0, 500000) == 0);
+	CHECK(raw_stacks_add_weighted(rs, &s, NULL, 0, 0, UINT64_MAX) == 0);   /* saturates */
+	static const uint64_t wcounts[] = { 20202, UINT64_MAX }, wsamples[] = { 2, 2 };
+	static const uint32_t wflags[] = { 0, EMBER_SAMPLE_OFF_CPU };
+	cursor = 0, n = 0;
+	while (raw_stacks_next(rs, &cursor, &v)) {
+		CHECK(n < 2 && v.count == wcounts[n] && v.samples == wsamples[n] && v.flags == wflags[n]);
+		n++;
+	}
+	CHECK(n == 2 && raw_stacks_samples(rs) == 4);
+	CHECK(raw_stacks_timeline_count(rs, &complete) == 2 && complete);
+	raw_stacks_free(rs);
 	return check_report();
 }
