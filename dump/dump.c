@@ -19,12 +19,6 @@
 #include "symbolizer.h"
 #include "unwinder.h"
 
-const char *dump_keep(struct dumper *dp, const char *s)
-{
-	const char *k = ember_strtab_cstr(dp->d->st, s ? s : "");
-	return k ? k : "";
-}
-
 /* Locals of every Python frame just read, while the thread is stopped. */
 static void read_locals(struct dumper *dp)
 {

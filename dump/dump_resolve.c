@@ -8,6 +8,13 @@
 #include "dump_internal.h"
 #include "grow.h"
 #include "session.h"
+#include "strtab.h"
+
+const char *dump_keep(struct dumper *dp, const char *s)
+{
+	const char *k = ember_strtab_cstr(dp->d->st, s ? s : "");
+	return k ? k : "";
+}
 
 #define MAX_INLINE 32
 

@@ -16,7 +16,7 @@
 #include "idtab.h"
 #include "offcpu.h"
 #include "offcpu_record.h"
-#include "sampler_records.h"
+#include "sampler_deliver.h"
 #include "sampler_state.h"
 
 #define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the root pid namespace's inode */

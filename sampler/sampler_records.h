@@ -9,11 +9,4 @@
  * (counted in s->delivered). */
 void sampler_handle_record(void *arg, const struct perf_event_header *h);
 
-/* A sample with user registers and stack: unwound and delivered to s->fn
- * (the early hook first).  smp has its pid, tid, time and flags. */
-struct ember_sampler;
-struct ember_sample;
-struct unwind_input;
-void sampler_deliver(struct ember_sampler *s, struct ember_sample *smp, const struct unwind_input *in);
-
 #endif
