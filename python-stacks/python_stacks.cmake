@@ -34,21 +34,7 @@ add_library(ember_python STATIC
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)
 target_link_libraries(ember_python PUBLIC ember_common ember_sampler PRIVATE PkgConfig::LIBDW PkgConfig::LIBBPF Threads::Threads)
 
-# The frame copier: a BPF program compiled by clang and embedded
-# in ember (copier_obj.c includes the object file's bytes).
-find_program(EMBER_BPF_CLANG NAMES clang clang-16 clang-15 clang-14 REQUIRED)
-set(EMBER_COPIER_BPF_OBJECT ${CMAKE_BINARY_DIR}/copier.bpf.o)
-set(EMBER_BPF_ARCH_INCLUDE)
-if(CMAKE_LIBRARY_ARCHITECTURE)
-  set(EMBER_BPF_ARCH_INCLUDE -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE})   # asm/types.h
-endif()
-add_custom_command(OUTPUT ${EMBER_COPIER_BPF_OBJECT}
-  COMMAND ${EMBER_BPF_CLANG} -O2 -g -target bpf -Wall -Werror ${EMBER_BPF_ARCH_INCLUDE}
-          -I${PROJECT_SOURCE_DIR}/python-stacks
-          -c ${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c -o ${EMBER_COPIER_BPF_OBJECT}
-  DEPENDS ${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c
-          ${PROJECT_SOURCE_DIR}/python-stacks/copier_record.h
-  COMMENT "BPF frame copier")
-set_source_files_properties(${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c PROPERTIES
-  OBJECT_DEPENDS ${EMBER_COPIER_BPF_OBJECT}
-  COMPILE_DEFINITIONS EMBER_COPIER_BPF_OBJECT="${EMBER_COPIER_BPF_OBJECT}")
+# The frame copier: a BPF object embedded in ember (copier_obj.c includes
+# its bytes; cmake/bpf.cmake builds it).
+ember_bpf_object(${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c ${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c
+  EMBER_COPIER_BPF_OBJECT "BPF frame copier" ${PROJECT_SOURCE_DIR}/python-stacks/copier_record.h)
