@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "grow.h"
 #include "hash.h"
 #include "idtab.h"
@@ -42,6 +45,7 @@ struct offcpu {
 	struct ember_idtab index;     /* used slots by key */
 	uint32_t *free_slots;
 	size_t nfree, free_cap;
+	uint64_t detached_ns;         /* when the tracer was detached (CLOCK_MONOTONIC), 0 before */
 };
 
 #if defined(__x86_64__)
@@ -249,20 +253,41 @@ int offcpu_poll_fd(const struct offcpu *o)
 	return o && o->ring ? ring_buffer__epoll_fd(o->ring) : -1;
 }
 
+/* After the detach: the intervals still open (threads that left the CPU
+ * and had not run again) end at the detach, as the run does, so that a
+ * thread blocked at the end is charged up to it.  A thread that is gone
+ * left the CPU to exit: nothing to charge. */
+static void end_open_intervals(struct offcpu *o)
+{
+	for (size_t id = 0; id < o->npend; id++) {
+		const struct pending *p = &o->pend[id];
+		if (!p->used)
+			continue;
+		const struct ember_offcpu_record *r = p->rec;
+		bool alive = syscall(SYS_tgkill, (pid_t)r->pid, (pid_t)r->tid, 0) == 0 || errno == EPERM;
+		struct ember_offcpu_end e = { .kind = EMBER_OFFCPU_IN, .key = p->key, .start_ns = r->time_ns,
+					      .end_ns = alive ? o->detached_ns : 0 };
+		on_in(o, &e);   /* (an end before the start: dropped) */
+	}
+}
+
 void offcpu_drain(struct offcpu *o, struct ember_sampler *s)
 {
 	if (!o || !o->ring)
 		return;
 	o->s = s;
 	ring_buffer__consume(o->ring);
+	if (o->detached_ns)
+		end_open_intervals(o);
 	o->s = NULL;
 }
 
 void offcpu_detach(struct offcpu *o)
 {
-	if (o) {
+	if (o && o->link) {
 		bpf_link__destroy(o->link);
 		o->link = NULL;
+		o->detached_ns = ember_now_ns();
 	}
 }
 

@@ -23,7 +23,8 @@ int offcpu_poll_fd(const struct offcpu *o);
 /* Unwind and deliver every record waiting (through the sampler's poll
  * callback, as samples). */
 void offcpu_drain(struct offcpu *o, struct ember_sampler *s);
-/* Detach: no record is made after this; the ones made stay to drain. */
+/* Detach: no record is made after this; the ones made stay to drain, and
+ * the next drain ends the intervals still open at the detach's time. */
 void offcpu_detach(struct offcpu *o);
 /* Intervals sent, and lost to a full ring. */
 void offcpu_counts(const struct offcpu *o, uint64_t *sent, uint64_t *dropped);

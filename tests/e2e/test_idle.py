@@ -13,6 +13,9 @@ waiting() (a child writes after the delay) and computes 25% in crunching().
   thread gets no samples of the CPU clock);
 - two threads computing pure Python at once (`gil`): each has >= 10% of its
   time in take_gil right under its Python function crunching;
+- attached (-p, -d) to a thread that computes and then sleeps past the
+  end of the run: the sleep it is in when the run ends counts up to the
+  end (napping >= 0.8 s, the main thread's total >= 80% of the run);
 - as user nobody (setpriv; no BPF): one line says --idle is not available,
   and the run still exits 0 with the on-CPU profile.
 Skips (77) unless run as root: the tracer needs CAP_BPF and CAP_PERFMON."""
@@ -21,6 +24,7 @@ import os
 import pwd
 import re
 import shutil
+import subprocess
 import emberlib as E
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -138,6 +142,30 @@ for root, stacks in sorted(prof.by_root().items()):
               % (root, 100.0 * waits / total if total else 0), prof.top())
 chk.check(sum(1 for r in prof.by_root() if r.startswith("contender-")) == 2, "gil: both contender threads have roots",
           prof.top())
+
+# attached to a thread that computes 2 s (attaching takes most of a second),
+# then sleeps past the run's end:
+# the interval open when the run ends is charged up to the end
+tail = os.path.join(tmp, "tail.folded")
+proc = subprocess.Popen([PY, SCRIPT, "8", "tail"], stdout=subprocess.PIPE, text=True)
+try:
+    proc.stdout.readline()
+    res = E.record(["--idle", "--threads", "-p", str(proc.pid), "-d", "3", "-o", tail])
+finally:
+    proc.kill()
+    proc.wait()
+chk.check(res.rc == 0, "tail: exits 0 (got %s)" % res.rc, res.describe())
+prof = E.load_profile(chk, tail, res)
+root = main_root(prof)
+stacks = prof.by_root().get(root, []) if root else []
+total = sum(c for _, c in stacks)
+nap = sum(c for f, c in stacks if in_func(f, "napping"))
+# (an --idle profile counts microseconds)
+# (the sleep starts 2 s after the script and the run ends 3 s after the
+# attach, which comes after the script's start: >= 1 s of it in the run)
+chk.check(total >= 0.8 * 3e6 and nap >= 0.8e6,
+          "tail: the main thread has %.2f s, %.2f s in napping, the sleep open at the end (want >= 2.4 s, >= 0.8 s)"
+          % (total / 1e6, nap / 1e6), prof.top())
 
 # as nobody: one line, and the on-CPU profile
 setpriv = shutil.which("setpriv")

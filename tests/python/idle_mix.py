@@ -5,7 +5,8 @@ process writes after that delay).  (Computing first: ember registers a
 thread with its frame copier at its first samples, and time off CPU
 before that has no Python frames.)  With `gil` as argv[2], two threads
 compute pure Python at once instead, each waiting for the GIL while the
-other holds it."""
+other holds it.  With `tail`, the main thread computes for a quarter of
+SECONDS and then sleeps in napping() until killed."""
 import os
 import sys
 import threading
@@ -52,6 +53,10 @@ def main():
         for t in ts:
             t.join()
         return
+    if len(sys.argv) > 2 and sys.argv[2] == "tail":
+        print("ready", flush=True)
+        crunching(total * 0.25)
+        napping(3600)
     crunching(total * 0.25)
     napping(total * 0.5)
     waiting(total * 0.25)
