@@ -116,30 +116,39 @@ try:
     alt, cursor = mode()
     chk.check(alt and not cursor, "while it runs: alternate screen, cursor hidden")
 
-    key("2")
-    text = wait_for(lambda t: "sort total |" in t, 2)
-    _, rows = table(text or "")
-    own = [r[0] for r in rows]
-    chk.check(rows and [r[1] for r in rows] == sorted([r[1] for r in rows], reverse=True)
-              and own != sorted(own, reverse=True),
-              "key 2: rows by TOTAL% (the interval's), no longer by OWN%", text)
-    key("1")
-    text = wait_for(lambda t: "sort own |" in t, 2)
-    _, rows = table(text or "")
-    chk.check(rows and [r[0] for r in rows] == sorted([r[0] for r in rows], reverse=True)
-              and rows[0][6].startswith("hot_spin ("), "key 1: rows by OWN%, hot_spin first", text)
+    # (each check waits for a screen that shows the whole new frame: a
+    # capture can catch the terminal half way through a redraw)
+    def by_total(t):
+        rows = table(t)[1]
+        own = [r[0] for r in rows]
+        return ("sort total |" in t and rows and [r[1] for r in rows] == sorted([r[1] for r in rows], reverse=True)
+                and own != sorted(own, reverse=True))
 
+    def by_own(t):
+        rows = table(t)[1]
+        return ("sort own |" in t and rows and [r[0] for r in rows] == sorted([r[0] for r in rows], reverse=True)
+                and rows[0][6].startswith("hot_spin ("))
+
+    def python_view(t):
+        rows = table(t)[1]
+        return ("view python |" in t and rows and all(PY_LABEL.search(r[6]) for r in rows)
+                and rows[0][6].startswith("hot_spin ("))
+
+    def native_view(t):
+        rows = table(t)[1]
+        return ("view native |" in t and rows and not any(PY_LABEL.search(r[6]) for r in rows)
+                and any(r[6].startswith("_PyEval_EvalFrameDefault") for r in rows))
+
+    key("2")
+    chk.check(wait_for(by_total, 2) is not None, "key 2: rows by TOTAL% (the interval's), no longer by OWN%", pane())
+    key("1")
+    chk.check(wait_for(by_own, 2) is not None, "key 1: rows by OWN%, hot_spin first", pane())
     key("v")
-    text = wait_for(lambda t: "view python |" in t, 2)
-    _, rows = table(text or "")
-    chk.check(rows and all(PY_LABEL.search(r[6]) for r in rows) and rows[0][6].startswith("hot_spin ("),
-              "key v: Python view, Python functions only, hot_spin first", text)
+    chk.check(wait_for(python_view, 2) is not None, "key v: Python view, Python functions only, hot_spin first",
+              pane())
     key("v")
-    text = wait_for(lambda t: "view native |" in t, 2)
-    _, rows = table(text or "")
-    chk.check(rows and not any(PY_LABEL.search(r[6]) for r in rows)
-              and any(r[6].startswith("_PyEval_EvalFrameDefault") for r in rows),
-              "key v again: native view, no Python function, the eval loop shown", text)
+    chk.check(wait_for(native_view, 2) is not None,
+              "key v again: native view, no Python function, the eval loop shown", pane())
     key("v")
     text = wait_for(lambda t: "view merged |" in t and any(PY_LABEL.search(r[6]) for r in table(t)[1])
                     and any(not PY_LABEL.search(r[6]) for r in table(t)[1]), 2)
