@@ -12,6 +12,8 @@ endif()
 # ember_bpf_object(SOURCE EMBED_FILE DEFINE WHAT DEPENDS...): SOURCE (a
 # .bpf.c) into ${CMAKE_BINARY_DIR}/<name>.o, which EMBED_FILE includes
 # through the macro DEFINE; WHAT names the step in the build's output.
+# The variable named DEFINE is set to the object's path, for other targets
+# that depend on it.
 function(ember_bpf_object source embed_file define what)
   get_filename_component(name ${source} NAME_WE)
   get_filename_component(dir ${source} DIRECTORY)
@@ -24,4 +26,5 @@ function(ember_bpf_object source embed_file define what)
   set_source_files_properties(${embed_file} PROPERTIES
     OBJECT_DEPENDS ${object}
     COMPILE_DEFINITIONS ${define}="${object}")
+  set(${define} ${object} PARENT_SCOPE)
 endfunction()
