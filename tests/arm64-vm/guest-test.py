@@ -19,6 +19,11 @@ check failed.  The share's `only` file may name the checks to run.
              whose stack reaches the Python caller and the interpreter's entry
   cost       (g) CPU cost per sample: ember record -F 99 against
              perf record -F 99 --call-graph dwarf, same workload
+  dump       ember dump -p on a Python program (ptrace's AArch64 registers):
+             the spinning main thread and the sleeping thread, each at its
+             function, locals read; the target not left stopped
+  idle       ember record --idle (the sched_switch tracer's AArch64
+             registers): sleep and compute, each near its wall share
 """
 import os
 import re
@@ -659,12 +664,123 @@ def check_cost():
         ember, perf, perf_all, ember / perf, ember / perf_all)
 
 
+def task_state(pid, tid):
+    """A thread's state letter (R, S, t, T...) from its stat file."""
+    try:
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            return f.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+DUMP_PY = r'''
+import sys, threading, time
+
+
+def napper():
+    label = "sleepy"
+    time.sleep(600)
+
+
+def spinner():
+    count = 42
+    n = 0
+    while True:
+        n += 1
+
+
+threading.Thread(target=napper, name="napper", daemon=True).start()
+print("ready", flush=True)
+spinner()
+'''
+
+
+def check_dump():
+    script = write_script("dump_target.py", DUMP_PY)
+    p = subprocess.Popen([PY, script], stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline().strip() != "ready":
+            return "FAIL", "the Python target did not start"
+        time.sleep(1)
+        res = E.run([E.ember(), "dump", "-p", str(p.pid), "--locals"], timeout=120, quiet=True)
+        with open(os.path.join(OUT, "dump.txt"), "w") as f:
+            f.write(res.describe())
+        time.sleep(0.3)
+        states = [task_state(p.pid, t) for t in os.listdir("/proc/%d/task" % p.pid)]
+        tracer = E.proc_status(p.pid).get("TracerPid")
+    finally:
+        p.kill()
+        p.wait()
+    out = res.stdout
+    problems = []
+    if res.rc != 0:
+        problems.append("ember dump exited %s" % res.rc)
+    if not re.search(r"spinner \(.*dump_target\.py:\d+\)", out) or "count = 42" not in out:
+        problems.append("the main thread's spinner (with count = 42) not shown")
+    if not re.search(r"napper \(.*dump_target\.py:\d+\)", out) or "label = 'sleepy'" not in out:
+        problems.append("the sleeping thread's napper (with label = 'sleepy') not shown")
+    if "clock_nanosleep" not in out and "select" not in out:
+        problems.append("no sleeping system call under napper")
+    if tracer != "0" or any(st in ("t", "T") for st in states):
+        problems.append("target left traced or stopped (TracerPid %s, states %s)" % (tracer, states))
+    m = re.search(r"Kept each thread stopped for at most ([\d.]+) ms", out)
+    if problems:
+        note(res.describe())
+        return "FAIL", "; ".join(problems)
+    number("dump: longest stop of a thread, ms", m.group(1) if m else "?")
+    return "PASS", "spinner and napper at their lines with their locals; target untraced, running (stops %s ms at most)" % (
+        m.group(1) if m else "?")
+
+
+IDLE_PY = r'''
+import sys, time
+
+
+def crunching(s):
+    end = time.monotonic() + s
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+
+
+def napping(s):
+    time.sleep(s)
+
+
+crunching(1.5)
+napping(1.5)
+'''
+
+
+def check_idle():
+    script = write_script("idle.py", IDLE_PY)
+    res, prof = record("idle", ["--idle"], [PY, script], timeout=300)
+    if res.rc != 0:
+        show(res, prof)
+        return "FAIL", "ember record --idle exited %s" % res.rc
+    if "not available" in res.stderr or "off CPU" not in res.stderr:
+        show(res, prof)
+        return "FAIL", "no off-CPU time traced: " + (summary_line(res.stderr, r"--idle.*") or "no --idle line")
+    total = prof.total
+    nap = prof.count(lambda fr: any(f.startswith("napping (") for f in fr))
+    crunch = prof.count(lambda fr: any(f.startswith("crunching (") for f in fr))
+    share_n = 100.0 * nap / total if total else 0
+    share_c = 100.0 * crunch / total if total else 0
+    number("idle: napping / crunching share of the wall time, %", "%.1f / %.1f" % (share_n, share_c))
+    # (emulated: the interpreter's start is slow, hence the wide bounds)
+    if not (35 <= share_n <= 60 and 30 <= share_c <= 60):
+        show(res, prof)
+        return "FAIL", "napping %.1f%%, crunching %.1f%% of the wall time (want ~50%% each)" % (share_n, share_c)
+    return "PASS", "napping %.1f%%, crunching %.1f%% of the wall time (1.5 s each)" % (share_n, share_c)
+
+
 # ---------------------------------------------------------------- main
 
 CHECKS = [("env", check_env), ("perf", check_perf), ("bpf", check_bpf),
           ("chain", check_chain), ("numpy_cv", check_numpy_cv), ("python_only", check_python_only),
-          ("attach", check_attach), ("diff", check_diff), ("blas", check_blas), ("cost", check_cost)]
-NEEDS_EMBER = {"chain", "numpy_cv", "python_only", "attach", "diff", "blas", "cost"}
+          ("attach", check_attach), ("diff", check_diff), ("blas", check_blas), ("cost", check_cost),
+          ("dump", check_dump), ("idle", check_idle)]
+NEEDS_EMBER = {"chain", "numpy_cv", "python_only", "attach", "diff", "blas", "cost", "dump", "idle"}
 
 
 def ember_runs():
