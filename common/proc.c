@@ -1,10 +1,12 @@
 /* /proc readers (proc.h). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -110,6 +112,27 @@ ssize_t ember_proc_read(pid_t pid, const char *name, char *buf, size_t len)
 	close(fd);
 	buf[n] = 0;
 	return (ssize_t)n;
+}
+
+int ember_proc_tasks(pid_t pid, ember_proc_task_fn fn, void *arg)
+{
+	char path[64];
+	proc_path(path, sizeof path, pid, "task");
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int n = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+		if (end == de->d_name || *end || tid == 0 || tid > UINT32_MAX)
+			continue;   /* "." and ".." */
+		n++;
+		if (!fn(arg, (uint32_t)tid))
+			break;
+	}
+	closedir(d);
+	return n;
 }
 
 bool ember_proc_gone(pid_t pid)

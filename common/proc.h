@@ -46,6 +46,12 @@ void ember_proc_maps_parse_in(FILE *f, const char *root, ember_proc_map_fn fn, v
  * ...) into buf, NUL-terminated; its length (at most len - 1), or -errno. */
 ssize_t ember_proc_read(pid_t pid, const char *name, char *buf, size_t len);
 
+/* Call fn for each thread id listed in /proc/PID/task (in directory
+ * order) until it returns false.  How many it was called for, or -errno
+ * when the directory cannot be opened. */
+typedef bool (*ember_proc_task_fn)(void *arg, uint32_t tid);
+int ember_proc_tasks(pid_t pid, ember_proc_task_fn fn, void *arg);
+
 /* Has pid ended: no such process, or a zombie (dead, not yet reaped)? */
 bool ember_proc_gone(pid_t pid);
 

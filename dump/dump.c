@@ -2,7 +2,6 @@
  * stack and Python frames; then unwound, symbolized and merged while
  * everything runs again. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,25 +79,29 @@ static int cmp_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct tid_list {
+	uint32_t *tids;
+	size_t n, cap;
+};
+
+static bool add_tid(void *arg, uint32_t tid)
+{
+	struct tid_list *l = arg;
+	if (EMBER_GROW(l->tids, l->cap, l->n + 1) != 0)
+		return false;   /* (out of memory: the threads listed so far) */
+	l->tids[l->n++] = tid;
+	return true;
+}
+
 /* The thread ids of pid, sorted (the main thread first); NULL when none. */
 static uint32_t *list_tids(pid_t pid, size_t *n)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	DIR *dir = opendir(path);
-	uint32_t *tids = NULL;
-	size_t cap = 0;
-	*n = 0;
-	if (!dir)
-		return NULL;
-	for (struct dirent *e; (e = readdir(dir));) {
-		long t = strtol(e->d_name, NULL, 10);
-		if (t > 0 && EMBER_GROW(tids, cap, *n + 1) == 0)
-			tids[(*n)++] = (uint32_t)t;
-	}
-	closedir(dir);
-	qsort(tids, *n, sizeof *tids, cmp_tid);
-	return tids;
+	struct tid_list l = { 0 };
+	ember_proc_tasks(pid, add_tid, &l);
+	if (l.n)
+		qsort(l.tids, l.n, sizeof *l.tids, cmp_tid);
+	*n = l.n;
+	return l.tids;
 }
 
 static const char not_permitted[] = "not permitted to trace it";

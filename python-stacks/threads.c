@@ -5,7 +5,6 @@
  * own.  Rebuilt by a scan; a thread keeps its prefetch plan across scans
  * while its state stays. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,24 +61,28 @@ static uint32_t own_ns_id(uint32_t id)
  * (may be NULL): the same threads' ids in the target's pid namespace, which
  * CPython records (native_thread_id, glibc's struct pthread) -- different
  * when the target runs in a container of its own. */
+struct task_list {
+	uint32_t *tids, *own;
+	int n, max;
+};
+
+static bool add_task(void *arg, uint32_t tid)
+{
+	struct task_list *l = arg;
+	if (l->n >= l->max)
+		return false;
+	l->tids[l->n] = tid;
+	if (l->own)
+		l->own[l->n] = own_ns_id(tid);
+	l->n++;
+	return true;
+}
+
 static int list_tasks(pid_t pid, uint32_t *tids, uint32_t *own, int max)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return -errno;
-	int n = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) && n < max)
-		if (de->d_name[0] >= '0' && de->d_name[0] <= '9') {
-			tids[n] = (uint32_t)strtoul(de->d_name, NULL, 10);
-			if (own)
-				own[n] = own_ns_id(tids[n]);
-			n++;
-		}
-	closedir(d);
-	return n;
+	struct task_list l = { tids, own, 0, max };
+	int rc = ember_proc_tasks(pid, add_task, &l);
+	return rc < 0 ? rc : l.n;
 }
 
 static bool in_set(const uint32_t *v, int n, uint32_t x)

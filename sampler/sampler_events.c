@@ -3,7 +3,6 @@
  * errors the kernel gives turned into the line the user needs.  What each
  * attribute does is docs/sampling.md. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -18,6 +17,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "offcpu.h"
+#include "proc.h"
 #include "sampler_events.h"
 #include "sampler_state.h"
 
@@ -302,42 +302,50 @@ static int tid_set_add(struct tid_set *set, pid_t tid)
 	return 1;
 }
 
+/* One pass over a process's threads (ember_proc_tasks' callback). */
+struct open_pass {
+	struct ember_sampler *s;
+	pid_t pid;
+	struct tid_set *seen;
+	bool found;
+	int rc;
+};
+
+static bool open_new_task(void *arg, uint32_t utid)
+{
+	struct open_pass *op = arg;
+	pid_t tid = (pid_t)utid;
+	int added = tid_set_add(op->seen, tid);
+	if (added < 0)
+		op->rc = sampler_fail(op->s, EMBER_SERR_SYSTEM, "out of memory");
+	if (added <= 0)
+		return op->rc == 0;
+	op->found = true;
+	op->rc = open_for_task(op->s, tid, false);
+	if (op->rc == -EMBER_SERR_NO_PROCESS && tid != op->pid)
+		op->rc = 0;   /* that thread ended meanwhile */
+	return op->rc == 0;
+}
+
 /* Open events for every thread of pid.  Threads may appear while they are
  * opened: list again until a pass finds nothing new.  0 or -enum
  * ember_sampler_err. */
 static int open_threads(struct ember_sampler *s, pid_t pid)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", pid);
 	struct tid_set seen = { 0 };
 	if (ember_idtab_init(&seen.index) != 0)
 		return sampler_fail(s, EMBER_SERR_SYSTEM, "out of memory");
-	int rc = 0;
-	for (bool found = true; found && rc == 0;) {
-		found = false;
-		DIR *d = opendir(path);
-		if (!d) {
-			rc = seen.n ? 0 : -EMBER_SERR_NO_PROCESS;
+	struct open_pass op = { .s = s, .pid = pid, .seen = &seen, .found = true };
+	while (op.found && op.rc == 0) {
+		op.found = false;
+		if (ember_proc_tasks(pid, open_new_task, &op) < 0) {
+			op.rc = seen.n ? 0 : -EMBER_SERR_NO_PROCESS;
 			break;
 		}
-		struct dirent *de;
-		while ((de = readdir(d)) && rc == 0) {
-			pid_t tid = atoi(de->d_name);
-			int added = tid > 0 ? tid_set_add(&seen, tid) : 0;
-			if (added < 0)
-				rc = sampler_fail(s, EMBER_SERR_SYSTEM, "out of memory");
-			if (added <= 0)
-				continue;
-			found = true;
-			rc = open_for_task(s, tid, false);
-			if (rc == -EMBER_SERR_NO_PROCESS && tid != pid)
-				rc = 0;   /* that thread ended meanwhile */
-		}
-		closedir(d);
 	}
 	free(seen.tids);
 	ember_idtab_free(&seen.index);
-	return rc;
+	return op.rc;
 }
 
 int ember_sampler_attach(struct ember_sampler *s, pid_t pid)

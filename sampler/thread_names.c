@@ -4,7 +4,6 @@
  * reported when it ended.  A plain array, indexed by tid through an id
  * table (tids are unique system-wide). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,27 +85,28 @@ const char *thread_get_name(const struct process_model *pm, uint32_t pid, uint32
 	return main && main->comm[0] ? main->comm : "";
 }
 
+struct named_from_proc {
+	struct process_model *pm;
+	pid_t pid;
+};
+
+static bool name_from_proc(void *arg, uint32_t tid)
+{
+	const struct named_from_proc *c = arg;
+	char name[64], comm[32];
+	snprintf(name, sizeof name, "task/%u/comm", tid);
+	ssize_t n = ember_proc_read(c->pid, name, comm, sizeof comm);
+	if (n > 0 && comm[n - 1] == '\n')
+		n--;
+	if (n > 0)
+		thread_set_name(c->pm, (uint32_t)c->pid, tid, comm, (size_t)n);
+	return true;
+}
+
 void threads_load_proc(struct process_model *pm, pid_t pid)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		int tid = atoi(de->d_name);
-		if (tid <= 0)
-			continue;
-		char name[64], comm[32];
-		snprintf(name, sizeof name, "task/%d/comm", tid);
-		ssize_t n = ember_proc_read(pid, name, comm, sizeof comm);
-		if (n > 0 && comm[n - 1] == '\n')
-			n--;
-		if (n > 0)
-			thread_set_name(pm, (uint32_t)pid, (uint32_t)tid, comm, (size_t)n);
-	}
-	closedir(d);
+	struct named_from_proc c = { pm, pid };
+	ember_proc_tasks(pid, name_from_proc, &c);
 }
 
 void thread_sampled(struct process_model *pm, uint32_t pid, uint32_t tid)

@@ -4,11 +4,14 @@
  * against what the dynamic loader and the compiler say. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -293,12 +296,82 @@ static void test_elf_view(void)
 	CHECK(ember_elf_open(&e, "/nonexistent") < 0);
 }
 
+/* ---- /proc/PID/task ---- */
+
+struct seen_tasks {
+	uint32_t tids[64];
+	int n, stop_after;
+};
+
+static bool note_task(void *arg, uint32_t tid)
+{
+	struct seen_tasks *s = arg;
+	if (s->n < 64)
+		s->tids[s->n++] = tid;
+	return s->n != s->stop_after;
+}
+
+static bool has_tid(const struct seen_tasks *s, uint32_t tid)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->tids[i] == tid)
+			return true;
+	return false;
+}
+
+static pthread_mutex_t task_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t task_cond = PTHREAD_COND_INITIALIZER;
+static uint32_t task_tid;
+static bool task_done;
+
+static void *task_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&task_lock);
+	task_tid = (uint32_t)syscall(SYS_gettid);
+	pthread_cond_broadcast(&task_cond);
+	while (!task_done)
+		pthread_cond_wait(&task_cond, &task_lock);
+	pthread_mutex_unlock(&task_lock);
+	return NULL;
+}
+
+/* Every thread of this process, each once; fn's false stops the walk; a
+ * process that does not exist is -ENOENT. */
+static void test_proc_tasks(void)
+{
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, task_main, NULL) == 0);
+	pthread_mutex_lock(&task_lock);
+	while (!task_tid)
+		pthread_cond_wait(&task_cond, &task_lock);
+	pthread_mutex_unlock(&task_lock);
+
+	struct seen_tasks all = { .stop_after = -1 };
+	int n = ember_proc_tasks(getpid(), note_task, &all);
+	CHECK(n == all.n && n >= 2);
+	CHECK(has_tid(&all, (uint32_t)getpid()) && has_tid(&all, task_tid));
+	for (int i = 0; i < all.n; i++)
+		for (int j = i + 1; j < all.n; j++)
+			CHECK(all.tids[i] != all.tids[j]);
+	struct seen_tasks one = { .stop_after = 1 };
+	CHECK(ember_proc_tasks(0, note_task, &one) == 1 && one.n == 1);
+	CHECK(ember_proc_tasks(0x7ffffffe, note_task, &one) == -ENOENT);
+
+	pthread_mutex_lock(&task_lock);
+	task_done = true;
+	pthread_cond_broadcast(&task_cond);
+	pthread_mutex_unlock(&task_lock);
+	pthread_join(th, NULL);
+}
+
 int main(void)
 {
 	test_idtab();
 	test_grow_and_strtab();
 	test_proc();
 	test_proc_usage();
+	test_proc_tasks();
 	test_elf_view();
 	return check_report();
 }
