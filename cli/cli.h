@@ -154,6 +154,10 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 extern volatile sig_atomic_t cli_stop_signal;
 extern volatile pid_t cli_forward_to;
 void cli_install_stop_signals(void);
+/* Start run r (record and top): 0, or, after one error line, the exit code
+ * (a command not found or not executable: its child's 127 or 126).  A
+ * launched command (attach false) is then where stop signals are forwarded. */
+int cli_record_start(struct ember_record *r, bool attach);
 
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

@@ -20,6 +20,20 @@ static int sampler_exit_code(int err)
 	}
 }
 
+int cli_record_start(struct ember_record *r, bool attach)
+{
+	int err = ember_record_start(r);
+	if (err < 0) {
+		fprintf(stderr, "ember: %s\n", ember_record_error(r));
+		struct ember_record_stats st;
+		/* A command not found or not executable: its child's 127 or 126. */
+		return err == -EMBER_SERR_NOT_FOUND ? ember_record_finish(r, &st) : sampler_exit_code(-err);
+	}
+	if (!attach)
+		cli_forward_to = ember_record_target(r);
+	return 0;
+}
+
 /* Once a second during the capture: the live status line, and checkpoints. */
 struct tick {
 	bool tty;
@@ -112,16 +126,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	profile_ready = true;
-	int err = ember_record_start(r);
-	if (err < 0) {
-		fprintf(stderr, "ember: %s\n", ember_record_error(r));
-		struct ember_record_stats st;
-		/* A command not found or not executable: its child's 127 or 126. */
-		rc = err == -EMBER_SERR_NOT_FOUND ? ember_record_finish(r, &st) : sampler_exit_code(-err);
+	if ((rc = cli_record_start(r, o.rec.pid > 0)) != 0)
 		goto out;
-	}
-	if (!o.rec.pid)
-		cli_forward_to = ember_record_target(r);
 	if (defaults && !o.rec.pid) {
 		default_names(&o, ember_record_target(r), final_names);
 		for (int i = 0; i < 2; i++)

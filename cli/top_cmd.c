@@ -506,16 +506,6 @@ static void on_tick(void *arg, double elapsed_s, uint64_t samples)
 		cli_stop_signal = 1;
 }
 
-static int sampler_exit_code(int err)
-{
-	switch (err) {
-	case EMBER_SERR_NO_PROCESS: return EMBER_EXIT_UNAVAILABLE;
-	case EMBER_SERR_PERMISSION: return EMBER_EXIT_NOPERM;
-	case EMBER_SERR_INVALID: return EMBER_EXIT_USAGE;
-	default: return EMBER_EXIT_OSERR;
-	}
-}
-
 /* After q: a launched command is ended (SIGTERM, then SIGKILL when it
  * outlives TERM_STOP_WAIT_MS), so that finishing the run does not wait for
  * it. */
@@ -611,16 +601,9 @@ int cmd_top(int argc, char **argv)
 		rc = EMBER_EXIT_INTERNAL;
 		goto out;
 	}
-	int err = ember_record_start(r);
-	struct ember_record_stats st;
-	if (err < 0) {
-		fprintf(stderr, "ember: %s\n", ember_record_error(r));
-		/* A command not found or not executable: its child's 127 or 126. */
-		rc = err == -EMBER_SERR_NOT_FOUND ? ember_record_finish(r, &st) : sampler_exit_code(-err);
+	if ((rc = cli_record_start(r, o.rec.pid > 0)) != 0)
 		goto out;
-	}
-	if (!o.rec.pid)
-		cli_forward_to = ember_record_target(r);
+	struct ember_record_stats st;
 	rc = run_top(&o, r);
 	int status = ember_record_finish(r, &st);
 	/* q: the user ended the run, whatever the command's status. */

@@ -48,10 +48,8 @@ static int add_group(struct dumper *dp, struct resolve_bufs *b, uint32_t g, cons
 			.inlined = sf[j].inlined,
 		};
 	uint8_t cls = n ? ember_py_native_class(sf[n - 1].function, sf[n - 1].module, sf[n - 1].has_symbol) : 0;
-	if (dp->py && fa->module != EMBER_NO_MODULE && fa->module < dp->pm.nmods &&
-	    !(cls & (EMBER_NATIVE_EVAL | EMBER_NATIVE_EVAL_EX)) &&
-	    ember_python_is_eval_vaddr(dp->py, dp->pm.mods[fa->module]->path, fa->addr))
-		cls |= ember_py_eval_class(dp->py) | EMBER_NATIVE_INTERP;
+	if (fa->module != EMBER_NO_MODULE && fa->module < dp->pm.nmods)
+		cls = ember_py_frame_class(dp->py, cls, dp->pm.mods[fa->module]->path, fa->addr);
 	b->groups[g] = (struct ember_native_group){ .n = (uint32_t)n, .cls = cls };
 	return 0;
 }

@@ -45,8 +45,8 @@ static void plain_colour(const struct svg_graph *g, size_t node, char out[8])
 		memcpy(out, g->labels->l[label].colour, 8);
 }
 
-/* " (1,234 samples, 12.34%)" */
-static void plain_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+/* " (1,234 samples, 12.34%": a tooltip's count and share, left open. */
+static void tooltip_head(const struct svg_graph *g, size_t node, struct w *w)
 {
 	uint64_t n = g->tree->nodes[node].width, total = g->tree->total;
 
@@ -56,7 +56,14 @@ static void plain_tooltip(const struct svg_graph *g, size_t node, struct w *w)
 	w_puts(w, g->unit);
 	W_LIT(w, ", ");
 	w_fixed(w, total ? 100.0 * (double)n / (double)total : 0, 2);
-	W_LIT(w, "%)");
+	W_LIT(w, "%");
+}
+
+/* " (1,234 samples, 12.34%)" */
+static void plain_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+{
+	tooltip_head(g, node, w);
+	W_LIT(w, ")");
 }
 
 /* A wall-clock graph (record --idle) carries each node's off-CPU part as
@@ -92,15 +99,9 @@ static void wall_colour(const struct svg_graph *g, size_t node, char out[8])
 /* " (1,234 us, 12.34%, 80% off CPU)" */
 static void wall_tooltip(const struct svg_graph *g, size_t node, struct w *w)
 {
-	uint64_t n = g->tree->nodes[node].width, total = g->tree->total, off = off_part(g, node);
+	uint64_t n = g->tree->nodes[node].width, off = off_part(g, node);
 
-	W_LIT(w, " (");
-	w_commas(w, n);
-	W_LIT(w, " ");
-	w_puts(w, g->unit);
-	W_LIT(w, ", ");
-	w_fixed(w, total ? 100.0 * (double)n / (double)total : 0, 2);
-	W_LIT(w, "%");
+	tooltip_head(g, node, w);
 	if (off) {
 		W_LIT(w, ", ");
 		w_u64(w, n ? (uint64_t)(100.0 * (double)off / (double)n + 0.5) : 0);

@@ -66,6 +66,13 @@ uint8_t ember_py_eval_class(const struct ember_python *py)
 	return py->rt.major == 2 ? EMBER_NATIVE_EVAL_EX : EMBER_NATIVE_EVAL;
 }
 
+uint8_t ember_py_frame_class(const struct ember_python *py, uint8_t cls, const char *path, uint64_t vaddr)
+{
+	if (py && path && !(cls & (EMBER_NATIVE_EVAL | EMBER_NATIVE_EVAL_EX)) && ember_python_is_eval_vaddr(py, path, vaddr))
+		cls |= ember_py_eval_class(py) | EMBER_NATIVE_INTERP;
+	return cls;
+}
+
 /* Whether a native group is shown: a Python thread's Python frames stand
  * for the interpreter's own (hide_interp). */
 static bool keep_native(const struct ember_merge_opts *o, uint8_t cls, bool hide_interp)

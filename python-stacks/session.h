@@ -121,6 +121,10 @@ uint8_t ember_py_native_class(const char *function, const char *module, bool nam
 /* The class bit that marks reader py's eval-loop activations: EMBER_NATIVE_EVAL_EX
  * on 2.7, EMBER_NATIVE_EVAL on 3.x. */
 uint8_t ember_py_eval_class(const struct ember_python *py);
+/* cls (a frame's class by its name) with the eval-loop bits added when
+ * reader py knows ELF address vaddr of the file at path as its eval loop
+ * (a part no symbol names: the .cold part of a stripped python3). */
+uint8_t ember_py_frame_class(const struct ember_python *py, uint8_t cls, const char *path, uint64_t vaddr);
 
 struct ember_merge_opts {
 	bool python_only;          /* Python frames only (py-spy's default view) */

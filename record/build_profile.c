@@ -184,7 +184,6 @@ static int native_groups(struct resolver *rv, const struct build_in *in, const s
 		b->groups[g] = (struct ember_native_group){ .n = e->n, .cls = e->cls };
 	}
 	ember_py_root_groups(b->groups, v->nframes);
-	uint8_t eval_cls = reader ? ember_py_eval_class(reader) : 0;
 	for (uint32_t g = 0, i = v->nframes; g < v->nframes; g++) {
 		const struct ember_frame_addr *fa = &v->frames[--i];
 		b->groups[g].ids = rv->ids + off[g];
@@ -193,8 +192,7 @@ static int native_groups(struct resolver *rv, const struct build_in *in, const s
 			continue;
 		struct ember_module_info mi;
 		ember_sampler_module(in->sampler, fa->module, &mi);
-		if (ember_python_is_eval_vaddr(reader, mi.path, fa->addr))
-			b->groups[g].cls |= eval_cls | EMBER_NATIVE_INTERP;
+		b->groups[g].cls = ember_py_frame_class(reader, b->groups[g].cls, mi.path, fa->addr);
 	}
 	return 0;
 }
