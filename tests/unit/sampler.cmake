@@ -8,3 +8,12 @@ target_link_options(test_sampler PRIVATE -rdynamic)
 target_compile_options(test_sampler PRIVATE -fomit-frame-pointer)
 add_test(NAME unit.sampler COMMAND test_sampler)
 set_tests_properties(unit.sampler PROPERTIES LABELS unit)
+# The unwinder, on stacks copied in process (tests/unit/stack_snapshot.h).
+add_executable(test_unwind ${PROJECT_SOURCE_DIR}/tests/unit/test_unwind.c)
+target_link_libraries(test_unwind PRIVATE ember_sampler)
+target_include_directories(test_unwind PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PROJECT_SOURCE_DIR}/sampler)
+# -rdynamic: dladdr must name the test's own functions.
+target_link_options(test_unwind PRIVATE -rdynamic)
+target_compile_options(test_unwind PRIVATE -fomit-frame-pointer)
+add_test(NAME unit.unwind COMMAND test_unwind)
+set_tests_properties(unit.unwind PROPERTIES LABELS unit)

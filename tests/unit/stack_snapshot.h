@@ -1,7 +1,7 @@
 /* Stacks copied in process as the kernel copies them at a sample, through
  * known call chains: with CFI all the way, through a BLAS-style kernel
  * without CFI (in the module, or copied into anonymous memory as JIT code),
- * and through a non-leaf without CFI.  Shared by tests/unit/test_sampler.c
+ * and through a non-leaf without CFI.  Shared by tests/unit/test_unwind.c
  * and bench/unwind_bench.c.  The register capture and the frames without
  * CFI are assembly, for x86-64 and for AArch64. */
 #ifndef EMBER_STACK_SNAPSHOT_H
