@@ -19,6 +19,13 @@
 #               ~/.cache/ember/sid-big-root; root, 2-3 minutes, 2.5 GB)
 #   make test-sid-big  the tests against it (ctest -L '^sid-big$$'): neither
 #               make test nor make test-sid runs them (docs/sid.md)
+#   make package  the Debian package $(BUILD)/ember_VERSION_ARCH.deb (cpack;
+#               docs/install.md)
+#   make package-test  installs it with apt in a fresh Debian 12 root made by
+#               mmdebstrap, profiles a C and a Python program there with the
+#               installed ember, removes it (root; 0.5-2.5 minutes, most of
+#               it mmdebstrap; docs/install.md)
+#   make package-arm64  the arm64 package, $(ARM64_BUILD)/ember_VERSION_arm64.deb
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -29,7 +36,7 @@ CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
 .PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
 	test-asan test-fuzz fuzz bench soak clean arm64-vm-image test-arm64-vm deps-sid sid-root test-sid \
-	sid-big-root test-sid-big
+	sid-big-root test-sid-big deps-package package package-test package-arm64
 
 all: build
 
@@ -136,6 +143,24 @@ sid-big-root: deps-sid
 test-sid-big: sid-big-root
 	$(MAKE) build
 	ctest --test-dir $(BUILD) -L '^sid-big$$' --no-tests=error --output-on-failure -j $(JOBS)
+
+# The Debian package: cpack in $(BUILD) writes $(BUILD)/ember_VERSION_ARCH.deb
+# (cmake/package.cmake), its Depends computed by dpkg-shlibdeps (dpkg-dev).
+deps-package:
+	@sh scripts/install-deps.sh package
+
+package: build deps-package
+	cd $(BUILD) && cpack
+
+# That package installed by apt in a Debian 12 root made afresh (never
+# cached) by mmdebstrap, and used there (tests/package/run.sh).
+package-test: package
+	sh tests/package/run.sh $(BUILD)
+
+# The arm64 package from the cross build: the same cpack, dpkg-shlibdeps
+# reading the arm64 libraries of the multiarch tree.
+package-arm64: cross-arm64 deps-package
+	cd $(ARM64_BUILD) && cpack
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(ARM64_BUILD) out

@@ -11,6 +11,9 @@
 # arm64-vm`: the host side of the emulated arm64 VM (make test-arm64-vm).
 # `install-deps.sh sid`: what builds the Debian sid root and runs programs
 # inside it (make sid-root, make test-sid): mmdebstrap, unshare and mount.
+# `install-deps.sh package`: what makes the Debian package and tests it in a
+# fresh Debian 12 root (make package, make package-test): dpkg-dev (its
+# dpkg-shlibdeps computes the package's Depends), mmdebstrap and mount.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -55,6 +58,10 @@ arm64-vm)
 sid)
 	PKGS="mmdebstrap util-linux mount"
 	install_missing " for the sid root"
+	exit 0 ;;
+package)
+	PKGS="dpkg-dev mmdebstrap util-linux mount"
+	install_missing " for the Debian package and its test"
 	exit 0 ;;
 esac
 
