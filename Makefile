@@ -27,14 +27,19 @@ FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
+.PHONY: all deps deps-test deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
 	test-asan test-fuzz fuzz bench soak clean arm64-vm-image test-arm64-vm deps-sid sid-root test-sid \
 	sid-big-root test-sid-big
 
 all: build
 
+# What building and the demo need; deps-test: what the test suite needs
+# besides (interpreters, NumPy/OpenCV/PyTorch, format consumers, chromium).
 deps:
 	@sh scripts/install-deps.sh
+
+deps-test:
+	@sh scripts/install-deps.sh test
 
 build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
@@ -45,7 +50,7 @@ build-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # The libFuzzer harnesses (tests/fuzz): clang, everything instrumented.
-build-fuzz: deps
+build-fuzz: deps-test
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_FLAGS) -DEMBER_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target ember_fuzzers
 
@@ -68,14 +73,19 @@ demo: build
 # FP32 against dynamically quantized INT8 inference (examples/python), as a
 # differential flame graph and a delta table in out/.
 compare-demo: build
+	@sh scripts/install-deps.sh compare
 	sh examples/compare.sh $(BUILD)
 
 # (-LE sid: the sid roots' tests (labels sid, sid-big) are test-sid's and
 # test-sid-big's, whether or not the roots exist.)
-test-plain: build
+# (The test dependencies are installed before the build is configured: some
+# tests are registered only when their tools are found.)
+test-plain: deps-test
+	$(MAKE) build
 	ctest --test-dir $(BUILD) -LE sid --output-on-failure -j $(JOBS)
 
-test-asan: build-asan
+test-asan: deps-test
+	$(MAKE) build-asan
 	ctest --test-dir $(ASAN_BUILD) -LE sid --output-on-failure -j $(JOBS)
 
 test-fuzz: build-fuzz
