@@ -58,9 +58,11 @@ sid)
 	exit 0 ;;
 esac
 
+# libc6-dbg: glibc's debug files by build-id, which e2e.dbgsym checks names
+# come from; xz-utils makes that test's MiniDebugInfo section.
 PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev clang libclang-rt-dev libbpf-dev
 python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch
-golang-go chromium"
+libc6-dbg xz-utils golang-go chromium"
 # Node.js: any recent one will do; install Debian's only when there is none.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
