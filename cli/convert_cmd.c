@@ -140,6 +140,9 @@ static void report_usage(FILE *out)
 	      "Print the top functions of an .ember profile or folded stacks, by self and\n"
 	      "by total samples: the table `ember record` prints at the end of a run.\n"
 	      "IN is a file, a pipe or FIFO, or - for standard input; it is read once.\n"
+	      "When 1% or more of the samples end in code without symbols ([lib+0x...],\n"
+	      "[unknown]: a stripped library without its debug package), a last line\n"
+	      "says how many, and in which modules.\n"
 	      "\n"
 	      "  --top N      rows per table (default 20; 0 = all)\n"
 	      "  --by KEY     function (default), line (function and source line), or\n"
@@ -213,6 +216,7 @@ int cmd_report(int argc, char **argv)
 			       (unsigned long long)m->truncated, (unsigned long long)m->mismatched);
 		printf("\n");
 		ember_report_print(stdout, &p, key, (size_t)top);
+		ember_report_unsymbolized_print(stdout, &p);
 	}
 	ember_profile_free(&p);
 	return rc;

@@ -77,9 +77,10 @@ install_missing ""
 [ "${1:-}" = test ] || exit 0
 
 # The test suite: interpreters and libraries it profiles, the consumers that
-# check each output format, the fuzzers' runtime.
+# check each output format, the fuzzers' runtime; xz-utils makes e2e.dbgsym's
+# MiniDebugInfo section (libc6-dbg, above, is what its names come from).
 PKGS="libclang-rt-dev python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch
-golang-go chromium"
+xz-utils golang-go chromium"
 # Node.js: any recent one will do; install Debian's only when there is none.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
