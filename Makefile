@@ -4,6 +4,8 @@
 #               then the fuzz harnesses briefly (a clang build of their own),
 #               then the aarch64 cross build's unit tests under qemu-user
 #   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
+#   make install  ember, its man pages and shell completions under PREFIX
+#               (default /usr/local; DESTDIR for a staging root; docs/install.md)
 #   make cross-arm64  build for aarch64 with Debian's cross toolchain (build-arm64)
 #   make test-arm64   its unit tests under qemu-user (docs/arm64.md)
 #   make test-arm64-vm  the arm64 end-to-end checks in an emulated Debian 12
@@ -25,11 +27,12 @@ FUZZ_BUILD ?= build-fuzz
 ARM64_BUILD ?= build-arm64
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
+PREFIX     ?= /usr/local
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
 .PHONY: all deps deps-test deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
 	test-asan test-fuzz fuzz bench soak clean arm64-vm-image test-arm64-vm deps-sid sid-root test-sid \
-	sid-big-root test-sid-big
+	sid-big-root test-sid-big install
 
 all: build
 
@@ -66,6 +69,14 @@ cross-arm64: deps-arm64
 # says which do not, and why).
 test-arm64: cross-arm64
 	ctest --test-dir $(ARM64_BUILD) -L qemu --output-on-failure -j $(JOBS)
+
+# What cmake/install.cmake installs, under $(DESTDIR)$(PREFIX).  Builds only
+# what is installed (ember, the man pages, the completions), and not the
+# dependencies: `make build` as yourself first, then `sudo make install`.
+install:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target ember ember_docs
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 demo: build
 	sh examples/demo.sh $(BUILD)
