@@ -238,14 +238,15 @@ static int write_one(FILE *f, enum diff_out fmt, const struct ember_diff *d, con
 
 static int write_outputs(struct diff_cli *cli, const struct ember_diff *d)
 {
-	char norm[512];
+	char norm[512], rule[128];
 	int rc = 0;
 
 	ember_diff_normalization(d, norm, sizeof(norm));
+	ember_diff_noise_rule(d, rule, sizeof(rule));
 	struct ember_diff_export_opts eo = {
 		.base_name = d->name[0], .new_name = d->name[1], .normalization = norm,
 		.scale = { d->scale[0], d->scale[1] }, .share = d->norm == EMBER_DIFF_SHARE,
-		.per = d->per_iteration ? "iteration" : NULL, .noise_sigmas = d->noise_sigmas,
+		.per = d->per_iteration ? "iteration" : NULL, .within_noise = ember_diff_within_noise, .noise_ctx = d,
 		.reverse = cli->reverse, .icicle = cli->out.export.icicle, .title = cli->out.export.title,
 	};
 	for (int i = 0; i < cli->out.noutputs; i++) {
@@ -262,6 +263,9 @@ static int write_outputs(struct diff_cli *cli, const struct ember_diff *d)
 			/* counts cannot say how they were scaled: say it here */
 			fprintf(stderr, "ember: wrote %s (%s; BASE counts x %.6g onto NEW's scale: %s)\n", o->path,
 				dout_what[cli->fmt[i]], d->scale[1] > 0 ? d->scale[0] / d->scale[1] : 1, norm);
+		} else if (!cli->quiet && cli->fmt[i] == D_CSV) {
+			/* the CSV is data only: what its numbers are goes here */
+			fprintf(stderr, "ember: wrote %s (%s; %s; noise: %s)\n", o->path, dout_what[D_CSV], norm, rule);
 		} else if (!cli->quiet) {
 			fprintf(stderr, "ember: wrote %s (%s)\n", o->path, dout_what[cli->fmt[i]]);
 		}
