@@ -4,6 +4,8 @@
 #               then the fuzz harnesses briefly (a clang build of their own),
 #               then the aarch64 cross build's unit tests under qemu-user
 #   make fuzz   the fuzz harnesses for FUZZ_SECONDS each (docs/fuzzing.md)
+#   make install  ember, its man pages and shell completions under PREFIX
+#               (default /usr/local; DESTDIR for a staging root; docs/install.md)
 #   make cross-arm64  build for aarch64 with Debian's cross toolchain (build-arm64)
 #   make test-arm64   its unit tests under qemu-user (docs/arm64.md)
 #   make test-arm64-vm  the arm64 end-to-end checks in an emulated Debian 12
@@ -23,7 +25,7 @@
 #               docs/install.md)
 #   make package-test  installs it with apt in a fresh Debian 12 root made by
 #               mmdebstrap, profiles a C and a Python program there with the
-#               installed ember, removes it (root; 0.5-2.5 minutes, most of
+#               installed ember, removes it (root; 20 s to 2.5 minutes, most of
 #               it mmdebstrap; docs/install.md)
 #   make package-arm64  the arm64 package, $(ARM64_BUILD)/ember_VERSION_arm64.deb
 BUILD      ?= build
@@ -32,16 +34,22 @@ FUZZ_BUILD ?= build-fuzz
 ARM64_BUILD ?= build-arm64
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
+PREFIX     ?= /usr/local
 CMAKE_FLAGS ?= -DEMBER_WERROR=ON
 
-.PHONY: all deps deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
+.PHONY: all deps deps-test deps-arm64 cross-arm64 test-arm64 build build-asan build-fuzz demo compare-demo test test-plain \
 	test-asan test-fuzz fuzz bench soak clean arm64-vm-image test-arm64-vm deps-sid sid-root test-sid \
-	sid-big-root test-sid-big deps-package package package-test package-arm64
+	sid-big-root test-sid-big install deps-package package package-test package-arm64
 
 all: build
 
+# What building and the demo need; deps-test: what the test suite needs
+# besides (interpreters, NumPy/OpenCV/PyTorch, format consumers, chromium).
 deps:
 	@sh scripts/install-deps.sh
+
+deps-test:
+	@sh scripts/install-deps.sh test
 
 build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
@@ -52,7 +60,7 @@ build-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # The libFuzzer harnesses (tests/fuzz): clang, everything instrumented.
-build-fuzz: deps
+build-fuzz: deps-test
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_FLAGS) -DEMBER_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target ember_fuzzers
 
@@ -69,20 +77,33 @@ cross-arm64: deps-arm64
 test-arm64: cross-arm64
 	ctest --test-dir $(ARM64_BUILD) -L qemu --output-on-failure -j $(JOBS)
 
+# What cmake/install.cmake installs, under $(DESTDIR)$(PREFIX).  Builds only
+# what is installed (ember, the man pages, the completions), and not the
+# dependencies: `make build` as yourself first, then `sudo make install`.
+install:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target ember ember_docs
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
 demo: build
 	sh examples/demo.sh $(BUILD)
 
 # FP32 against dynamically quantized INT8 inference (examples/python), as a
 # differential flame graph and a delta table in out/.
 compare-demo: build
+	@sh scripts/install-deps.sh compare
 	sh examples/compare.sh $(BUILD)
 
 # (-LE sid: the sid roots' tests (labels sid, sid-big) are test-sid's and
 # test-sid-big's, whether or not the roots exist.)
-test-plain: build
+# (The test dependencies are installed before the build is configured: some
+# tests are registered only when their tools are found.)
+test-plain: deps-test
+	$(MAKE) build
 	ctest --test-dir $(BUILD) -LE sid --output-on-failure -j $(JOBS)
 
-test-asan: build-asan
+test-asan: deps-test
+	$(MAKE) build-asan
 	ctest --test-dir $(ASAN_BUILD) -LE sid --output-on-failure -j $(JOBS)
 
 test-fuzz: build-fuzz

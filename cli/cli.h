@@ -85,6 +85,11 @@ int options_format_of_path(const char *path, const struct options_suffix *table,
 int options_format_of_name(const char *name, const char *const *names, int n);
 const char *format_name(enum output_format f);
 
+/* The text `ember CMD --help` prints, one per command, made from
+ * cli/help/ember-CMD.txt (as the man pages are; cmake/help.cmake). */
+extern const char ember_help_ember[], ember_help_record[], ember_help_convert[], ember_help_report[],
+	ember_help_diff[], ember_help_top[], ember_help_dump[];
+
 /* outputs.c: check every output (to fail before a long run, not after),
  * then write the profile to each. A regular file is replaced whole, by
  * renaming a complete temporary file NAME.ember-tmp.XXXXXX over it; a

@@ -48,34 +48,7 @@ static int load_input(const char *in, int column, struct ember_profile *p, bool 
 
 static void convert_usage(FILE *out)
 {
-	fputs("usage: ember convert IN -o OUT [-o OUT...] [options]\n"
-	      "\n"
-	      "Turn an .ember profile, or folded stacks from any tool (ember, perf +\n"
-	      "stackcollapse-perf.pl, py-spy --format raw, FlameGraph scripts), into other formats.\n"
-	      "IN is a file, a pipe or FIFO, or - for standard input; it is read once.\n"
-	      "\n"
-	      "Options:\n"
-	      "  -o, --output FILE   output, format from the extension (.svg .folded .prof\n"
-	      "                      .speedscope.json .pb.gz .trace.json .ember); repeatable\n"
-	      "      --format FMT    force the format of every -o\n"
-	      "      --threads       a root frame per thread (when the input knows threads)\n"
-	      "      --icicle        SVG: root at the top\n"
-	      "      --title TEXT    SVG: title\n"
-	      "      --column base|new  which count of two-column (differential) folded lines\n"
-	      "                      to read (default new)\n"
-	      "  -q, --quiet         no messages\n"
-	      "\n"
-	      "Examples:\n"
-	      "  ember convert app.ember -o app.prof -o app.speedscope.json\n"
-	      "  perf script | stackcollapse-perf.pl > out.folded && ember convert out.folded -o out.svg\n"
-	      "  perf script | stackcollapse-perf.pl | ember convert - -o out.svg\n"
-	      "\n"
-	      "Input that cannot be a profile fails early (exit 65): a folded line over 64 MiB,\n"
-	      "no line with a count in the first 16 MiB, .ember content growing past 64 MiB at\n"
-	      "over 250 times its compressed size.\n"
-	      "\n"
-	      "Exit status: 0 written; 64 usage; 65 IN is malformed, truncated or empty;\n"
-	      "66 IN cannot be read; 73 an output cannot be written.\n", out);
+	fputs(ember_help_convert, out);
 }
 
 int cmd_convert(int argc, char **argv)
@@ -135,21 +108,7 @@ int cmd_convert(int argc, char **argv)
 
 static void report_usage(FILE *out)
 {
-	fputs("usage: ember report IN [--top N] [--by function|line|module]\n"
-	      "\n"
-	      "Print the top functions of an .ember profile or folded stacks, by self and\n"
-	      "by total samples: the table `ember record` prints at the end of a run.\n"
-	      "IN is a file, a pipe or FIFO, or - for standard input; it is read once.\n"
-	      "\n"
-	      "  --top N      rows per table (default 20; 0 = all)\n"
-	      "  --by KEY     function (default), line (function and source line), or\n"
-	      "               module (shared library, or Python file)\n"
-	      "\n"
-	      "Example:\n"
-	      "  ember report app.ember --by module --top 5\n"
-	      "  zcat app.folded.gz | ember report -\n"
-	      "\n"
-	      "Exit status: 0; 64 usage; 65 IN is malformed or empty; 66 IN cannot be read.\n", out);
+	fputs(ember_help_report, out);
 }
 
 int cmd_report(int argc, char **argv)
@@ -213,6 +172,7 @@ int cmd_report(int argc, char **argv)
 			       (unsigned long long)m->truncated, (unsigned long long)m->mismatched);
 		printf("\n");
 		ember_report_print(stdout, &p, key, (size_t)top);
+		ember_report_unsymbolized_print(stdout, &p);
 	}
 	ember_profile_free(&p);
 	return rc;

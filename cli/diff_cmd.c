@@ -41,57 +41,7 @@ static int dout_from_name(const char *name)
 
 static void diff_usage(FILE *out)
 {
-	fputs("usage: ember diff BASE NEW [-o OUT...] [options]\n"
-	      "\n"
-	      "Compare two profiles of a program (.ember files, or folded stacks from any\n"
-	      "tool): which functions grew, shrank, appeared or vanished, and whether each\n"
-	      "change is larger than sampling noise.  The delta table goes to the terminal.\n"
-	      "BASE and NEW are files, pipes or FIFOs; one of them may be - (standard input).\n"
-	      "\n"
-	      "Outputs (-o, format from the extension; repeatable):\n"
-	      "  .svg            differential flame graph: widths from NEW, colour by the change\n"
-	      "                  in self time (red grew, blue shrank), tooltips with both runs\n"
-	      "  .csv .md .txt   the delta table, every key (.txt is the table here, not folded)\n"
-	      "  .folded         two-column folded 'stack BASE NEW' (flamegraph.pl, inferno)\n"
-	      "  .pb.gz .pprof   pprof with BASE negated and labelled pprof::base=true\n"
-	      "\n"
-	      "Options:\n"
-	      "  -o, --output FILE        write FILE (see above)\n"
-	      "      --format FMT         force the format of every -o: svg csv md txt folded pprof\n"
-	      "      --normalize MODE     share (default): each run as percent of its own samples,\n"
-	      "                           deltas in percentage points; absolute: seconds\n"
-	      "      --iterations-base N  absolute: seconds per iteration, BASE did N iterations\n"
-	      "      --iterations-new N   ... and NEW did N (give both; implies absolute)\n"
-	      "      --by KEY             match by function (default; line numbers ignored),\n"
-	      "                           line, or module\n"
-	      "      --rename RE=REPL     rewrite frame names before matching: POSIX extended\n"
-	      "                           regex, first match replaced, \\1..\\9 groups; repeatable\n"
-	      "      --sort KEY           inclusive (default, |delta|), self, ratio, name\n"
-	      "      --top N              rows on the terminal (default 20; 0 = all)\n"
-	      "      --reverse-view       SVG: widths from BASE, to see what vanished\n"
-	      "      --icicle             SVG: root at the top\n"
-	      "      --title TEXT         SVG: title\n"
-	      "  -q, --quiet              no table and no 'wrote' lines (warnings stay)\n"
-	      "  -h, --help               this text\n"
-	      "\n"
-	      "Examples:\n"
-	      "  ember diff before.ember after.ember\n"
-	      "      the top 20 changes by share of each run, with noise marked\n"
-	      "  ember diff fp32.ember int8.ember -o fp32-int8.svg -o fp32-int8.csv \\\n"
-	      "        --normalize absolute --iterations-base 100 --iterations-new 100 \\\n"
-	      "        --rename 'fbgemm::.*=GEMM' --rename 'sgemm.*=GEMM'\n"
-	      "      seconds per batch; the FP32 and INT8 GEMM kernels compared as one\n"
-	      "  ember diff a.ember b.ember --reverse-view -o vanished.svg\n"
-	      "      widths from BASE: code that NEW no longer runs is visible (blue)\n"
-	      "  ember diff old.folded new.folded -o d.folded && flamegraph.pl d.folded > d.svg\n"
-	      "      two-column folded for other tools (BASE put on NEW's scale)\n"
-	      "  ember diff base.ember new.ember -o d.pb.gz && pprof -top d.pb.gz\n"
-	      "\n"
-	      "A two-column folded input gives BASE its first column and NEW its last.\n"
-	      "\n"
-	      "Exit status: 0 compared (and written); 64 usage; 65 an input is malformed,\n"
-	      "truncated or has no samples; 66 an input cannot be read; 70 out of memory;\n"
-	      "73 an output cannot be written.\n", out);
+	fputs(ember_help_diff, out);
 }
 
 struct diff_cli {
@@ -288,14 +238,15 @@ static int write_one(FILE *f, enum diff_out fmt, const struct ember_diff *d, con
 
 static int write_outputs(struct diff_cli *cli, const struct ember_diff *d)
 {
-	char norm[512];
+	char norm[512], rule[128];
 	int rc = 0;
 
 	ember_diff_normalization(d, norm, sizeof(norm));
+	ember_diff_noise_rule(d, rule, sizeof(rule));
 	struct ember_diff_export_opts eo = {
 		.base_name = d->name[0], .new_name = d->name[1], .normalization = norm,
 		.scale = { d->scale[0], d->scale[1] }, .share = d->norm == EMBER_DIFF_SHARE,
-		.per = d->per_iteration ? "iteration" : NULL, .noise_sigmas = d->noise_sigmas,
+		.per = d->per_iteration ? "iteration" : NULL, .within_noise = ember_diff_within_noise, .noise_ctx = d,
 		.reverse = cli->reverse, .icicle = cli->out.export.icicle, .title = cli->out.export.title,
 	};
 	for (int i = 0; i < cli->out.noutputs; i++) {
@@ -312,6 +263,9 @@ static int write_outputs(struct diff_cli *cli, const struct ember_diff *d)
 			/* counts cannot say how they were scaled: say it here */
 			fprintf(stderr, "ember: wrote %s (%s; BASE counts x %.6g onto NEW's scale: %s)\n", o->path,
 				dout_what[cli->fmt[i]], d->scale[1] > 0 ? d->scale[0] / d->scale[1] : 1, norm);
+		} else if (!cli->quiet && cli->fmt[i] == D_CSV) {
+			/* the CSV is data only: what its numbers are goes here */
+			fprintf(stderr, "ember: wrote %s (%s; %s; noise: %s)\n", o->path, dout_what[D_CSV], norm, rule);
 		} else if (!cli->quiet) {
 			fprintf(stderr, "ember: wrote %s (%s)\n", o->path, dout_what[cli->fmt[i]]);
 		}

@@ -10,34 +10,7 @@
 
 static void dump_usage(FILE *out)
 {
-	fputs("usage: ember dump -p PID [--locals] [--json] [--native-unfiltered]\n"
-	      "\n"
-	      "Print every thread's current stack of a running process: Python frames\n"
-	      "merged with the native frames under them, the thread's name and tid,\n"
-	      "whether it holds the GIL, and its state (running, or sleeping and in\n"
-	      "which system call, with the kernel's wait channel).\n"
-	      "\n"
-	      "Each thread is stopped in turn with ptrace for as long as its registers,\n"
-	      "its stack (64 KB from its stack pointer) and its Python frames take to\n"
-	      "read, then let go; the longest and the total pause are printed. If ember\n"
-	      "is killed meanwhile, the kernel lets the thread go.\n"
-	      "\n"
-	      "Options:\n"
-	      "  -p, --pid PID          the process to dump (root, or CAP_SYS_PTRACE for\n"
-	      "                         another user's process)\n"
-	      "      --locals           each Python frame's local variables: short values\n"
-	      "                         of int, float, str, bytes, bool and None, the type\n"
-	      "                         name of anything else (CPython 2.7, 3.6-3.15)\n"
-	      "      --json             one JSON document on standard output\n"
-	      "      --native-unfiltered  keep the interpreter's own native frames\n"
-	      "  -h, --help             this text\n"
-	      "\n"
-	      "Exit status: 0 dumped, 64 bad option, 69 no such process (or it ended),\n"
-	      "71 system error (out of memory, /proc unreadable), 77 not permitted to\n"
-	      "trace it.\n"
-	      "\n"
-	      "Example:\n"
-	      "  ember dump -p 4242 --locals\n", out);
+	fputs(ember_help_dump, out);
 }
 
 static void print_frame(const struct ember_dump_frame *f)

@@ -4,22 +4,34 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ember_version.h"
 
-#define EMBER_VERSION "0.1.0"
+#ifdef EMBER_HAVE_BPF_COPIER
+#define COPIER_BUILT "built in"
+#else
+#define COPIER_BUILT "not built"
+#endif
+#ifdef EMBER_HAVE_BPF_OFFCPU
+#define OFFCPU_BUILT "built in"
+#else
+#define OFFCPU_BUILT "not built"
+#endif
 
 static void usage(FILE *out)
 {
-	fputs("usage: ember COMMAND [options]\n"
-	      "\n"
-	      "Commands:\n"
-	      "  record   sample a command or a running process and write its profile\n"
-	      "  convert  turn an .ember profile or folded stacks into other formats\n"
-	      "  report   print the top functions of an .ember profile or folded stacks\n"
-	      "  diff     compare two profiles: what grew, shrank, appeared or vanished\n"
-	      "  dump     print every thread's current stack of a running process\n"
-	      "  top      live table of the busiest functions of a command or a process\n"
-	      "\n"
-	      "Run 'ember COMMAND --help' for its options, examples and exit codes.\n", out);
+	fputs(ember_help_ember, out);
+}
+
+/* Line 1 is "ember VERSION" (scripts read it); then the build's features,
+ * one "what: value" a line. */
+static void version(void)
+{
+	fputs("ember " EMBER_VERSION "\n"
+	      "architecture: " EMBER_BUILD_ARCH "\n"
+	      "Python frame copier (BPF): " COPIER_BUILT "\n"
+	      "off-CPU tracer (BPF, record --idle): " OFFCPU_BUILT "\n"
+	      "libraries: libunwind " EMBER_BUILD_LIBUNWIND ", libdw " EMBER_BUILD_LIBDW
+	      ", libbpf " EMBER_BUILD_LIBBPF ", zlib " EMBER_BUILD_ZLIB "\n", stdout);
 }
 
 int main(int argc, char **argv)
@@ -51,7 +63,7 @@ int main(int argc, char **argv)
 		return EMBER_EXIT_OK;
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-		printf("ember %s\n", EMBER_VERSION);
+		version();
 		return EMBER_EXIT_OK;
 	}
 	fprintf(stderr, "ember: unknown command '%s'\n", cmd);

@@ -114,6 +114,8 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 		fprintf(out, "ember: --idle: %llu intervals off CPU traced, %llu lost%s\n", (unsigned long long)st->off_cpu,
 			(unsigned long long)st->off_cpu_lost,
 			st->off_cpu_lost ? " (the tracer's ring was full: their time is missing)" : "");
-	if (ember_profile_total(p))
+	if (ember_profile_total(p)) {
 		ember_report_print(out, p, EMBER_REPORT_BY_FUNCTION, 10);
+		ember_report_unsymbolized_print(out, p);
+	}
 }

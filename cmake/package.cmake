@@ -1,6 +1,6 @@
 # The Debian package: `cpack` in a build directory (`make package`) writes
 # ember_<version>_<arch>.deb there, holding exactly what the install rules
-# (cmake/install.cmake) install, under /usr.  Its Depends line is computed by
+# (cmake/install.cmake) install, under /usr, the man pages gzip'ed.  Its Depends line is computed by
 # dpkg-shlibdeps (package dpkg-dev) from the libraries the installed files
 # link against, so it names the runtime libraries only, never what the
 # tests or the build use.
@@ -36,6 +36,9 @@ if(EMBER_DEB_HOMEPAGE)
   set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${EMBER_DEB_HOMEPAGE}")
 endif()
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The man pages gzip'ed in the package (Debian's policy), not in a plain
+# `cmake --install`.
+set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/package_man.cmake)
 # Files owned by root, whatever user builds the package.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 

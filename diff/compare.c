@@ -1,6 +1,7 @@
 /* The comparison behind `ember diff`: canonical copies of both runs
  * (canon.c), one key table over both, self and inclusive samples per key and run, the
- * normalised values, the binomial noise estimate, and sorting. */
+ * normalised values, the noise tests (shares: binomial; seconds: Poisson
+ * counts), and sorting. */
 #define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdlib.h>
@@ -191,6 +192,58 @@ static double share_se(double pb, uint64_t nb, double pn, uint64_t nn)
 	return sqrt(v);
 }
 
+/* delta / se, where a change of 0 is 0 even when its se is 0 (a key in no
+ * sample, or in every sample, of both runs) and any other change with an
+ * se of 0 is infinitely far. */
+static double z_of(double delta, double se)
+{
+	if (delta == 0)
+		return 0;
+	if (!(se > 0))
+		return delta > 0 ? INFINITY : -INFINITY;
+	return delta / se;
+}
+
+/* Samples the noise estimate takes per sample of run k: 1, or for a
+ * wall-clock run its sampling periods per counted unit (see noise_n). */
+static double noise_weight(const struct ember_diff *d, int k)
+{
+	return d->total[k] ? (double)d->noise_n[k] / (double)d->total[k] : 1;
+}
+
+/* Absolute mode compares values = samples x scale[k].  A key's samples are
+ * Poisson: with a', b' its samples in BASE and NEW as the noise estimate
+ * counts them and r the value of one of BASE's over one of NEW's, "the
+ * same value in both runs" expects b' = r a', and b' - r a' has the
+ * variance b' + r^2 a'.  (Equal rates and iterations: r = 1 exactly.) */
+static double counts_z(const struct ember_diff *d, uint64_t base, uint64_t new_)
+{
+	double r = d->noise_r, a = (double)base * noise_weight(d, 0), b = (double)new_ * noise_weight(d, 1);
+
+	return z_of(b - r * a, sqrt(b + r * r * a));
+}
+
+/* Share mode compares p = samples / total: two binomial proportions. */
+static double shares_z(const struct ember_diff *d, uint64_t base, uint64_t new_)
+{
+	double pb = share(base, d->total[0]), pn = share(new_, d->total[1]);
+
+	return z_of(pn - pb, share_se(pb, d->noise_n[0], pn, d->noise_n[1]));
+}
+
+double ember_diff_z(const struct ember_diff *d, uint64_t base, uint64_t new_)
+{
+	return d->noise_test == EMBER_DIFF_NOISE_COUNTS ? counts_z(d, base, new_) : shares_z(d, base, new_);
+}
+
+bool ember_diff_within_noise(const void *diff, uint64_t base, uint64_t new_)
+{
+	const struct ember_diff *d = diff;
+
+	/* <= : a change of exactly 0 with a standard error of 0 is no change */
+	return fabs(ember_diff_z(d, base, new_)) <= d->noise_sigmas;
+}
+
 static void fill_row(struct ember_diff_row *row, const struct ember_diff *d)
 {
 	for (int k = 0; k < 2; k++) {
@@ -203,10 +256,9 @@ static void fill_row(struct ember_diff_row *row, const struct ember_diff *d)
 	row->incl_delta = row->incl_v[1] - row->incl_v[0];
 	row->se_self = share_se(row->share_self[0], d->noise_n[0], row->share_self[1], d->noise_n[1]);
 	row->se_incl = share_se(row->share_incl[0], d->noise_n[0], row->share_incl[1], d->noise_n[1]);
-	/* <= : a change of exactly 0 with a standard error of 0 is no change */
-	bool self_noise = fabs(row->share_self[1] - row->share_self[0]) <= d->noise_sigmas * row->se_self;
-	bool incl_noise = fabs(row->share_incl[1] - row->share_incl[0]) <= d->noise_sigmas * row->se_incl;
-	row->noise = self_noise && incl_noise;
+	row->z_self = ember_diff_z(d, row->self[0], row->self[1]);
+	row->z_incl = ember_diff_z(d, row->incl[0], row->incl[1]);
+	row->noise = fabs(row->z_self) <= d->noise_sigmas && fabs(row->z_incl) <= d->noise_sigmas;
 	if (!row->incl[0]) {
 		row->status = EMBER_DIFF_ADDED;
 		row->ratio = INFINITY;
@@ -240,6 +292,9 @@ static void set_scales(struct ember_diff *d, const struct ember_diff_opts *o)
 	 * closer than this. */
 	d->rates_differ = fabs(d->interval_s[0] - d->interval_s[1]) > 1e-6 * fmax(d->interval_s[0], d->interval_s[1]);
 	d->per_iteration = o->norm == EMBER_DIFF_ABSOLUTE && (o->iterations[0] > 0 || o->iterations[1] > 0);
+	d->noise_r = 1;
+	if (o->norm == EMBER_DIFF_ABSOLUTE)
+		d->noise_r = (d->scale[0] / noise_weight(d, 0)) / (d->scale[1] / noise_weight(d, 1));
 }
 
 int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, const struct ember_profile *new_,
@@ -251,6 +306,7 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 
 	memset(d, 0, sizeof(*d));
 	d->norm = o->norm;
+	d->noise_test = o->norm == EMBER_DIFF_ABSOLUTE ? EMBER_DIFF_NOISE_COUNTS : EMBER_DIFF_NOISE_SHARES;
 	d->by = o->by;
 	d->noise_sigmas = o->noise_sigmas > 0 ? o->noise_sigmas : 2;
 	d->nrenames = ember_diff_renames_count(o->renames);
@@ -385,4 +441,11 @@ void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size
 			       (double)d->total[0] * d->interval_s[0], n, (double)d->total[1] * d->interval_s[1]);
 	if (d->rates_differ && len >= 0 && (size_t)len < size)
 		snprintf(buf + len, size - (size_t)len, "; sampling rates differ: compared by time");
+}
+
+void ember_diff_noise_rule(const struct ember_diff *d, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s, |z| <= %g",
+		 d->noise_test == EMBER_DIFF_NOISE_COUNTS ? "Poisson test on sample counts" : "two-proportion test on shares",
+		 d->noise_sigmas);
 }

@@ -1,7 +1,10 @@
 /* The delta table of `ember diff`: on the terminal, and as .txt, .csv and
- * .md files.  Every format starts with the same header, because a delta
- * means nothing without what was compared: both runs with their totals,
- * the normalisation, how keys were matched, and the noise rule. */
+ * .md files.  The text and Markdown tables start with the same header,
+ * because a delta means nothing without what was compared: both runs with
+ * their totals, the normalisation, how keys were matched, and the noise
+ * test.  The CSV is data only (a header row, a row per key: what CSV
+ * readers expect); what it needs per row, its unit, noise test and z, are
+ * columns. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -114,6 +117,20 @@ static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, 
 	fputc('\n', out);
 }
 
+static void write_noise_line(FILE *out, const struct ember_diff *d, const char *prefix)
+{
+	char rule[128];
+
+	ember_diff_noise_rule(d, rule, sizeof(rule));
+	fprintf(out, "%snoise: %s (a key is noise when both its self and its inclusive z are); ", prefix, rule);
+	if (d->noise_test == EMBER_DIFF_NOISE_COUNTS)
+		fprintf(out, "z = (b - r*a) / sqrt(b + r^2*a), a and b a key's samples in BASE and NEW, r = %.6g "
+			"(%s of one BASE sample / of one NEW sample)\n", d->noise_r, ember_diff_unit(d));
+	else
+		fprintf(out, "z = (p_NEW - p_BASE) / sqrt(p_BASE(1-p_BASE)/n_BASE + p_NEW(1-p_NEW)/n_NEW), "
+			"p a key's share of its run's n samples\n");
+}
+
 static void write_header(FILE *out, const struct ember_diff *d, const char *prefix)
 {
 	run_line(out, prefix, d, 0);
@@ -135,9 +152,7 @@ static void write_header(FILE *out, const struct ember_diff *d, const char *pref
 		fprintf(out, ", after %zu rename rule(s)", d->nrenames);
 	fprintf(out, ": %zu in both runs, %zu only in BASE (removed), %zu only in NEW (new)\n", d->matched,
 		d->only_base, d->only_new);
-	fprintf(out, "%snoise: a change within %g standard errors of the share difference "
-		"(binomial: sqrt(p(1-p)/n) per run, combined in quadrature) is marked noise\n", prefix,
-		d->noise_sigmas);
+	write_noise_line(out, d, prefix);
 	if (d->kinds_differ)
 		fprintf(out, "%swarning: %s has Python frames (%.0f%% of its samples) and %s has none: few functions "
 			"can match\n", prefix, d->python_share[0] > 0 ? "BASE" : "NEW",
@@ -289,15 +304,28 @@ static void csv_field(FILE *out, const char *s)
 	putc('"', out);
 }
 
+/* A number for a CSV cell: %.9g, and "inf"/"-inf" as Python's float()
+ * and pandas read them. */
+static void csv_num(FILE *out, double v)
+{
+	if (isinf(v))
+		fputs(v > 0 ? ",inf" : ",-inf", out);
+	else
+		fprintf(out, ",%.9g", v);
+}
+
+static const char *const csv_columns =
+	"key,status,noise,unit,self_base,self_new,self_delta,incl_base,incl_new,incl_delta,ratio,"
+	"self_share_base_pct,self_share_new_pct,incl_share_base_pct,incl_share_new_pct,incl_share_delta_pp,"
+	"incl_share_se_pp,self_base_samples,self_new_samples,incl_base_samples,incl_new_samples,"
+	"noise_test,self_z,incl_z\n";
+
 static int write_csv(FILE *out, const struct ember_diff *d, size_t n)
 {
 	const char *unit = d->norm == EMBER_DIFF_SHARE ? "percent" : d->per_iteration ? "s/iteration" : "s";
+	const char *test = d->noise_test == EMBER_DIFF_NOISE_COUNTS ? "poisson_counts" : "two_proportion_shares";
 
-	write_header(out, d, "# ");
-	fprintf(out, "# self_* and incl_* are in the unit column (%s); *_samples are raw sample counts\n", unit);
-	fputs("key,status,noise,unit,self_base,self_new,self_delta,incl_base,incl_new,incl_delta,ratio,"
-	      "self_share_base_pct,self_share_new_pct,incl_share_base_pct,incl_share_new_pct,incl_share_delta_pp,"
-	      "incl_share_se_pp,self_base_samples,self_new_samples,incl_base_samples,incl_new_samples\n", out);
+	fputs(csv_columns, out);
 	for (size_t i = 0; i < n; i++) {
 		const struct ember_diff_row *r = &d->rows[i];
 		char *key = clean_key(r->key, 0);
@@ -305,16 +333,19 @@ static int write_csv(FILE *out, const struct ember_diff *d, size_t n)
 			return -1;
 		csv_field(out, key);
 		free(key);
-		fprintf(out, ",%s,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", status_name(r->status), r->noise ? "yes" : "no",
-			unit, r->self_v[0], r->self_v[1], r->self_delta, r->incl_v[0], r->incl_v[1], r->incl_delta);
-		if (r->status == EMBER_DIFF_CHANGED)
-			fprintf(out, "%.9g", r->ratio);
-		else
-			fputs(r->status == EMBER_DIFF_ADDED ? "inf" : "0", out);
-		fprintf(out, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%llu,%llu,%llu\n", 100 * r->share_self[0],
-			100 * r->share_self[1], 100 * r->share_incl[0], 100 * r->share_incl[1],
-			100 * (r->share_incl[1] - r->share_incl[0]), 100 * r->se_incl, (unsigned long long)r->self[0],
-			(unsigned long long)r->self[1], (unsigned long long)r->incl[0], (unsigned long long)r->incl[1]);
+		fprintf(out, ",%s,%s,%s", status_name(r->status), r->noise ? "yes" : "no", unit);
+		const double v[] = {
+			r->self_v[0], r->self_v[1], r->self_delta, r->incl_v[0], r->incl_v[1], r->incl_delta, r->ratio,
+			100 * r->share_self[0], 100 * r->share_self[1], 100 * r->share_incl[0], 100 * r->share_incl[1],
+			100 * (r->share_incl[1] - r->share_incl[0]), 100 * r->se_incl,
+		};
+		for (size_t c = 0; c < sizeof(v) / sizeof(v[0]); c++)
+			csv_num(out, v[c]);
+		fprintf(out, ",%llu,%llu,%llu,%llu,%s", (unsigned long long)r->self[0], (unsigned long long)r->self[1],
+			(unsigned long long)r->incl[0], (unsigned long long)r->incl[1], test);
+		csv_num(out, r->z_self);
+		csv_num(out, r->z_incl);
+		putc('\n', out);
 	}
 	return 0;
 }

@@ -10,8 +10,11 @@
  *   - which frames are "the same": matching keys ignore line numbers by
  *     default and can be rewritten by rename rules, so that an FP32 and an
  *     INT8 kernel (or code that moved) still match;
- *   - whether a change is real: every share has a binomial standard error,
- *     and a change within a few of them is flagged as noise.
+ *   - whether a change is real: a change within a few standard errors is
+ *     flagged as noise, by the test that fits what is compared: shares by a
+ *     two-proportion (binomial) test, absolute seconds by a Poisson test
+ *     on the sample counts (a key that kept its time is noise in seconds
+ *     even when its share moved because others shrank).
  *
  * The comparison keeps two canonical copies of the runs (renamed, line
  * numbers dropped unless matching by line): the delta table is built from
@@ -35,6 +38,16 @@ enum { EMBER_DIFF_BASE = 0, EMBER_DIFF_NEW = 1 };
 enum ember_diff_norm {
 	EMBER_DIFF_SHARE = 0,     /* percent of each run's own samples; deltas in percentage points */
 	EMBER_DIFF_ABSOLUTE,      /* seconds (samples x interval), optionally per iteration */
+};
+
+/* How a key's change is tested against sampling noise: z = the change over
+ * its standard error, noise when |z| <= noise_sigmas for both self and
+ * inclusive samples. */
+enum ember_diff_noise_test {
+	EMBER_DIFF_NOISE_SHARES = 0,  /* share mode: p = samples / total per run, binomial, unpooled:
+	                               * z = (pN - pB) / sqrt(pB(1-pB)/nB + pN(1-pN)/nN) */
+	EMBER_DIFF_NOISE_COUNTS,      /* absolute mode: samples a (BASE), b (NEW), Poisson, r = the value of
+	                               * one BASE sample over one NEW sample: z = (b - r a) / sqrt(b + r^2 a) */
 };
 
 enum ember_diff_sort {
@@ -79,10 +92,12 @@ struct ember_diff_row {
 	double self_v[2], incl_v[2];      /* the same in the diff's unit (percent or seconds) */
 	double self_delta, incl_delta;    /* NEW - BASE, in the unit */
 	double share_self[2], share_incl[2];   /* fractions of each run's samples */
-	double se_self, se_incl;          /* standard error of the share differences (fractions) */
+	double se_self, se_incl;          /* standard error of the share differences (fractions), both modes */
+	double z_self, z_incl;            /* the noise test's z (d->noise_test), NEW - BASE; +-INFINITY when
+	                                   * the change is not 0 and its standard error is */
 	double ratio;                     /* incl_v NEW / BASE; INFINITY when added, 0 when removed */
 	enum ember_diff_status status;
-	bool noise;                       /* neither the self nor the inclusive share moved beyond noise */
+	bool noise;                       /* |z_self| and |z_incl| <= noise_sigmas: no change beyond noise */
 };
 
 struct ember_diff {
@@ -98,6 +113,9 @@ struct ember_diff {
 	double iterations[2];             /* absolute per-iteration divisors, 1 when not given */
 	double scale[2];                  /* samples of run k x scale[k] = values in the unit */
 	double noise_sigmas;
+	enum ember_diff_noise_test noise_test;   /* shares in share mode, counts in absolute mode */
+	double noise_r;                   /* the Poisson test's r: the value of one BASE sample over one NEW
+	                                   * sample (1 at equal rates and iterations) */
 	enum ember_diff_norm norm;
 	enum ember_report_key by;
 	enum ember_diff_sort sorted_by;   /* the rows' order */
@@ -124,18 +142,30 @@ void ember_diff_free(struct ember_diff *d);
  * subtitle of a graph and the comments of a pprof file. */
 void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size);
 
+/* The noise test of d on one key's samples in BASE and NEW (self or
+ * inclusive): its z, and whether |z| <= d->noise_sigmas.  diff is a
+ * struct ember_diff (the shape of ember_diff_export_opts.within_noise, so
+ * the graphs mark the same changes as noise as the table). */
+double ember_diff_z(const struct ember_diff *d, uint64_t base, uint64_t new_);
+bool ember_diff_within_noise(const void *diff, uint64_t base, uint64_t new_);
+
+/* The noise rule in a few words: "Poisson test on sample counts, |z| <= 2"
+ * or "two-proportion test on shares, |z| <= 2". */
+void ember_diff_noise_rule(const struct ember_diff *d, char *buf, size_t size);
+
 /* ---- delta_table.c: the delta table ---- */
 
 enum ember_diff_table {
 	EMBER_DIFF_TABLE_TERMINAL = 0,    /* aligned text, long keys shortened, controls as '?' */
 	EMBER_DIFF_TABLE_TXT,             /* aligned text, keys whole */
-	EMBER_DIFF_TABLE_CSV,             /* RFC 4180 after '#' comment lines */
+	EMBER_DIFF_TABLE_CSV,             /* RFC 4180: a header row, then one row per key, nothing else */
 	EMBER_DIFF_TABLE_MD,              /* a GitHub-flavoured Markdown table */
 };
 
-/* The header (runs, totals, normalisation, matching, noise rule) and the
- * first top rows in their current order (top 0: all).  0, or -1 with errno
- * when writing failed. */
+/* The first top rows in their current order (top 0: all); the text and
+ * Markdown tables after a header (runs, totals, normalisation, matching,
+ * noise test), the CSV with the per-row columns only (its unit and noise
+ * test as columns).  0, or -1 with errno when writing failed. */
 int ember_diff_write_table(FILE *out, const struct ember_diff *d, enum ember_diff_table fmt, size_t top);
 
 #endif

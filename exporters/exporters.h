@@ -65,7 +65,13 @@ struct ember_diff_export_opts {
 	double scale[2];                   /* BASE, NEW: samples -> compared value */
 	bool share;                        /* values are percentages (deltas in pp); else seconds */
 	const char *per;                   /* seconds per what, e.g. "iteration"; NULL */
-	double noise_sigmas;               /* SVG tooltips flag self changes within this many binomial SEs; 0: 2 */
+	/* SVG: is a change of self samples from base to new_ within sampling
+	 * noise (drawn white, "within noise" in the tooltip)?  The caller's
+	 * test, so the graph agrees with its table (ember diff passes
+	 * ember_diff_within_noise and its struct ember_diff); NULL: no change
+	 * is called noise. */
+	bool (*within_noise)(const void *ctx, uint64_t base, uint64_t new_);
+	const void *noise_ctx;
 
 	/* SVG */
 	bool reverse;                      /* widths from BASE (shows what vanished) instead of NEW */

@@ -10,11 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ember_version.h"   /* EMBER_VERSION, for the "exporter" fields */
 #include "profile.h"
-
-#ifndef EMBER_VERSION
-#define EMBER_VERSION "0.1.0"
-#endif
 
 /* ---- JSON text ---- */
 

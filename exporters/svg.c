@@ -17,7 +17,9 @@
  *   <g class="kK" s="START" n="WIDTH"><title>NAME (N samples, P%)</title>
  *   <rect .../><text ...>LABEL</text></g>
  * under <g id="frames">, root first, in pre-order; s and n are exact sample
- * positions (the script zooms and measures search matches with them). */
+ * positions (the script zooms and measures search matches with them).  The
+ * rows above and below the frames (title, legends, buttons; hover details,
+ * search share) follow them, in <g id="header"> and <g id="footer">. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -254,6 +256,57 @@ static void write_subtitle(struct w *w, const char *s, unsigned width)
 	W_LIT(w, "</text>\n");
 }
 
+/* The rows above the frames: title, subtitle, legends and the buttons, in
+ * one group drawn after the frames, so that the script can keep it at the
+ * top of a window scrolled down a tall graph (its bar, unpainted until then,
+ * hides the frames passing under it). */
+static void write_header(struct w *w, const struct svg_graph *g)
+{
+	unsigned width = g->width;
+
+	W_LIT(w, "<g id=\"header\"><rect class=\"bar\" x=\"0\" y=\"0\"");
+	w_attr_num(w, " width=\"", width);
+	w_attr_num(w, " height=\"", YPAD_TOP);
+	W_LIT(w, "/>\n");
+
+	/* the title, cut to fit between the buttons; whole in its tooltip */
+	size_t title_units = (size_t)((width - 2.0 * (XPAD + 90)) / (TITLE_SIZE * 0.59));
+	W_LIT(w, "<text id=\"title\"");
+	w_attr_num(w, " x=\"", width / 2.0);
+	w_attr_num(w, " y=\"", FONT_SIZE * 2);
+	W_LIT(w, "><title>");
+	svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
+	W_LIT(w, "</title>");
+	if (svg_text_units(g->title, strlen(g->title)) > title_units && title_units > 2) {
+		svg_xml(w, g->title, strlen(g->title), title_units - 2);
+		W_LIT(w, "..");
+	} else {
+		svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
+	}
+	W_LIT(w, "</text>\n");
+	write_subtitle(w, g->subtitle, width);
+	write_legend(w);
+	if (g->style->legend)
+		g->style->legend(g, w);
+	write_text(w, "unzoom", "btn hide", XPAD, FONT_SIZE * 2, "Reset Zoom");
+	write_text(w, "search", "btn", width - XPAD, FONT_SIZE * 2, "Search");
+	W_LIT(w, "</g>\n");
+}
+
+/* The row under the frames: the hovered frame's details and the search's
+ * share, kept at the bottom of the window like the header at its top. */
+static void write_footer(struct w *w, unsigned width, unsigned height)
+{
+	W_LIT(w, "<g id=\"footer\"><rect class=\"bar\" x=\"0\"");
+	w_attr_num(w, " y=\"", height - YPAD_BOTTOM);
+	w_attr_num(w, " width=\"", width);
+	w_attr_num(w, " height=\"", YPAD_BOTTOM);
+	W_LIT(w, "/>\n");
+	write_text(w, "details", NULL, XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
+	write_text(w, "matched", NULL, width - XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
+	W_LIT(w, "</g>\n");
+}
+
 static void render(struct w *w, const struct svg_graph *g)
 {
 	const struct fg_tree *t = g->tree;
@@ -277,39 +330,18 @@ static void render(struct w *w, const struct svg_graph *g)
 		 width, height);
 	w_puts(w, num);
 
-	/* the title, cut to fit between the buttons; whole in its tooltip */
-	size_t title_units = (size_t)((width - 2.0 * (XPAD + 90)) / (TITLE_SIZE * 0.59));
-	W_LIT(w, "<text id=\"title\"");
-	w_attr_num(w, " x=\"", width / 2.0);
-	w_attr_num(w, " y=\"", FONT_SIZE * 2);
-	W_LIT(w, "><title>");
-	svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
-	W_LIT(w, "</title>");
-	if (svg_text_units(g->title, strlen(g->title)) > title_units && title_units > 2) {
-		svg_xml(w, g->title, strlen(g->title), title_units - 2);
-		W_LIT(w, "..");
-	} else {
-		svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
-	}
-	W_LIT(w, "</text>\n");
-	write_subtitle(w, g->subtitle, width);
-	write_legend(w);
-	if (g->style->legend)
-		g->style->legend(g, w);
-	write_text(w, "unzoom", "btn hide", XPAD, FONT_SIZE * 2, "Reset Zoom");
-	write_text(w, "search", "btn", width - XPAD, FONT_SIZE * 2, "Search");
-	write_text(w, "details", NULL, XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
-	write_text(w, "matched", NULL, width - XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
 	if (!t->total)
 		write_text(w, "nosamples", NULL, width / 2.0, YPAD_TOP + FRAME_H - 4, "No samples");
-
 	W_LIT(w, "<g id=\"frames\">\n");
 	for (size_t i = 0; t->total && i < t->nnodes; i++)
 		write_frame(w, g, i, scale, height);
-	W_LIT(w, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\nvar EMBER_CONFIG = {width: ");
-	snprintf(num, sizeof(num), "%u, xpad: %d, charW: %.2f, frameH: %d, total: %" PRIu64
+	W_LIT(w, "</g>\n");
+	write_header(w, g);
+	write_footer(w, width, height);
+	W_LIT(w, "<script type=\"text/ecmascript\"><![CDATA[\nvar EMBER_CONFIG = {width: ");
+	snprintf(num, sizeof(num), "%u, height: %u, xpad: %d, charW: %.2f, frameH: %d, total: %" PRIu64
 		 ", inverted: %s, searchColour: \"%s\", kinds: [",
-		 width, XPAD, CHAR_W, FRAME_H, t->total, g->icicle ? "true" : "false", SEARCH_COLOUR);
+		 width, height, XPAD, CHAR_W, FRAME_H, t->total, g->icicle ? "true" : "false", SEARCH_COLOUR);
 	w_puts(w, num);
 	for (int k = 0; k < EMBER_FRAME_KIND_COUNT; k++) {
 		w_puts(w, k ? ", \"" : "\"");

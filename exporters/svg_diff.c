@@ -8,9 +8,10 @@
  * in self time of the node, NEW - BASE in the compared unit (share or
  * seconds, so runs of different length or rate compare fairly), on a scale
  * where the largest change on the graph is full red or blue; the subtitle
- * says what full colour is.  A change within the binomial noise of the
- * node's self share is drawn white like no change: flamegraph.pl paints
- * every 1-sample wobble pink or blue, the commonest false regression.
+ * says what full colour is.  A change of the node's self samples within
+ * sampling noise (the caller's test: ember diff's, the one its table uses)
+ * is drawn white like no change: flamegraph.pl paints every 1-sample
+ * wobble pink or blue, the commonest false regression.
  * Tooltips give self and inclusive values in both runs with their deltas,
  * and say when a self change is noise.  Zoom, search and the kind legend
  * are svg.c's, and so is the graph's input (svg_input_build). */
@@ -30,7 +31,6 @@ struct diff_style {
 	const struct ember_diff_export_opts *o;
 	uint64_t total[2];
 	double max;            /* largest |self delta| of a visible node beyond noise, in the unit */
-	double sigmas;
 };
 
 static double self_delta(const struct svg_graph *g, const struct diff_style *ds, size_t node)
@@ -40,16 +40,10 @@ static double self_delta(const struct svg_graph *g, const struct diff_style *ds,
 	return (double)self[1] * ds->o->scale[1] - (double)self[0] * ds->o->scale[0];
 }
 
-/* Is the change of self share from b/total[0] to n/total[1] within
- * sigmas binomial standard errors (sqrt(p(1-p)/N) per run, in quadrature)? */
+/* Is the change of self samples from b (BASE) to n (NEW) noise? */
 static bool within_noise(const struct diff_style *ds, uint64_t b, uint64_t n)
 {
-	double pb = ds->total[0] ? (double)b / (double)ds->total[0] : 0;
-	double pn = ds->total[1] ? (double)n / (double)ds->total[1] : 0;
-	double var = (ds->total[0] ? pb * (1 - pb) / (double)ds->total[0] : 0) +
-		     (ds->total[1] ? pn * (1 - pn) / (double)ds->total[1] : 0);
-
-	return fabs(pn - pb) <= ds->sigmas * sqrt(var);
+	return ds->o->within_noise && ds->o->within_noise(ds->o->noise_ctx, b, n);
 }
 
 /* flamegraph.pl's color_scale: white at no change, towards (255,0,0) for
@@ -218,8 +212,7 @@ int ember_write_svg_diff(FILE *out, const struct ember_profile *base, const stru
 	if (svg_input_build(&in, &u, false, 2, wv, width, o->min_width_px) < 0)
 		goto oom;
 
-	struct diff_style ds = { .o = o, .sigmas = o->noise_sigmas > 0 ? o->noise_sigmas : 2,
-				 .total = { in.total[0], in.total[1] } };
+	struct diff_style ds = { .o = o, .total = { in.total[0], in.total[1] } };
 	struct svg_style style = { .colour = diff_colour, .tooltip = diff_tooltip, .legend = diff_legend, .ctx = &ds };
 	struct svg_graph g = { .labels = &in.labels, .tree = &in.tree, .style = &style, .unit = "samples",
 			       .width = width, .icicle = o->icicle };

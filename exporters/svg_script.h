@@ -6,7 +6,9 @@
  *   <g class="kKIND" s="START" n="WIDTH"><title>NAME (...)</title><rect/><text/></g>
  * in pre-order (the root "all" first); START and WIDTH are exact sample
  * positions; the tooltip's last " (" starts the numbers after the name (a
- * note may follow them on a line of its own, without " ("). */
+ * note may follow them on a line of its own, without " ("); <g id="header">
+ * and <g id="footer">, each with a first <rect class="bar"> as wide as the
+ * graph, hold the rows above and below the frames and come after them. */
 #ifndef EMBER_SVG_SCRIPT_H
 #define EMBER_SVG_SCRIPT_H
 
@@ -22,7 +24,10 @@ static const char svg_css[] =
 	".btn{cursor:pointer}\n"
 	".btn:hover>text,text.btn:hover{text-decoration:underline}\n"
 	".hide{display:none}\n"
-	".parent{opacity:0.5}\n";
+	".parent{opacity:0.5}\n"
+	".bar{fill:none}\n"
+	"#header.stuck>.bar{fill:#eeeeee}\n"
+	"#footer.stuck>.bar{fill:#eeeeb0}\n";
 
 static const char svg_js[] =
 	"(function () {\n"
@@ -32,6 +37,7 @@ static const char svg_js[] =
 	"var detailsEl = doc.getElementById(\"details\"), matchedEl = doc.getElementById(\"matched\");\n"
 	"var unzoomEl = doc.getElementById(\"unzoom\"), searchEl = doc.getElementById(\"search\");\n"
 	"var fullW = C.width - 2 * C.xpad;\n"
+	"var svgEl = framesEl.ownerSVGElement, headerEl = doc.getElementById(\"header\"), footerEl = doc.getElementById(\"footer\");\n"
 	"var nodes = [], zoomed = null, hits = null;\n"
 	"\n"
 	"function setText(el, s) { el.textContent = s; }\n"
@@ -171,7 +177,36 @@ static const char svg_js[] =
 	"  return el && el.emberIndex !== undefined ? nodes[el.emberIndex] : null;\n"
 	"}\n"
 	"\n"
+	/* A graph taller than its window: the header and footer rows move along
+	 * with the scrolling (over the frames, on their bars) so that the buttons,
+	 * details and search share stay in the window. */
+	"function pin(el, dy) {\n"
+	"  el.classList.toggle(\"stuck\", dy !== 0);\n"
+	"  if (dy) el.setAttribute(\"transform\", \"translate(0,\" + dy + \")\");\n"
+	"  else el.removeAttribute(\"transform\");\n"
+	"}\n"
+	"\n"
+	/* The window's top and bottom in the graph's units (a page may scale it). */
+	"function stick() {\n"
+	"  var r = svgEl.getBoundingClientRect(), k = r.height / C.height || 1;\n"
+	"  pin(headerEl, Math.max(0, -r.top / k));\n"
+	"  pin(footerEl, -Math.max(0, C.height - (window.innerHeight - r.top) / k));\n"
+	"}\n"
+	"\n"
+	/* Only when the graph is the document (opened as a file, or in an <object>
+	 * or <iframe>), whose window scrolls nothing else.  A flame graph opens on
+	 * its root, at the bottom; an icicle's is at the top already. */
+	"function fitWindow() {\n"
+	"  if (doc.documentElement !== svgEl) return;\n"
+	"  var below = svgEl.getBoundingClientRect().bottom - window.innerHeight;\n"
+	"  if (!C.inverted && below > 0) window.scrollBy(0, below);\n"
+	"  stick();\n"
+	"  window.addEventListener(\"scroll\", stick);\n"
+	"  window.addEventListener(\"resize\", stick);\n"
+	"}\n"
+	"\n"
 	"load();\n"
+	"fitWindow();\n"
 	"framesEl.addEventListener(\"click\", function (e) {\n"
 	"  var nd = frameOf(e.target);\n"
 	"  if (nd) zoom(nd);\n"

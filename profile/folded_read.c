@@ -5,6 +5,7 @@
  * profile.  The input is read front to back once (a pipe as a file); memory
  * follows the distinct frames, not the size of the input, and input that
  * cannot be folded stacks fails early (the limits below, docs/cli.md). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,10 +110,40 @@ static char *without_nul(const char *s, size_t n, size_t *out_len)
 	return t;
 }
 
+/* A native name that stands for code without symbols, as ember, perf and
+ * others write it: "[unknown]", or "[MODULE+0xHEX]" (whose module is then
+ * known too).  Such a frame gets EMBER_FRAME_NO_SYMBOL; *module owns the
+ * module's name (NULL when none or on OOM, which only loses the module). */
+static void no_symbol_frame(struct ember_frame *f, char **module)
+{
+	const char *s = f->name;
+	size_t n = strlen(s);
+	if (strcmp(s, "[unknown]") == 0) {
+		f->flags |= EMBER_FRAME_NO_SYMBOL;
+		return;
+	}
+	if (n < 6 || s[0] != '[' || s[n - 1] != ']')
+		return;
+	const char *plus = NULL;
+	for (const char *q = s + n - 2; q > s + 1; q--)
+		if (q[0] == '+' && q[1] == '0' && q[2] == 'x') {
+			plus = q;
+			break;
+		}
+	if (!plus || plus + 3 >= s + n - 1)
+		return;
+	for (const char *q = plus + 3; q < s + n - 1; q++)
+		if (!isxdigit((unsigned char)*q))
+			return;
+	f->flags |= EMBER_FRAME_NO_SYMBOL;
+	if ((*module = strndup(s + 1, (size_t)(plus - s - 1))))
+		f->module = *module;
+}
+
 static uint32_t text_frame(struct ember_profile *p, const char *s, size_t n)
 {
 	struct ember_frame f = { .kind = EMBER_FRAME_NATIVE, .file = "", .module = "" };
-	char *name = NULL, *file = NULL, *clean = NULL;
+	char *name = NULL, *file = NULL, *clean = NULL, *module = NULL;
 	size_t name_len, file_len;
 	const char *fptr;
 	uint32_t line;
@@ -141,8 +172,11 @@ static uint32_t text_frame(struct ember_profile *p, const char *s, size_t n)
 		    (n == 25 && memcmp(s, "[python frames uncertain]", 25) == 0))
 			f.kind = EMBER_FRAME_SPECIAL;
 		f.name = name = strndup(s, n);
+		if (f.kind == EMBER_FRAME_NATIVE && name)
+			no_symbol_frame(&f, &module);
 	}
 	uint32_t id = f.name && f.file ? ember_profile_frame(p, &f) : UINT32_MAX;
+	free(module);
 	free(name);
 	free(file);
 	free(clean);

@@ -45,7 +45,11 @@ enum ember_frame_flags {
 	 * caller, the frame above it in the stack, was found by scanning the
 	 * stack for a return address that unwinding goes on from. */
 	EMBER_FRAME_CALLER_SCANNED = 1u << 0,
-	EMBER_FRAME_FLAGS_KNOWN = EMBER_FRAME_CALLER_SCANNED,
+	/* The symbolizer could not name this code (no symbol covers the
+	 * address, or the module could not be read): the name is a stand-in,
+	 * "[module+0xADDR]", "[unknown]" or the JIT mapping's. */
+	EMBER_FRAME_NO_SYMBOL = 1u << 1,
+	EMBER_FRAME_FLAGS_KNOWN = EMBER_FRAME_CALLER_SCANNED | EMBER_FRAME_NO_SYMBOL,
 };
 
 struct ember_thread {
@@ -285,6 +289,27 @@ void ember_report_print(FILE *out, const struct ember_profile *p,
  * keeps its first two thirds and its end around an ellipsis), control
  * characters as '?'. */
 void ember_report_put_label(FILE *out, const char *label, size_t max);
+
+/* Samples that end in code without symbols: those whose innermost native
+ * frame (kernel and synthetic frames left out; a Python leaf is named) has
+ * EMBER_FRAME_NO_SYMBOL, over the on-CPU rows of p (report_unsym.c). */
+struct ember_unsym_module {
+	char *label;           /* the module's basename, "[unknown]" for none */
+	uint64_t count;        /* samples ending in its code without symbols */
+};
+struct ember_unsym {
+	uint64_t count;        /* such samples */
+	uint64_t of;           /* all on-CPU samples */
+	struct ember_unsym_module *modules; /* those with a count, most first (ties by label) */
+	size_t nmodules;
+};
+/* Fill *u (free with ember_unsym_free).  0, or -1 on OOM. */
+int ember_report_unsymbolized(const struct ember_profile *p, struct ember_unsym *u);
+void ember_unsym_free(struct ember_unsym *u);
+/* The one line that says so, "ember: 12.3% of samples (456) end in code
+ * without symbols: libfoo.so 10.1%, ...", when they are at least 1% of the
+ * samples; nothing otherwise. */
+void ember_report_unsymbolized_print(FILE *out, const struct ember_profile *p);
 
 /* ---- The live table of `ember top` (top.c) ----
  *

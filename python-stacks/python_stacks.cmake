@@ -38,3 +38,5 @@ target_link_libraries(ember_python PUBLIC ember_common ember_sampler PRIVATE Pkg
 # its bytes; cmake/bpf.cmake builds it).
 ember_bpf_object(${PROJECT_SOURCE_DIR}/python-stacks/copier.bpf.c ${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c
   EMBER_COPIER_BPF_OBJECT "BPF frame copier" ${PROJECT_SOURCE_DIR}/python-stacks/copier_record.h)
+# Said by `ember --version`, in whatever links the copier.
+target_compile_definitions(ember_python INTERFACE EMBER_HAVE_BPF_COPIER=1)

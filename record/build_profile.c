@@ -79,6 +79,10 @@ static int symbolize(struct resolver *rv, struct addr_entry *k, bool kernel)
 		/* A frame whose caller was found by a stack scan marks its
 		 * containing function, the one that links to that caller. */
 		uint8_t ff = j == n - 1 && k->flags ? EMBER_FRAME_CALLER_SCANNED : 0;
+		/* Code no symbol names ("[module+0x...]", "[unknown]"), for the
+		 * count of samples that end there. */
+		if (!sf[j].has_symbol)
+			ff |= EMBER_FRAME_NO_SYMBOL;
 		if ((ids[n - 1 - j] = intern_sym(rv->p, &sf[j], kind, bid, ff)) == UINT32_MAX)
 			return -1;
 	}

@@ -1,8 +1,14 @@
 #!/bin/sh
-# Install what ember needs to build and to run its whole test suite: Debian
-# packages (only the missing ones) and the pinned npm packages the format
-# validators and the browser test use.  As root it runs apt-get; otherwise it
-# prints the exact command to run and fails.
+# Install the Debian packages ember needs (only the missing ones).  As root it
+# runs apt-get; otherwise it prints the exact command to run and fails.
+#
+# `install-deps.sh` (make build, make demo): what building ember and running
+# the bundled demo need -- the compiler, CMake, the libraries' -dev packages,
+# clang (the BPF programs) and libc's debug symbols.  `install-deps.sh test` (make test): the rest
+# of what the test suite uses -- the Python interpreters' packages (NumPy,
+# OpenCV, PyTorch, the debug build), the format validators' and the browser
+# test's tools (Go, Node.js, chromium, the pinned npm packages), clang's
+# fuzzing runtime.
 #
 # `install-deps.sh arm64`: what the aarch64 cross build and its tests under
 # qemu-user need instead (make cross-arm64, make test-arm64; docs/arm64.md):
@@ -11,6 +17,7 @@
 # arm64-vm`: the host side of the emulated arm64 VM (make test-arm64-vm).
 # `install-deps.sh sid`: what builds the Debian sid root and runs programs
 # inside it (make sid-root, make test-sid): mmdebstrap, unshare and mount.
+# `install-deps.sh compare`: Python and PyTorch for make compare-demo.
 # `install-deps.sh package`: what makes the Debian package and tests it in a
 # fresh Debian 12 root (make package, make package-test): dpkg-dev (its
 # dpkg-shlibdeps computes the package's Depends), mmdebstrap and mount.
@@ -59,19 +66,32 @@ sid)
 	PKGS="mmdebstrap util-linux mount"
 	install_missing " for the sid root"
 	exit 0 ;;
+compare)
+	PKGS="python3 python3-numpy python3-torch"
+	install_missing " for the FP32/INT8 comparison demo"
+	exit 0 ;;
 package)
 	PKGS="dpkg-dev mmdebstrap util-linux mount"
 	install_missing " for the Debian package and its test"
 	exit 0 ;;
 esac
 
-PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev clang libclang-rt-dev libbpf-dev
-python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch
-golang-go chromium"
+# Building ember and the demo.  libc6-dbg: Debian's libc has no symbol table;
+# without its debug file every thread's root frames (clone3, start_thread) and
+# libc's string and math routines show as addresses.
+PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libbpf-dev clang libc6-dbg"
+install_missing ""
+[ "${1:-}" = test ] || exit 0
+
+# The test suite: interpreters and libraries it profiles, the consumers that
+# check each output format, the fuzzers' runtime; xz-utils makes e2e.dbgsym's
+# MiniDebugInfo section (libc6-dbg, above, is what its names come from).
+PKGS="libclang-rt-dev python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch
+xz-utils golang-go chromium"
 # Node.js: any recent one will do; install Debian's only when there is none.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
-install_missing ""
+install_missing " for the tests"
 
 # npm packages, pinned by package-lock.json, for the tests only.
 for dir in tests/exporters tests/browser; do

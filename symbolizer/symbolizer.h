@@ -8,7 +8,8 @@
  *
  * Per module it builds once: a libdw Dwfl for the file (separate debug info
  * found by build-id and .gnu_debuglink), and a sorted table of STT_FUNC
- * symbols from .symtab, or .dynsym when the file is stripped (binary search;
+ * symbols from .symtab (the file's or its debug file's), or .dynsym joined
+ * by the MiniDebugInfo of .gnu_debugdata when there is none (binary search;
  * never dwfl_module_addrinfo, which scans linearly).  Results are cached per
  * (module, address).  C++ (and Rust legacy) names are demangled; symbol
  * versions ("@@GLIBC_2.34") are dropped; GCC clone suffixes stay visible

@@ -4,7 +4,9 @@
  * 1 ms per lookup on python3.11's 41.7 k symbols: docs/symbolization.md), so
  * we read the table once through dwfl_module_getsym_info -- which picks
  * .symtab from the file or its separate debug file and falls back to .dynsym
- * for stripped files -- keep the functions, sort them and binary-search. */
+ * for stripped files, joined by the MiniDebugInfo of .gnu_debugdata when the
+ * file has one (libdw built with lzma, as Debian's is) -- keep the functions,
+ * sort them and binary-search. */
 #include <stdlib.h>
 #include <string.h>
 

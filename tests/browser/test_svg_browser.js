@@ -3,9 +3,11 @@
 // (Debian's /usr/bin/chromium) driven by playwright-core opens SVGs written by
 // `test_svg --write` from file:// and uses them as a person would: search
 // (Ctrl-F and the Search button, answering the prompt), the matched
-// percentage, click-to-zoom, Reset Zoom, hover details, the legend.
+// percentage, click-to-zoom, Reset Zoom, hover details, the legend.  A graph
+// taller than the window (`ember convert` of a 150-frame-deep folded profile)
+// must open with its root in view and keep its buttons in reach.
 //
-//   node test_svg_browser.js --test-svg PATH/test_svg [--screenshot FILE.png]
+//   node test_svg_browser.js --test-svg PATH/test_svg --ember PATH/ember [--screenshot FILE.png]
 //
 // Exit status: 0 passed, 1 failed, 77 skipped (no chromium or no
 // node_modules: run `npm ci` in tests/browser).
@@ -14,16 +16,18 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
+const tall = require('./tall_graph');
 
 const SKIP = 77;
 const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 const testSvg = opt('--test-svg');
+const ember = opt('--ember');
 const screenshot = opt('--screenshot');
 const chromiumPath = process.env.EMBER_CHROMIUM || '/usr/bin/chromium';
 
-if (!testSvg) {
-  console.error('usage: test_svg_browser.js --test-svg PATH/test_svg [--screenshot FILE.png]');
+if (!testSvg || !ember) {
+  console.error('usage: test_svg_browser.js --test-svg PATH/test_svg --ember PATH/ember [--screenshot FILE.png]');
   process.exit(2);
 }
 if (!fs.existsSync(chromiumPath)) {
@@ -197,6 +201,73 @@ async function testHostile(context) {
   await page.close();
 }
 
+// A 2,550 px graph in a 1280x800 window: it opens on its root; a click on a
+// frame 120 deep (brought into view by scrolling) zooms with that frame still
+// in view; Reset Zoom and the search result are in the window wherever it is
+// scrolled.
+async function testTall(context) {
+  const folded = path.join(tmp, 'tall.folded'), file = path.join(tmp, 'tall.svg');
+  fs.writeFileSync(folded, tall.tallFolded());
+  execFileSync(ember, ['convert', '-q', folded, '-o', file], { stdio: 'inherit' });
+  const { page, errors } = await tall.openTall(context, file);
+  await tall.checkOpensAtRoot(page, check, screenshot && screenshot.replace(/(\.png)?$/, '-tall.png'));
+
+  const deep = await frameRect(page, 'torch/mod117.py');
+  await deep.click();
+  const fr = await frame(page, 'torch/mod117.py');
+  check(fr.x === 10 && fr.width === 1180, 'the deep frame zooms to the full width', fr);
+  const box = await tall.boxOf(page, '#frames > g:not(.hide):not(.parent) > rect');
+  check(tall.inWindow(box), 'the zoomed frame is in the window', box);
+  check(!(await frame(page, 'matmul')).visible, 'a frame outside it is hidden');
+  const unzoom = await tall.boxOf(page, '#unzoom');
+  check(tall.inWindow(unzoom), 'Reset Zoom is in the window after scrolling up', unzoom);
+  await searchVia(page, '^torch/', () => page.keyboard.press('Control+f'));
+  check(await text(page, 'matched') === 'Matched: 15.0%', 'search in the tall graph', await text(page, 'matched'));
+  check(tall.inWindow(await tall.boxOf(page, '#matched')), 'the matched share is in the window',
+        await tall.boxOf(page, '#matched'));
+  await page.mouse.click((unzoom.left + unzoom.right) / 2, (unzoom.top + unzoom.bottom) / 2);
+  check((await frame(page, 'matmul')).visible && (await frame(page, 'torch/mod117.py')).width < 200,
+        'Reset Zoom, clicked where it shows, restores the graph');
+  check(errors.length === 0, 'no script errors', errors);
+  await page.close();
+  await testTallEmbedded(context, file);
+}
+
+// The tall graph inside an HTML page: an <iframe> smaller than it scrolls to
+// its root; an <object> (which scales it to fit) shows the root with no row
+// pinned; drawn inline, the page is not scrolled nor anything pinned.
+async function testTallEmbedded(context, file) {
+  const svg = fs.readFileSync(file, 'utf8');
+  const html = path.join(tmp, 'embed.html');
+  fs.writeFileSync(html, '<!DOCTYPE html><html><body><p>intro</p>' +
+    '<iframe src="tall.svg" width="1240" height="600"></iframe><object data="tall.svg" type="image/svg+xml" ' +
+    'width="1220" height="600"></object>' + svg.slice(svg.indexOf('<svg')) + '</body></html>');
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('file://' + html);
+  const inner = page.frames().filter((f) => f.url().endsWith('/tall.svg'));
+  check(inner.length === 2, 'the iframe and the object load the graph', inner.length);
+  const facts = [];
+  for (const f of inner) {
+    await f.waitForFunction(() => document.getElementById('frames').firstElementChild.emberIndex === 0);
+    facts.push(await f.evaluate(() => {
+      const r = document.querySelector('#frames > g > rect').getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom, winH: window.innerHeight, scrollY: window.scrollY,
+               footer: document.getElementById('footer') ? document.getElementById('footer').getAttribute('transform')
+                                                        : 'no footer' };
+    }));
+  }
+  check(facts.every((b) => tall.inWindow(b)), 'the root is in view in the iframe and the object', facts);
+  check(facts.some((b) => b.scrollY > 0) && facts.some((b) => b.scrollY === 0 && b.footer === null),
+        'the iframe scrolls, the scaled object pins nothing', facts);
+  const host = await page.evaluate(() => {
+    const header = document.querySelector('body > svg #header');
+    return { y: window.scrollY, pinned: header ? header.getAttribute('transform') : 'no header' };
+  });
+  check(host.y === 0 && host.pinned === null, 'inline in a page: no scrolling, nothing pinned', host);
+  await page.close();
+}
+
 (async () => {
   const profileDir = path.join(tmp, 'profile');
   const context = await chromium.launchPersistentContext(profileDir, {
@@ -210,6 +281,7 @@ async function testHostile(context) {
     await testFlame(context);
     await testIcicleThreads(context);
     await testHostile(context);
+    await testTall(context);
   } finally {
     await context.close();
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -6,7 +6,10 @@
 // tooltips with both runs, zoom, Reset Zoom, search, the kind legend -- and
 // that its colours and the reverse view are what the tooltips say.
 //
-//   node test_svg_diff_browser.js --test-diff PATH/test_diff [--screenshot FILE.png]
+// A differential graph taller than the window (`ember diff` of two 150-frame-
+// deep folded profiles) opens on its root like the plain one.
+//
+//   node test_svg_diff_browser.js --test-diff PATH/test_diff --ember PATH/ember [--screenshot FILE.png]
 //
 // The graph (tests/unit/test_diff.c, ranking pair + a deep chain in both):
 //   BASE 10,500 samples: grow 2000, shrink 4000, steady 2900, gone 1000, jitter 100, deeper 500
@@ -19,16 +22,18 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
+const tall = require('./tall_graph');
 
 const SKIP = 77;
 const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 const testDiff = opt('--test-diff');
+const ember = opt('--ember');
 const screenshot = opt('--screenshot');
 const chromiumPath = process.env.EMBER_CHROMIUM || '/usr/bin/chromium';
 
-if (!testDiff) {
-  console.error('usage: test_svg_diff_browser.js --test-diff PATH/test_diff [--screenshot FILE.png]');
+if (!testDiff || !ember) {
+  console.error('usage: test_svg_diff_browser.js --test-diff PATH/test_diff --ember PATH/ember [--screenshot FILE.png]');
   process.exit(2);
 }
 if (!fs.existsSync(chromiumPath)) {
@@ -181,6 +186,25 @@ async function testReverse(context) {
   await page.close();
 }
 
+// A 2,550 px differential graph in a 1280x800 window opens on its root, its
+// buttons in reach; a deep frame zooms and stays in view.
+async function testTall(context) {
+  const base = path.join(tmp, 'base.folded'), fresh = path.join(tmp, 'new.folded'), file = path.join(tmp, 'tall.svg');
+  fs.writeFileSync(base, tall.tallFolded(1));
+  fs.writeFileSync(fresh, tall.tallFolded(2));
+  execFileSync(ember, ['diff', '-q', base, fresh, '-o', file], { stdio: 'inherit' });
+  const { page, errors } = await tall.openTall(context, file);
+  await tall.checkOpensAtRoot(page, check, screenshot && screenshot.replace(/(\.png)?$/, '-tall.png'));
+  await (await frameRect(page, 'torch/mod117.py:<module>')).click();
+  const fr = await frame(page, 'torch/mod117.py:<module>');
+  check(fr.x === 10 && fr.width === 1180, 'the deep frame zooms to the full width', fr);
+  const box = await tall.boxOf(page, '#frames > g:not(.hide):not(.parent) > rect');
+  check(tall.inWindow(box), 'the zoomed frame is in the window', box);
+  check(tall.inWindow(await tall.boxOf(page, '#unzoom')), 'Reset Zoom is in the window', await tall.boxOf(page, '#unzoom'));
+  check(errors.length === 0, 'no script errors', errors);
+  await page.close();
+}
+
 (async () => {
   const profileDir = path.join(tmp, 'profile');
   const context = await chromium.launchPersistentContext(profileDir, {
@@ -193,6 +217,7 @@ async function testReverse(context) {
   try {
     await testDiffGraph(context);
     await testReverse(context);
+    await testTall(context);
   } finally {
     await context.close();
     fs.rmSync(tmp, { recursive: true, force: true });

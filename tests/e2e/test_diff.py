@@ -7,13 +7,21 @@ Hand-made folded pair (NEW has twice the samples, so shares are what moved):
 - the terminal table ranks grow, shrink, gone, fresh by |delta inclusive|,
   marks jitter as noise, states the normalisation and both totals;
 - .csv and .md parse and agree with each other and with the numbers above;
-  .txt is the table (not folded stacks);
+  the .csv is data only (header row first, every row complete, numbers that
+  parse; pandas reads it when installed), its runs and normalisation are in
+  the .md/.txt header and the `wrote` line; .txt is the table (not folded
+  stacks);
 - .folded is two-column `stack BASE NEW`, BASE put on NEW's scale;
 - .pb.gz decodes: NEW samples positive, BASE samples negative and labelled
   pprof::base=true; `go tool pprof -top` reads it when Go is installed;
 - .svg is valid XML; grow's frame is red, shrink's blue; --reverse-view shows
   the vanished `gone` (blue) instead of `fresh`;
 - absolute seconds, per iteration; --rename makes two kernels one key;
+- the noise test follows the normalisation: steady 1000 -> 1010 samples
+  while drop goes 500 -> 100 is noise in absolute seconds (Poisson test on
+  counts, z = 0.22) but a real change of share (two-proportion test,
+  z = 16.3); at the threshold, Poisson z = 1 and 1.9 are noise, 2.1 and 3
+  are not, also with NEW at twice BASE's iterations (r = 2);
   --by line; a two-column input compares its own columns;
 - bad input: mismatched kinds warn and still write; missing 66, empty 65,
   usage 64, unwritable output 73.
@@ -50,13 +58,45 @@ def ember_diff(*args, **kw):
     return E.run([E.ember(), "diff"] + [str(a) for a in args], **kw)
 
 
+CSV_COLUMNS = ("key,status,noise,unit,self_base,self_new,self_delta,incl_base,incl_new,incl_delta,ratio,"
+               "self_share_base_pct,self_share_new_pct,incl_share_base_pct,incl_share_new_pct,incl_share_delta_pp,"
+               "incl_share_se_pp,self_base_samples,self_new_samples,incl_base_samples,incl_new_samples,"
+               "noise_test,self_z,incl_z").split(",")
+CSV_WORDS = {"key": None, "status": ("new", "removed", "changed"), "noise": ("yes", "no"),
+             "unit": ("percent", "s", "s/iteration"), "noise_test": ("poisson_counts", "two_proportion_shares")}
+
+
+def csv_problems(path):
+    """What keeps a diff CSV from being plain data: a first line that is not
+    the header, a row missing or adding a column, a number that does not parse."""
+    text = open(path, newline="").read()
+    problems = []
+    if text.split("\n", 1)[0].rstrip("\r").split(",") != CSV_COLUMNS:
+        problems.append("first line is not the header: %r" % text[:80])
+    for i, r in enumerate(csv.DictReader(io.StringIO(text, newline=""))):
+        if None in r or any(r.get(c) in (None, "") and c != "key" for c in CSV_COLUMNS):
+            problems.append("row %d lacks or adds columns: %r" % (i + 2, r))
+            continue
+        for c in CSV_COLUMNS:
+            if c in CSV_WORDS:
+                if CSV_WORDS[c] and r[c] not in CSV_WORDS[c]:
+                    problems.append("row %d: %s = %r" % (i + 2, c, r[c]))
+            elif c.endswith("_samples"):
+                if not r[c].isdigit():
+                    problems.append("row %d: %s = %r is not a count" % (i + 2, c, r[c]))
+            else:
+                try:
+                    float(r[c])
+                except ValueError:
+                    problems.append("row %d: %s = %r is not a number" % (i + 2, c, r[c]))
+    return problems
+
+
 def read_csv(path):
-    """Rows of a diff CSV as dicts (comment lines start with '#'), and the comments."""
-    with open(path) as f:
-        lines = f.read().splitlines()
-    comments = [l for l in lines if l.startswith("#")]
-    rows = list(csv.DictReader(io.StringIO("\n".join(l for l in lines if not l.startswith("#")))))
-    return {r["key"]: r for r in rows}, comments, rows
+    """Rows of a diff CSV: {key: row dict}, and the rows in order."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return {r["key"]: r for r in rows}, rows
 
 
 def read_md(path):
@@ -125,9 +165,23 @@ for ext, p in outs.items():
     chk.check(os.path.exists(p) and os.path.getsize(p) > 0 and ("wrote " + p) in res.stderr,
               "%s written and reported" % ext)
 
-table, comments, csv_rows = read_csv(outs[".csv"])
-chk.check(any("normalization: share" in c for c in comments) and any("10,000" in c for c in comments),
-          "CSV comments state the normalisation and totals", "\n".join(comments))
+problems = csv_problems(outs[".csv"])
+chk.check(not problems, "the CSV is plain data: header first, every row complete, numbers parse", "\n".join(problems))
+table, csv_rows = read_csv(outs[".csv"])
+chk.check(re.search(r"wrote \S+d\.csv \(delta table, CSV; share of each run's samples \(BASE 10,000, NEW 20,000 = "
+                    r"100%\); noise: two-proportion test on shares, \|z\| <= 2\)", res.stderr),
+          "stderr says what the CSV holds: normalisation, totals, noise test", res.stderr)
+try:
+    import pandas
+except ImportError:
+    pandas = None
+    print("SKIP (check): pandas not installed: the CSV not read with pandas.read_csv", flush=True)
+if pandas:
+    frame = pandas.read_csv(outs[".csv"])
+    numeric = [c for c in CSV_COLUMNS if c not in CSV_WORDS]
+    chk.check(list(frame.columns) == CSV_COLUMNS and len(frame) == len(csv_rows)
+              and all(pandas.api.types.is_numeric_dtype(frame[c]) for c in numeric),
+              "pandas.read_csv: every column, every row, numeric columns numeric", repr(frame.dtypes))
 chk.check([r["key"] for r in csv_rows[:4]] == ["grow", "shrink", "gone", "fresh"], "CSV is in table order")
 g = table.get("grow", {})
 chk.check(g and float(g["incl_base"]) == 20 and float(g["incl_new"]) == 40 and float(g["incl_delta"]) == 20
@@ -156,6 +210,11 @@ chk.check(agree and len(md) == len(table), "Markdown and CSV agree on every row 
 txt = open(outs[".txt"]).read()
 chk.check(txt.startswith("BASE: ") and "normalization: share" in txt and re.search(r"^.*\s grow$", txt, re.M),
           ".txt is the delta table (not folded stacks)", txt[:400])
+md_text = open(outs[".md"]).read()
+for what, text in ((".md", md_text), (".txt", txt)):
+    chk.check("10,000 samples" in text and "20,000 samples" in text and "normalization: share" in text
+              and "noise: two-proportion test on shares, |z| <= 2" in text,
+              "%s states both totals, the normalisation and the noise test" % what, text[:1200])
 
 folded = open(outs[".folded"]).read()
 chk.check(folded == "main;fresh 0 1990\nmain;gone 2000 0\nmain;jitter 200 210\nmain;work;grow 4000 8000\n"
@@ -214,17 +273,62 @@ chk.check("gone" in f and rgb(f["gone"][0])[2] == 255 and rgb(f["gone"][0])[0] <
 # ---- absolute seconds, per iteration
 p = os.path.join(d, "abs.csv")
 res = ember_diff(BASE, NEW, "--normalize", "absolute", "-o", p)
-table, comments, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 g = table.get("grow", {})
 chk.check(res.rc == 0 and g.get("unit") == "s" and abs(float(g.get("incl_delta", 0)) - 60) < 1e-6,
           "absolute: grow +60 s (10 ms per sample assumed)", res.describe())
 chk.check("does not say its sampling rate" in res.stderr, "absolute with folded input warns that the rate is assumed")
 res = ember_diff(BASE, NEW, "--iterations-base", "10", "--iterations-new", "20", "-o", p)
-table, comments, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 g = table.get("grow", {})
 chk.check(res.rc == 0 and g.get("unit") == "s/iteration" and abs(float(g.get("incl_base", 0)) - 2) < 1e-9
           and abs(float(g.get("incl_new", 0)) - 4) < 1e-9, "per iteration: grow 2 s -> 4 s per iteration: %r" % g,
           res.describe())
+
+# ---- the noise test follows the normalisation
+# steady keeps its samples (1000 -> 1010) while drop loses 400 at the same
+# (assumed) rate: in seconds steady did not change, in shares it grew from
+# 66.7% to 91.0% of its run.
+sb = write("steady_base.folded", "main;steady 1000\nmain;drop 500\n")
+sn = write("steady_new.folded", "main;steady 1010\nmain;drop 100\n")
+p, md_path = os.path.join(d, "noise.csv"), os.path.join(d, "noise.md")
+res = ember_diff(sb, sn, "--normalize", "absolute", "-o", p, "-o", md_path)
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
+st, dr = table.get("steady", {}), table.get("drop", {})
+chk.check(res.rc == 0 and st.get("noise") == "yes" and st.get("noise_test") == "poisson_counts"
+          and abs(float(st.get("incl_z", "nan")) - 10 / 2010 ** 0.5) < 1e-6,
+          "absolute: steady 1000 -> 1010 samples is noise (Poisson z = 10 / sqrt(2010) = 0.223): %r" % st,
+          res.describe())
+chk.check(dr.get("noise") == "no" and abs(float(dr.get("incl_z", "nan")) + 400 / 600 ** 0.5) < 1e-6,
+          "absolute: drop 500 -> 100 changed (Poisson z = -400 / sqrt(600) = -16.3): %r" % dr)
+rule = "noise: Poisson test on sample counts, |z| <= 2"
+chk.check(rule in res.stdout and os.path.exists(md_path) and rule in open(md_path).read() and rule in res.stderr,
+          "absolute: the table, the .md and the CSV's wrote line name the Poisson test", res.stdout + res.stderr)
+res = ember_diff(sb, sn, "-o", p)
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
+st, dr = table.get("steady", {}), table.get("drop", {})
+pb, pn = 1000 / 1500, 1010 / 1110
+z_share = (pn - pb) / (pb * (1 - pb) / 1500 + pn * (1 - pn) / 1110) ** 0.5
+chk.check(res.rc == 0 and st.get("noise") == "no" and st.get("noise_test") == "two_proportion_shares"
+          and abs(float(st.get("incl_z", "nan")) - z_share) < 1e-5 and dr.get("noise") == "no",
+          "share: steady's share 66.7%% -> 91.0%% is a change (two-proportion z = %.2f): %r" % (z_share, st),
+          res.describe())
+chk.check("noise: two-proportion test on shares, |z| <= 2" in res.stdout, "share: the table names the share test",
+          res.stdout)
+
+# At the threshold: f has a samples in BASE, b in NEW (g the rest, which
+# does not enter the count test).  r = 1 at equal rates; with NEW at twice
+# BASE's iterations one NEW sample is half the seconds per iteration: r = 2.
+cases = [(4950, 5050, 1, 1.0, "yes"), (4905, 5095, 1, 1.9, "yes"), (4895, 5105, 1, 2.1, "no"),
+         (4850, 5150, 1, 3.0, "no"), (2000, 4100, 2, 100 / 110, "yes"), (2000, 4400, 2, 400 / 12400 ** 0.5, "no")]
+for a, b, iters, z, noise in cases:
+    tb = write("t_base.folded", "main;f %d\nmain;g 3000\n" % a)
+    tn = write("t_new.folded", "main;f %d\nmain;g 7000\n" % b)
+    res = ember_diff(tb, tn, "--iterations-base", 1, "--iterations-new", iters, "-o", p)
+    f_row = (read_csv(p)[0] if res.rc == 0 else {}).get("f", {})
+    chk.check(res.rc == 0 and f_row.get("noise") == noise and abs(float(f_row.get("incl_z", "nan")) - z) < 1e-6,
+              "Poisson test: f %d -> %d samples, r = %d: z = %.3f, noise %s: %r" % (a, b, iters, z, noise, f_row),
+              res.describe())
 
 # ---- --rename, --by line
 kb = write("kb.folded", "main;linear;sgemm_kernel_SKYLAKEX 600\nmain;other 400\n")
@@ -232,20 +336,20 @@ kn = write("kn.folded", "main;linear;fbgemm::PackAWithRowOffset<unsigned char, i
                         "main;linear;fbgemm::ExecuteKernel::execute 100\nmain;other 400\n")
 p = os.path.join(d, "ren.csv")
 res = ember_diff(kb, kn, "--rename", "fbgemm::.*=GEMM", "--rename", "sgemm.*=GEMM", "-o", p)
-table, comments, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 g = table.get("GEMM", {})
 chk.check(res.rc == 0 and g.get("status") == "changed" and g.get("self_base_samples") == "600"
           and g.get("self_new_samples") == "400" and not any("sgemm" in k or "fbgemm" in k for k in table),
           "--rename: the FP32 and INT8 kernels match as GEMM", res.describe())
-chk.check(any("2 rename rule(s)" in c for c in comments), "the outputs say renames were applied")
+chk.check("2 rename rule(s)" in res.stdout, "the table says renames were applied", res.stdout)
 lb = write("lb.folded", "main (app.py:1);f (app.py:10) 50\nmain (app.py:1);g (app.py:30) 50\n")
 ln = write("ln.folded", "main (app.py:2);f (app.py:20) 50\nmain (app.py:2);g (app.py:30) 50\n")
 res = ember_diff(lb, ln, "-o", p)
-table, _, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 chk.check(res.rc == 0 and set(table) == {"main (app.py)", "f (app.py)", "g (app.py)"}
           and all(r["status"] == "changed" for r in table.values()), "by function: moved lines still match: %r" % list(table))
 res = ember_diff(lb, ln, "--by", "line", "-o", p)
-table, _, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 chk.check(res.rc == 0 and table.get("f (app.py:10)", {}).get("status") == "removed"
           and table.get("f (app.py:20)", {}).get("status") == "new"
           and table.get("g (app.py:30)", {}).get("status") == "changed", "--by line: moved lines are new/removed: %r"
@@ -255,18 +359,18 @@ chk.check(res.rc == 0 and table.get("f (app.py:10)", {}).get("status") == "remov
 ub = write("ub.folded", "main;[libx.so+0x10];[libx.so+0x24] 50\nmain;[libx.so+0x30] 50\nmain;work 100\n")
 un = write("un.folded", "main;[libx.so+0x44] 20\nmain;work 180\n")
 res = ember_diff(ub, un, "-o", p)
-table, _, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 x = table.get("[libx.so]", {})
 chk.check(res.rc == 0 and not any("+0x" in k for k in table) and x.get("incl_base_samples") == "100"
           and x.get("incl_new_samples") == "20" and x.get("status") == "changed",
           "unsymbolized addresses match as their module [libx.so]: %r" % list(table))
 res = ember_diff(ub, un, "--by", "line", "-o", p)
-table, _, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 chk.check(res.rc == 0 and "[libx.so+0x44]" in table, "--by line keeps the addresses")
 
 # ---- a two-column input compares its own columns
 res = ember_diff(outs[".folded"], outs[".folded"], "-o", p)
-table, _, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+table, _ = read_csv(p) if res.rc == 0 else ({}, [])
 g = table.get("grow", {})
 chk.check(res.rc == 0 and abs(float(g.get("incl_delta", 0)) - 20) < 1e-9 and "two-column" in res.stderr,
           "two-column input: BASE = first column, NEW = last (grow +20 pp again)", res.describe())
@@ -323,9 +427,10 @@ else:
     chk.check(r1.rc == 0 and r2.rc == 0, "record chain 0.6 s at 99 Hz and 1.2 s at 199 Hz")
     p = os.path.join(d, "rec.csv")
     res = ember_diff(rb, rn, "--normalize", "absolute", "-o", p, "-o", os.path.join(d, "rec.svg"))
-    table, comments, _ = read_csv(p) if res.rc == 0 else ({}, [], [])
+    table, _ = read_csv(p) if res.rc == 0 else ({}, [])
     chk.check(res.rc == 0 and "different rates" in res.stderr, "different rates: a warning line", res.describe())
-    chk.check(any("sampling rates differ" in c for c in comments), "different rates: said in the outputs too")
+    chk.check("sampling rates differ" in res.stdout and re.search(r"wrote \S+rec\.csv .*sampling rates differ", res.stderr),
+              "different rates: said in the table and the CSV's wrote line too", res.stdout + res.stderr)
     h = table.get("hot", {})
     delta = float(h.get("incl_delta", "nan"))
     # cpu-clock samples on-CPU time: the truth is the CPU each run got (on a

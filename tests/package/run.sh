@@ -16,8 +16,11 @@
 # mounted (perf events and BPF need the first two: libbpf reads the kernel's
 # BTF from /sys/kernel/btf/vmlinux for the copier's tp_btf program):
 #   - `apt-get install ./ember_*.deb` resolves the Depends from the archive;
-#   - `dpkg -L ember` lists exactly the files `cmake --install` installs;
-#   - `ember --version` prints the package's version;
+#   - `dpkg -L ember` lists exactly the files `cmake --install` installs
+#     (the man pages gzip'ed);
+#   - `ember --version` prints the package's version, and the BPF frame
+#     copier built in;
+#   - the installed bash completion, sourced by bash, completes ember;
 #   - `ember record` of a native program (chain: main -> a -> b -> hot)
 #     puts most samples in hot under a;b, and `ember report` of that
 #     profile names hot;
@@ -130,11 +133,29 @@ check_files() {
 	check $rc "every listed file is in the root" "$tmp/missing"
 }
 
+# The version on the first line, and the BPF programs built in.
 check_version() {
-	got=$(inroot ember --version 2>&1 || true)
+	inroot ember --version >"$tmp/version" 2>&1 || true
+	got=$(head -1 "$tmp/version")
 	rc=0
 	[ "$got" = "ember $version" ] || rc=1
-	check $rc "ember --version prints 'ember $version' (got '$got')"
+	check $rc "ember --version prints 'ember $version' first (got '$got')" "$tmp/version"
+	rc=0
+	grep -q '^Python frame copier (BPF): built in$' "$tmp/version" || rc=1
+	check $rc "ember --version: the Python frame copier is built in" "$tmp/version"
+}
+
+# The bash completion where bash-completion loads it from, when installed.
+check_completion() {
+	f=/usr/share/bash-completion/completions/ember
+	if ! grep -qx "$f" "$tmp/expected"; then
+		echo "package-test: SKIP the bash completion: the install rules do not install $f"
+		return 0
+	fi
+	got=$(inroot bash -c ". $f && complete -p ember" 2>&1 || true)
+	rc=0
+	case "$got" in "complete "*" ember") ;; *) rc=1 ;; esac
+	check $rc "bash: sourcing $f registers ember's completion ($got)"
 }
 
 # chain spins in hot (under main;a;b) for 1 s of CPU time: most samples
@@ -227,9 +248,11 @@ for m in proc sys dev; do
 	mounts="$root/$m $mounts"
 done
 
-# What the install rules install: the file list the package must match.
+# What the install rules install: the file list the package must match
+# (its man pages gzip'ed: cmake/package_man.cmake).
 DESTDIR=$tmp/stage cmake --install "$build" --prefix /usr >/dev/null
-(cd "$tmp/stage" && find . ! -type d) | sed 's/^\.//' | sort >"$tmp/expected"
+(cd "$tmp/stage" && find . ! -type d) |
+	sed -e 's/^\.//' -e 's|^\(/usr/share/man/man[1-9]/.*\.[1-9]\)$|\1.gz|' | sort >"$tmp/expected"
 
 # The root's files (dpkg's and apt's own state, logs, caches, the test's
 # scratch directory and Python's byte code aside).
@@ -255,6 +278,7 @@ step "installed"
 
 check_files
 check_version
+check_completion
 check_native
 check_python
 step "ember checked"

@@ -4,7 +4,9 @@
 # tests/exporters/check_svg.py (Python 3, standard library) checks the XML,
 # the frame contract of the embedded script, geometry, nesting and pruning.
 # browser.svg drives the SVGs in headless Chromium (/usr/bin/chromium)
-# through playwright-core: search, zoom, reset, hover, legend.  It needs
+# through playwright-core: search, zoom, reset, hover, legend, and a graph
+# taller than the window (`ember convert` of a deep folded profile) opening on
+# its root, in a file, an <iframe> and an <object>.  It needs
 # `npm ci` in tests/browser and skips (exit 77) without it or without
 # chromium.  svg_bench times ember_write_svg (results: bench/RESULTS.md).
 set(EMBER_SVG_PYTHON /usr/bin/python3 CACHE FILEPATH "Python 3 running check_svg.py")
@@ -19,7 +21,8 @@ set_tests_properties(unit.svg PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "PY
 
 if(EMBER_NODE)
   add_test(NAME browser.svg
-    COMMAND ${EMBER_NODE} ${CMAKE_CURRENT_LIST_DIR}/../browser/test_svg_browser.js --test-svg $<TARGET_FILE:test_svg>)
+    COMMAND ${EMBER_NODE} ${CMAKE_CURRENT_LIST_DIR}/../browser/test_svg_browser.js --test-svg $<TARGET_FILE:test_svg>
+    --ember $<TARGET_FILE:ember>)
 else()
   add_test(NAME browser.svg
     COMMAND ${EMBER_SVG_PYTHON} -c "print('SKIP: node not found: SVG browser test not run'); raise SystemExit(77)")

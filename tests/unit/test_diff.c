@@ -210,10 +210,11 @@ static void test_absolute(void)
 	const struct ember_diff_row *r = row_of(&d, "grow");
 	/* 100 Hz: 2000 samples = 20 s, 8000 = 80 s */
 	CHECK(r && NEAR(r->incl_v[0], 20) && NEAR(r->incl_v[1], 80) && NEAR(r->incl_delta, 60) && NEAR(r->ratio, 4));
+	CHECK(r && !r->noise && d.noise_test == EMBER_DIFF_NOISE_COUNTS && NEAR(d.noise_r, 1));
 	r = row_of(&d, "shrink");
 	CHECK(r && NEAR(r->incl_delta, 0) && NEAR(r->ratio, 1));
-	/* the share-based noise flag is the same as in share mode */
-	CHECK(r && !r->noise);
+	/* 40 s in both runs: noise in seconds, though its share halved */
+	CHECK(r && r->noise && r->z_incl == 0);
 	CHECK_STR(ember_diff_unit(&d), "s");
 	CHECK_STR(d.rows[0].key, "main");   /* +100 s: the whole run grew */
 	ember_diff_free(&d);
@@ -233,6 +234,76 @@ static void test_absolute(void)
 	CHECK(strstr(line, "per iteration") != NULL);
 	ember_diff_free(&d);
 	free_pair(&b, &n);
+}
+
+/* Absolute mode tests the counts (Poisson), share mode the shares.  BASE
+ * steady 1000 + drop 500, NEW steady 1010 + drop 100, at the same rate:
+ * steady kept its time (z = 10 / sqrt(2010) = 0.22) but its share went
+ * from 66.7% to 91.0% because drop shrank. */
+static void test_noise_counts_vs_shares(void)
+{
+	struct ember_profile b, n;
+	struct ember_diff d;
+	struct ember_diff_opts o = { .norm = EMBER_DIFF_ABSOLUTE };
+
+	init(&b, 100);
+	init(&n, 100);
+	add(&b, "main;steady", 1000);
+	add(&b, "main;drop", 500);
+	add(&n, "main;steady", 1010);
+	add(&n, "main;drop", 100);
+	CHECK(ember_diff_build(&d, &b, &n, &o) == 0);
+	const struct ember_diff_row *r = row_of(&d, "steady");
+	CHECK(r && r->noise && NEAR(r->z_incl, 10 / sqrt(2010)) && NEAR(r->z_self, 10 / sqrt(2010)));
+	r = row_of(&d, "drop");
+	CHECK(r && !r->noise && NEAR(r->z_incl, -400 / sqrt(600)));
+	ember_diff_free(&d);
+
+	o.norm = EMBER_DIFF_SHARE;
+	CHECK(ember_diff_build(&d, &b, &n, &o) == 0);
+	CHECK(d.noise_test == EMBER_DIFF_NOISE_SHARES);
+	double pb = 1000.0 / 1500, pn = 1010.0 / 1110;
+	double z = (pn - pb) / sqrt(pb * (1 - pb) / 1500 + pn * (1 - pn) / 1110);   /* 16.3 */
+	r = row_of(&d, "steady");
+	CHECK(r && !r->noise && NEAR(r->z_incl, z) && z > 16);
+	r = row_of(&d, "drop");
+	CHECK(r && !r->noise && NEAR(r->z_incl, -z));   /* the two shares move by the same amount */
+	ember_diff_free(&d);
+	free_pair(&b, &n);
+}
+
+/* The Poisson test at its threshold: f has a samples in BASE and b in NEW
+ * (and g the rest); z = (b - r a) / sqrt(b + r^2 a), noise when |z| <= 2.
+ * r = 1 at equal rates; r = 2 when NEW did twice BASE's iterations (one
+ * NEW sample is half the seconds per iteration of one BASE sample). */
+static void test_noise_counts_threshold(void)
+{
+	static const struct { uint64_t a, b; double iter_new, z; bool noise; } cases[] = {
+		{ 4950, 5050, 1, 1.0, true },  { 4905, 5095, 1, 1.9, true },   { 4900, 5100, 1, 2.0, true },
+		{ 4895, 5105, 1, 2.1, false }, { 4850, 5150, 1, 3.0, false },  { 5150, 4850, 1, -3.0, false },
+		{ 2000, 4000, 2, 0.0, true },  { 2000, 4100, 2, 100 / 110.0, true }, { 2000, 3600, 2, -400 / sqrt(11600), false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ember_profile b, n;
+		struct ember_diff d;
+		struct ember_diff_opts o = { .norm = EMBER_DIFF_ABSOLUTE, .iterations = { 1, cases[i].iter_new } };
+		init(&b, 100);
+		init(&n, 100);
+		add(&b, "main;f", cases[i].a);
+		add(&b, "main;g", 3000);
+		add(&n, "main;f", cases[i].b);
+		add(&n, "main;g", 7000);
+		CHECK(ember_diff_build(&d, &b, &n, &o) == 0);
+		CHECK(d.noise_r == cases[i].iter_new);
+		const struct ember_diff_row *r = row_of(&d, "f");
+		CHECK(r && NEAR(r->z_incl, cases[i].z) && r->noise == cases[i].noise);
+		if (r && (r->noise != cases[i].noise || !NEAR(r->z_incl, cases[i].z)))
+			fprintf(stderr, "  Poisson case %zu: %llu -> %llu, z %.6f (want %.6f)\n", i,
+				(unsigned long long)cases[i].a, (unsigned long long)cases[i].b, r->z_incl, cases[i].z);
+		CHECK(ember_diff_within_noise(&d, cases[i].a, cases[i].b) == cases[i].noise);
+		ember_diff_free(&d);
+		free_pair(&b, &n);
+	}
 }
 
 /* BASE at 100 Hz, NEW at 1000 Hz with 10x the samples: the same time. */
@@ -258,15 +329,19 @@ static void test_rates_differ(void)
 	ember_diff_normalization(&d, line, sizeof(line));
 	CHECK(strstr(line, "rates differ") != NULL);
 	FILE *f = tmpfile();
-	CHECK(f && ember_diff_write_table(f, &d, EMBER_DIFF_TABLE_CSV, 0) == 0);
+	CHECK(f && ember_diff_write_table(f, &d, EMBER_DIFF_TABLE_TXT, 0) == 0);
 	if (f) {
 		char buf[4096] = "";
 		rewind(f);
 		size_t got = fread(buf, 1, sizeof(buf) - 1, f);
 		buf[got] = '\0';
-		CHECK(strstr(buf, "# sampling rates differ: compared by time") != NULL);
+		CHECK(strstr(buf, "\nsampling rates differ: compared by time") != NULL);
+		/* one BASE sample is 10 ms, one NEW sample 1 ms */
+		CHECK(strstr(buf, "r = 10 (s of one BASE sample / of one NEW sample)") != NULL);
 		fclose(f);
 	}
+	/* b: 100 samples x 10 -> 1500 samples: z = (1500 - 1000) / sqrt(1500 + 100 x 100) */
+	CHECK(r && NEAR(r->z_incl, 500 / sqrt(11500)) && !r->noise);
 	ember_diff_free(&d);
 
 	/* share mode: shares do not depend on the rate at all */
@@ -435,9 +510,10 @@ static void test_tables(void)
 	FILE *f = tmpfile();
 	CHECK(ember_diff_write_table(f, &d, EMBER_DIFF_TABLE_CSV, 0) == 0);
 	char *csv = read_all(f);
-	CHECK(csv && strstr(csv, "# BASE: base.folded: 10,000 samples at 100 Hz") != NULL);
-	CHECK(csv && strstr(csv, "# normalization: share") != NULL);
-	CHECK(csv && strstr(csv, "\nkey,status,noise,unit,self_base,") != NULL);
+	/* data only: the header row first, no comment lines */
+	CHECK(csv && strncmp(csv, "key,status,noise,unit,self_base,", 32) == 0 && !strstr(csv, "\n#"));
+	CHECK(csv && strstr(csv, ",incl_new_samples,noise_test,self_z,incl_z\n\"") != NULL);
+	CHECK(csv && strstr(csv, ",2000,8000,2000,8000,two_proportion_shares,") != NULL);
 	CHECK(csv && strstr(csv, "\n\"grow\",changed,no,percent,20,39.99") != NULL);
 	CHECK(csv && strstr(csv, "\n\"fresh\",new,no,percent,0,9.94") != NULL);
 	CHECK(csv && strstr(csv, ",inf,") != NULL);
@@ -448,6 +524,9 @@ static void test_tables(void)
 	CHECK(ember_diff_write_table(f, &d, EMBER_DIFF_TABLE_MD, 0) == 0);
 	char *md = read_all(f);
 	CHECK(md && strstr(md, "## ember diff: base.folded \xe2\x86\x92 new.folded") != NULL);
+	CHECK(md && strstr(md, "\n- BASE: base.folded: 10,000 samples at 100 Hz") != NULL);
+	CHECK(md && strstr(md, "\n- normalization: share") != NULL);
+	CHECK(md && strstr(md, "\n- noise: two-proportion test on shares, |z| <= 2 ") != NULL);
 	CHECK(md && strstr(md, "\n| `grow` | 20.00% | 39.99% | +19.99pp |") != NULL);
 	CHECK(md && strstr(md, "| `` a\\|b<c>`d? `` |") != NULL);
 	CHECK(md && strstr(md, "| removed |") != NULL);
@@ -457,7 +536,7 @@ static void test_tables(void)
 	CHECK(ember_diff_write_table(f, &d, EMBER_DIFF_TABLE_TERMINAL, 3) == 0);
 	char *txt = read_all(f);
 	CHECK(txt && strstr(txt, "ember: top 3 of 9 keys") != NULL);
-	CHECK(txt && strstr(txt, "ember: noise: a change within 2 standard errors") != NULL);
+	CHECK(txt && strstr(txt, "ember: noise: two-proportion test on shares, |z| <= 2 ") != NULL);
 	CHECK(txt && strstr(txt, "grow\n") && strstr(txt, "shrink\n") && !strstr(txt, "jitter\n"));
 	free(txt);
 	ember_diff_free(&d);
@@ -469,6 +548,7 @@ static struct ember_diff_export_opts export_opts(const struct ember_diff *d, boo
 	return (struct ember_diff_export_opts){
 		.base_name = "base.folded", .new_name = "new.folded", .normalization = "share (test)",
 		.scale = { d->scale[0], d->scale[1] }, .share = d->norm == EMBER_DIFF_SHARE, .reverse = reverse,
+		.within_noise = ember_diff_within_noise, .noise_ctx = d,
 	};
 }
 
@@ -545,6 +625,20 @@ static void test_writers(const char *python)
 	char *pb = read_all(f);
 	CHECK(pb && (unsigned char)pb[0] == 0x1f && (unsigned char)pb[1] == 0x8b);
 	free(pb);
+	ember_diff_free(&d);
+
+	/* absolute: the graph marks noise as the table does, by the counts:
+	 * shrink kept its 40 s (white) though its share halved (blue above) */
+	o.norm = EMBER_DIFF_ABSOLUTE;
+	CHECK(ember_diff_build(&d, &b, &n, &o) == 0);
+	eo = export_opts(&d, false);
+	f = tmpfile();
+	CHECK(ember_write_svg_diff(f, &d.run[0], &d.run[1], &eo) == 0);
+	svg = read_all(f);
+	CHECK(svg && fill_of(svg, "shrink", fill) && strcmp(fill, "#ffffff") == 0);
+	CHECK(svg && fill_of(svg, "grow", fill) && strcmp(fill, "#ff0000") == 0);   /* +60 s, the largest */
+	CHECK(svg && strstr(svg, "<title>shrink (self 40.000 s \xe2\x86\x92 40.000 s, \xce\x94 +0.000 s, within noise;"));
+	free(svg);
 	ember_diff_free(&d);
 	free_pair(&b, &n);
 }
@@ -694,6 +788,8 @@ int main(int argc, char **argv)
 	test_ranking_share();
 	test_noise();
 	test_absolute();
+	test_noise_counts_vs_shares();
+	test_noise_counts_threshold();
 	test_rates_differ();
 	test_by_keys();
 	test_renames();

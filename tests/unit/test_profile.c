@@ -470,6 +470,113 @@ static void test_saturation(void)
 	CHECK(ember_count_mul(0, UINT64_MAX) == 0);
 }
 
+static uint32_t flagged(struct ember_profile *p, enum ember_frame_kind kind, const char *name, const char *module,
+			uint8_t flags)
+{
+	struct ember_frame f = { .kind = kind, .name = name, .module = module, .flags = flags };
+	return ember_profile_frame(p, &f);
+}
+
+static char *unsym_text(const struct ember_profile *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	CHECK(out != NULL);
+	ember_report_unsymbolized_print(out, p);
+	fclose(out);
+	return text;
+}
+
+/* Samples whose innermost native frame has no symbol, per module: a leaf
+ * in libz without symbols (600 on two threads), in libopenblas (250), one
+ * whose leaf is a kernel frame over an unsymbolized native frame (counted:
+ * 50), an address in no module (40); not counted: a Python leaf over an
+ * unsymbolized frame further out, an unsymbolized caller of a named leaf,
+ * time off CPU, and [truncated] alone. */
+static void test_unsymbolized(void)
+{
+	struct ember_profile p;
+	CHECK(ember_profile_init(&p) == 0);
+	uint8_t ns = EMBER_FRAME_NO_SYMBOL;
+	uint32_t mainf = flagged(&p, EMBER_FRAME_NATIVE, "main", "app", 0);
+	uint32_t z1 = flagged(&p, EMBER_FRAME_NATIVE, "[libz.so.1.2.13+0x4a26]", "libz.so.1.2.13", ns);
+	uint32_t z2 = flagged(&p, EMBER_FRAME_NATIVE, "[libz.so.1.2.13+0x627b]", "libz.so.1.2.13", ns);
+	uint32_t blas = flagged(&p, EMBER_FRAME_NATIVE, "[libopenblasp-r0.3.21.so+0x37492c]",
+				"libopenblasp-r0.3.21.so", ns | EMBER_FRAME_CALLER_SCANNED);
+	uint32_t unk = flagged(&p, EMBER_FRAME_NATIVE, "[unknown]", "", ns);
+	uint32_t kern = flagged(&p, EMBER_FRAME_KERNEL, "[kernel+0xffff1234]", "[kernel.kallsyms]", ns);
+	uint32_t sys = flagged(&p, EMBER_FRAME_KERNEL, "do_syscall_64", "[kernel.kallsyms]", 0);
+	uint32_t py = flagged(&p, EMBER_FRAME_PYTHON, "f", "", 0);
+	uint32_t named = flagged(&p, EMBER_FRAME_NATIVE, "crc32_z", "libz.so.1.2.13", 0);
+	uint32_t trunc = flagged(&p, EMBER_FRAME_SPECIAL, "[truncated]", "", 0);
+	uint32_t t1 = ember_profile_thread(&p, 1, 1, "a"), t2 = ember_profile_thread(&p, 1, 2, "b");
+	CHECK(ember_profile_add(&p, stack(&p, 3, mainf, z2, z1), t1, 400) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 2, mainf, z2), t2, 200) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 2, mainf, blas), t1, 250) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 4, mainf, blas, sys, kern), t2, 50) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 2, mainf, unk), t1, 40) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 3, mainf, z1, py), t1, 100) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 3, mainf, z2, named), t1, 150) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 1, trunc), t2, 10) == 0);
+	CHECK(ember_profile_add_row(&p, stack(&p, 2, mainf, z1), t1, EMBER_ROW_OFF_CPU, 500) == 0);
+
+	struct ember_unsym u;
+	CHECK(ember_report_unsymbolized(&p, &u) == 0);
+	CHECK(u.count == 940 && u.of == 1200 && u.nmodules == 3);
+	if (u.nmodules == 3) {
+		CHECK_STR(u.modules[0].label, "libz.so.1.2.13");
+		CHECK(u.modules[0].count == 600);
+		CHECK_STR(u.modules[1].label, "libopenblasp-r0.3.21.so");
+		CHECK(u.modules[1].count == 300);
+		CHECK_STR(u.modules[2].label, "[unknown]");
+		CHECK(u.modules[2].count == 40);
+	}
+	ember_unsym_free(&u);
+	char *text = unsym_text(&p);
+	CHECK_STR(text, "ember: 78.3% of samples (940) end in code without symbols: libz.so.1.2.13 50.0%, "
+			"libopenblasp-r0.3.21.so 25.0%, [unknown] 3.3%; install the -dbgsym packages or see "
+			"`ember report --by module`\n");
+	free(text);
+	ember_profile_free(&p);
+
+	/* Under 1% of the samples: no line. */
+	CHECK(ember_profile_init(&p) == 0);
+	mainf = flagged(&p, EMBER_FRAME_NATIVE, "main", "app", 0);
+	unk = flagged(&p, EMBER_FRAME_NATIVE, "[unknown]", "", ns);
+	t1 = ember_profile_thread(&p, 1, 1, "a");
+	CHECK(ember_profile_add(&p, stack(&p, 1, mainf), t1, 990) == 0);
+	CHECK(ember_profile_add(&p, stack(&p, 2, mainf, unk), t1, 9) == 0);
+	CHECK(ember_report_unsymbolized(&p, &u) == 0 && u.count == 9 && u.of == 999);
+	ember_unsym_free(&u);
+	text = unsym_text(&p);
+	CHECK_STR(text, "");
+	free(text);
+	CHECK(ember_profile_add(&p, stack(&p, 2, mainf, unk), t1, 1) == 0);
+	text = unsym_text(&p);
+	CHECK_STR(text, "ember: 1.0% of samples (10) end in code without symbols: [unknown] 1.0%; install the "
+			"-dbgsym packages or see `ember report --by module`\n");
+	free(text);
+	ember_profile_free(&p);
+
+	/* Four modules by name, the rest as others (ties: by name). */
+	CHECK(ember_profile_init(&p) == 0);
+	t1 = ember_profile_thread(&p, 1, 1, "a");
+	const char *mods[] = { "libe.so", "libd.so", "libc.so", "liba.so", "libb.so" };
+	for (uint64_t i = 0; i < 5; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "[%s+0x10]", mods[i]);
+		uint32_t f = flagged(&p, EMBER_FRAME_NATIVE, name, mods[i], ns);
+		CHECK(ember_profile_add(&p, stack(&p, 1, f), t1, i < 2 ? 30 : 20) == 0);
+	}
+	text = unsym_text(&p);
+	CHECK_STR(text, "ember: 100.0% of samples (120) end in code without symbols: libd.so 25.0%, libe.so 25.0%, "
+			"liba.so 16.7%, libb.so 16.7%, others 16.7%; install the -dbgsym packages or see "
+			"`ember report --by module`\n");
+	free(text);
+	ember_profile_free(&p);
+}
+
 int main(void)
 {
 	test_strtab();
@@ -478,6 +585,7 @@ int main(void)
 	test_stacks_threads_rows();
 	test_report();
 	test_report_print_edges();
+	test_unsymbolized();
 	test_saturation();
 	test_scaling();
 	return check_report();

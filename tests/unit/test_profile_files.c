@@ -419,6 +419,44 @@ static void test_folded_reader(void)
 	ember_profile_free(&p);
 }
 
+/* Frames without symbols: the mark survives an .ember file, and the folded
+ * reader gives it (and the module) to the names ember and perf write for
+ * them, "[MODULE+0xHEX]" and "[unknown]", and to nothing else. */
+static void test_no_symbol_frames(void)
+{
+	struct ember_profile a, b;
+	char err[512];
+	ember_profile_init(&a);
+	struct ember_frame leaf = { .kind = EMBER_FRAME_NATIVE, .name = "[libz.so.1.2.13+0x4a26]",
+				    .module = "libz.so.1.2.13", .flags = EMBER_FRAME_NO_SYMBOL };
+	uint32_t id = ember_profile_frame(&a, &leaf);
+	ember_profile_add(&a, ember_profile_stack(&a, &id, 1), ember_profile_thread(&a, 1, 1, "main"), 3);
+	CHECK(ember_profile_save(&a, tmp("nosym.ember"), err, sizeof err) == 0);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("nosym.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(frame_named(&b, "[libz.so.1.2.13+0x4a26]", EMBER_FRAME_NO_SYMBOL) != UINT32_MAX);
+	same_profile(&a, &b);
+	ember_profile_free(&b);
+	ember_profile_free(&a);
+
+	CHECK(load_text(&b, "main;[libz.so.1.2.13+0x4a26] 5\nmain;[unknown] 2\nmain;[a+b+0x1f] 1\n"
+			    "main;[truncated] 1\nmain;[libz+0x] 1\nmain;[x+0x12g] 1\nmain;[+0x12] 1\n"
+			    "main;crc32_z 1\n", 1, NULL, err) == EMBER_LOAD_OK);
+	uint32_t z = frame_named(&b, "[libz.so.1.2.13+0x4a26]", EMBER_FRAME_NO_SYMBOL);
+	CHECK(z != UINT32_MAX && !strcmp(b.frames[z].module, "libz.so.1.2.13"));
+	uint32_t u = frame_named(&b, "[unknown]", EMBER_FRAME_NO_SYMBOL);
+	CHECK(u != UINT32_MAX && !strcmp(b.frames[u].module, ""));
+	uint32_t ab = frame_named(&b, "[a+b+0x1f]", EMBER_FRAME_NO_SYMBOL);
+	CHECK(ab != UINT32_MAX && !strcmp(b.frames[ab].module, "a+b"));
+	CHECK(frame_named(&b, "[truncated]", 0) != UINT32_MAX && frame_named(&b, "[libz+0x]", 0) != UINT32_MAX &&
+	      frame_named(&b, "[x+0x12g]", 0) != UINT32_MAX && frame_named(&b, "[+0x12]", 0) != UINT32_MAX &&
+	      frame_named(&b, "crc32_z", 0) != UINT32_MAX);
+	struct ember_unsym us;
+	CHECK(ember_report_unsymbolized(&b, &us) == 0 && us.count == 8 && us.of == 13 && us.nmodules == 3);
+	ember_unsym_free(&us);
+	ember_profile_free(&b);
+}
+
 int main(void)
 {
 	if (!test_dir_make("files"))
@@ -430,6 +468,7 @@ int main(void)
 	test_frame_flags();
 	test_off_cpu_rows();
 	test_folded_reader();
+	test_no_symbol_frames();
 	if (!test_dir_remove())
 		return 1;
 	return check_report();

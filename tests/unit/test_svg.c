@@ -109,6 +109,14 @@ static void test_mixed(void)
 	CHECK(strstr(svg, "<g class=\"k3\" s=\"0\" n=\"700\"><title>_PyEval_EvalFrameDefault"));
 	CHECK(strstr(svg, "<g class=\"k2\" s=\"800\" n=\"50\"><title>ksys_read_[k]"));
 	CHECK(strstr(svg, "<g id=\"legend\">"));
+	/* the rows the script pins to a scrolled window: after the frames, with
+	 * the buttons and the details; the script knows the height */
+	const char *frames = strstr(svg, "<g id=\"frames\">"), *header = strstr(svg, "<g id=\"header\"><rect class=\"bar\"");
+	const char *footer = strstr(svg, "<g id=\"footer\"><rect class=\"bar\" x=\"0\" y=\"196.0\" width=\"1200.0\" height=\"34.0\"/>");
+	CHECK(frames && header && footer && frames < header && header < footer);
+	CHECK(header && strstr(header, "id=\"search\"") < footer && strstr(header, "id=\"unzoom\"") < footer);
+	CHECK(footer && strstr(footer, "id=\"details\"") && strstr(footer, "id=\"matched\""));
+	CHECK(strstr(svg, "height=\"230\" viewBox=\"0 0 1200 230\"") && strstr(svg, "{width: 1200, height: 230, "));
 	for (const char *k = "Python\0native\0interpreter\0kernel\0special\0"; *k; k += strlen(k) + 1) {
 		snprintf(buf, sizeof(buf), ">%s</text>", k);
 		CHECK(strstr(svg, buf));
