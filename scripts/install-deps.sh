@@ -59,7 +59,7 @@ sid)
 esac
 
 PKGS="build-essential cmake pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev clang libclang-rt-dev libbpf-dev
-python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch
+python3 python3.11-dbg python3-numpy libopenblas0-pthread python3-opencv python3-torch libcap2-bin
 golang-go chromium"
 # Node.js: any recent one will do; install Debian's only when there is none.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
