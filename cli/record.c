@@ -137,6 +137,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ember: kernel.perf_event_paranoid forbids kernel sampling for this user: "
 			"user space only, kernel frames and time in system calls are excluded "
 			"(run as root or with CAP_PERFMON to include them)\n");
+	if (ember_record_kernel_unnamed(r) && !o.quiet)
+		fprintf(stderr, "ember: --kernel: /proc/kallsyms hides the kernel's addresses from ember: kernel "
+			"frames stay [kernel+0xADDR] (naming them needs root or CAP_SYSLOG, with "
+			"kernel.kptr_restrict <= 1)\n");
 	if (ember_record_off_cpu_error(r))   /* what was asked and is not done: said even with -q */
 		fprintf(stderr, "ember: --idle: %s; recording on-CPU samples only\n", ember_record_off_cpu_error(r));
 	rc = capture(&o, r, &profile);

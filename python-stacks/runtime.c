@@ -67,6 +67,13 @@ static int fail(char *msg, size_t msglen, int status, const char *fmt, ...)
 	return status;
 }
 
+/* What a permission error reading another process needs, for its message. */
+static const char *access_hint(int err)
+{
+	return err == EACCES || err == EPERM ? " (it belongs to another user or is not dumpable: run as that user, "
+					       "as root, or with CAP_SYS_PTRACE)" : "";
+}
+
 static bool rd(struct ember_python *py, uint64_t addr, void *buf, size_t len)
 {
 	return rm_read(py->pid, addr, buf, len, NULL, &py->syscalls);
@@ -129,9 +136,16 @@ static int find_object(struct ember_python *py, struct find *f, char *msg, size_
 	if ((rc == 0 && !f->nmaps) || rc == -ESRCH || rc == -ENOENT)
 		return fail(msg, msglen, EMBER_PY_GONE, "pid %d: the process has ended", (int)py->pid);
 	if (rc < 0)
-		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read /proc/%d/maps: %s", (int)py->pid,
-			    (int)py->pid, strerror(-rc));
-	if (ember_proc_exe(py->pid, exe, sizeof exe) < 0)
+		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read /proc/%d/maps: %s%s", (int)py->pid,
+			    (int)py->pid, strerror(-rc), access_hint(-rc));
+	/* Its executable link hidden (another user's process, whose maps
+	 * CAP_PERFMON still shows): its memory is out of reach too, which is
+	 * not "no Python runtime". */
+	ssize_t en = ember_proc_exe(py->pid, exe, sizeof exe);
+	if (en == -EACCES || en == -EPERM)
+		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read /proc/%d/exe: %s%s", (int)py->pid,
+			    (int)py->pid, strerror((int)-en), access_hint((int)-en));
+	if (en < 0)
 		exe[0] = 0;
 	int a, b;
 	char abi[8];
@@ -194,8 +208,8 @@ static int open_object(struct ember_python *py, struct find *f, char *msg, size_
 	uint8_t probe[8];
 	int err = 0;
 	if (!rm_read(py->pid, obj->start, probe, sizeof probe, &err, &py->syscalls) && (err == EPERM || err == ESRCH))
-		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read its memory: %s", (int)py->pid,
-			    strerror(err));
+		return fail(msg, msglen, EMBER_PY_NO_ACCESS, "pid %d: cannot read its memory: %s%s", (int)py->pid,
+			    strerror(err), access_hint(err));
 	f->bias = ember_elf_bias(&f->elf, obj->start, 0);
 	snprintf(py->rt.path, sizeof py->rt.path, "%s", obj->path);
 	py->rt.bias = f->bias;

@@ -106,6 +106,9 @@ const char *ember_record_error(const struct ember_record *r);
 pid_t ember_record_target(const struct ember_record *r);
 /* kernel.perf_event_paranoid left kernel frames out (known after start). */
 bool ember_record_kernel_excluded(const struct ember_record *r);
+/* --kernel frames are sampled but /proc/kallsyms hides the kernel's
+ * addresses from ember: they will stay unnamed (known after start). */
+bool ember_record_kernel_unnamed(const struct ember_record *r);
 /* --idle: why time off CPU is not traced (one line), or NULL when it is
  * (known after start). */
 const char *ember_record_off_cpu_error(const struct ember_record *r);

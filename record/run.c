@@ -19,6 +19,7 @@
 #include "proc.h"
 #include "build_profile.h"
 #include "capture.h"
+#include "symbolizer.h"
 
 void ember_record_knobs_from_env(struct ember_record_knobs *k)
 {
@@ -101,6 +102,11 @@ bool ember_record_kernel_excluded(const struct ember_record *r)
 	struct ember_sampler_stats st;
 	ember_sampler_get_stats(r->sampler, &st);
 	return st.kernel_excluded;
+}
+
+bool ember_record_kernel_unnamed(const struct ember_record *r)
+{
+	return r->opts.sampler.kernel && !ember_record_kernel_excluded(r) && !ember_kernel_symbols_visible();
 }
 
 /* The target's CPU and context switches from /proc (attach mode). */

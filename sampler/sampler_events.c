@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,10 +70,11 @@ static int open_error(struct ember_sampler *s, int err, pid_t pid)
 		if (paranoid >= 3 && geteuid() != 0)
 			return sampler_fail(s, EMBER_SERR_PERMISSION,
 				    "perf events are disabled for unprivileged users (kernel.perf_event_paranoid=%d): "
-				    "run as root, or sysctl kernel.perf_event_paranoid=2", paranoid);
+				    "run as root, give ember CAP_PERFMON, or sysctl kernel.perf_event_paranoid=2", paranoid);
 		return sampler_fail(s, EMBER_SERR_PERMISSION,
 			    "permission denied profiling pid %d: it belongs to another user or is not dumpable "
-			    "(run as that user, as root, or with CAP_SYS_PTRACE and CAP_PERFMON)", pid);
+			    "(run as that user, as root, or with CAP_PERFMON; reading its Python frames needs CAP_SYS_PTRACE "
+			    "too)", pid);
 	case EPERM:
 		return sampler_fail(s, EMBER_SERR_PERMISSION,
 			    "perf_event_open is not permitted here (a container's seccomp profile blocks it: "
@@ -188,13 +190,52 @@ static int become_user(const struct ember_launch_user *as)
 	return 0;
 }
 
+/* Given file capabilities, ember runs in secure-exec mode: the dynamic
+ * loader took LD_LIBRARY_PATH, LD_PRELOAD, TMPDIR, MALLOC_* and the like
+ * out of its environment.  The command runs without ember's capabilities
+ * (its exec drops them), so it gets them back as the user set them: the
+ * entries of the original environment (/proc/self/environ) that environ
+ * lacks, as NUL-separated "NAME=VALUE" strings ending in an empty one, or
+ * NULL.  Not for a set-id ember, whose command would keep the ids. */
+static char *lost_environment(void)
+{
+	if (!getauxval(AT_SECURE) || getuid() != geteuid() || getgid() != getegid())
+		return NULL;
+	FILE *f = fopen("/proc/self/environ", "re");
+	if (!f)
+		return NULL;
+	char *entry = NULL, *lost = NULL;
+	size_t entry_cap = 0, len = 0, cap = 0;
+	while (getdelim(&entry, &entry_cap, '\0', f) > 0) {
+		char *eq = strchr(entry, '=');
+		if (!eq || eq == entry)
+			continue;
+		*eq = 0;
+		bool present = getenv(entry) != NULL;
+		*eq = '=';
+		size_t n = strlen(entry) + 1;
+		if (present || EMBER_GROW(lost, cap, len + n + 1) != 0)
+			continue;
+		memcpy(lost + len, entry, n);
+		len += n;
+		lost[len] = 0;
+	}
+	free(entry);
+	fclose(f);
+	return lost;
+}
+
 /* The launched child: wait until the events are open, so sampling starts at
- * exec; become the user; exec.  Reports a failure on fd and exits. */
-__attribute__((noreturn)) static void launch_child(char *const argv[], const struct ember_launch_user *as, int go, int fd)
+ * exec; put back what secure-exec took from the environment; become the
+ * user; exec.  Reports a failure on fd and exits. */
+__attribute__((noreturn)) static void launch_child(char *const argv[], const struct ember_launch_user *as,
+						   char *lost_env, int go, int fd)
 {
 	char c;
 	if (read(go, &c, 1) != 1)
 		_exit(127);
+	for (char *e = lost_env; e && *e; e += strlen(e) + 1)
+		putenv(e);
 	struct launch_report rep = { STEP_USER, as ? become_user(as) : 0 };
 	if (!rep.err) {
 		execvp(argv[0], argv);
@@ -245,17 +286,20 @@ int ember_sampler_launch(struct ember_sampler *s, char *const argv[], const stru
 		close(go[0]), close(go[1]);
 		return sampler_fail(s, EMBER_SERR_SYSTEM, "pipe: %s", strerror(errno));
 	}
+	char *lost_env = lost_environment();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
+		free(lost_env);
 		close(go[0]), close(go[1]), close(report[0]), close(report[1]);
 		return sampler_fail(s, EMBER_SERR_SYSTEM, "fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		close(go[1]);
 		close(report[0]);
-		launch_child(argv, as, go[0], report[1]);
+		launch_child(argv, as, lost_env, go[0], report[1]);
 	}
+	free(lost_env);
 	close(go[0]);
 	close(report[1]);
 	*child = pid;

@@ -12,6 +12,7 @@
 
 #include "grow.h"
 #include "kallsyms.h"
+#include "symbolizer.h"
 #include "sym_search.h"
 
 /* No kernel function is this big: an address further past the last symbol
@@ -89,6 +90,27 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 			k->v[n++] = k->v[i];
 	k->n = n;
 	return 0;
+}
+
+bool ember_kernel_symbols_visible(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return false;
+	char line[512];
+	bool visible = false;
+	/* The first text symbol decides: per-CPU data symbols sit at address
+	 * zero even when the addresses are shown. */
+	while (fgets(line, sizeof line, f)) {
+		char *end;
+		unsigned long long addr = strtoull(line, &end, 16);
+		if (end != line && *end == ' ' && (end[1] == 't' || end[1] == 'T')) {
+			visible = addr != 0;
+			break;
+		}
+	}
+	fclose(f);
+	return visible;
 }
 
 const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)

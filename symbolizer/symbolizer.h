@@ -99,4 +99,9 @@ size_t ember_symbolize(struct ember_symbolizer *sym, uint32_t id, uint64_t addr,
 size_t ember_symbolize_kernel(struct ember_symbolizer *sym, uint64_t addr,
 			      struct ember_sym_frame *out, size_t max);
 
+/* Whether /proc/kallsyms shows this process the kernel's addresses: false
+ * when kernel.kptr_restrict (or, at 0, perf_event_paranoid >= 2) hides them
+ * from a process without CAP_SYSLOG, and kernel frames stay "[kernel+0x...]". */
+bool ember_kernel_symbols_visible(void);
+
 #endif
