@@ -36,6 +36,9 @@ if(EMBER_DEB_HOMEPAGE)
   set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${EMBER_DEB_HOMEPAGE}")
 endif()
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The binary stripped of its debug information (2.3 MB of it), as Debian's
+# packages are; CMAKE_STRIP is the target's strip in a cross build.
+set(CPACK_STRIP_FILES ON)
 # The man pages gzip'ed in the package (Debian's policy), not in a plain
 # `cmake --install`.
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/package_man.cmake)
