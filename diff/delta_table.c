@@ -81,6 +81,42 @@ void diff_commas(char *buf, size_t size, uint64_t v)
 	buf[o] = '\0';
 }
 
+/* ---- describing the comparison ---- */
+
+const char *ember_diff_unit(const struct ember_diff *d)
+{
+	if (d->norm == EMBER_DIFF_SHARE)
+		return "%";
+	return d->per_iteration ? "s/iteration" : "s";
+}
+
+void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size)
+{
+	char b[32], n[32];
+	int len;
+
+	diff_commas(b, sizeof(b), d->total[0]);
+	diff_commas(n, sizeof(n), d->total[1]);
+	if (d->norm == EMBER_DIFF_SHARE)
+		len = snprintf(buf, size, "share of each run's samples (BASE %s, NEW %s = 100%%)", b, n);
+	else if (d->per_iteration)
+		len = snprintf(buf, size, "seconds per iteration (BASE %.3f s / %g, NEW %.3f s / %g)",
+			       (double)d->total[0] * d->interval_s[0], d->iterations[0],
+			       (double)d->total[1] * d->interval_s[1], d->iterations[1]);
+	else
+		len = snprintf(buf, size, "seconds (BASE %s samples = %.3f s, NEW %s = %.3f s)", b,
+			       (double)d->total[0] * d->interval_s[0], n, (double)d->total[1] * d->interval_s[1]);
+	if (d->rates_differ && len >= 0 && (size_t)len < size)
+		snprintf(buf + len, size - (size_t)len, "; sampling rates differ: compared by time");
+}
+
+void ember_diff_noise_rule(const struct ember_diff *d, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s, |z| <= %g",
+		 d->noise_test == EMBER_DIFF_NOISE_COUNTS ? "Poisson test on sample counts" : "two-proportion test on shares",
+		 d->noise_sigmas);
+}
+
 /* ---- the header ---- */
 
 static const char *const by_names[] = { "function", "line", "module" };
