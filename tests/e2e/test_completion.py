@@ -7,7 +7,11 @@ in bash and asked as <TAB> would ask it.
 - `ember CMD -<TAB>` offers only options CMD accepts (its getopt_long table,
   optlib.py), and every option its --help lists as an item;
 - after `--` the words are the profiled command's: no ember option offered;
-- the zsh completion parses (zsh -n), where zsh is installed.
+- the zsh completion parses (zsh -n) and, run with compsys's functions
+  replaced by ones that print what they are given, offers every command,
+  each command's options (the same rule as bash's) and, after `--`, the
+  profiled command's own completion; where zsh is installed (make test
+  installs it).
 
 usage: test_completion.py --ember E --source DIR --build DIR
 """
@@ -37,6 +41,25 @@ def complete(script, words):
     if r.rc != 0:
         print(r.describe(), flush=True)
     return set(l for l in r.stdout.splitlines() if l)
+
+
+def zsh_offers(script, words):
+    """What the zsh completion function offers for WORDS (the last one being
+    completed), with compsys's functions replaced by ones that print what
+    they are given: compadd's words, _describe's array's names, "<files>"
+    for _files and "<normal>" for _normal.  (The prefix filtering is
+    compsys's own: everything offered is printed.)"""
+    stubs = (
+        'compadd() { [[ $1 == -- ]] && shift; print -rl -- "$@"; }\n'
+        '_describe() { local a; for a in ${(P)4}; do print -r -- ${a%%:*}; done; }\n'
+        '_files() { print "<files>"; }\n'
+        '_normal() { print "<normal>"; }\n'
+    )
+    quoted = " ".join("'%s'" % w for w in words)
+    body = stubs + "words=(%s); CURRENT=%d; PREFIX='%s'\n" % (quoted, len(words), words[-1])
+    body += "_ember() { source '%s'; }\n_ember\n" % script
+    r = E.run(["zsh", "-f", "-c", body], quiet=True)
+    return {l for l in r.stdout.splitlines() if l}
 
 
 def main():
@@ -80,6 +103,18 @@ def main():
     if shutil.which("zsh"):
         r = E.run(["zsh", "-n", zsh], quiet=True)
         chk.check(r.rc == 0, "the zsh completion parses", r.describe())
+        got = zsh_offers(zsh, ["ember", ""])
+        chk.check(got == set(commands), "zsh: ember <TAB> -> every command", got)
+        for cmd in commands:
+            got = zsh_offers(zsh, ["ember", cmd, "-"])
+            accepted = tables[cmd]["long"] | tables[cmd]["short"]
+            listed = optlib.item_options(E.run([a.ember, cmd, "--help"], quiet=True).stdout)
+            chk.check(listed <= got <= accepted,
+                      "zsh: ember %s -<TAB> -> options it accepts, every one its --help lists" % cmd,
+                      "offered, not accepted: %s; listed, not offered: %s"
+                      % (sorted(got - accepted), sorted(listed - got)))
+        got = zsh_offers(zsh, ["ember", "record", "--", "./app", "-"])
+        chk.check(got == {"<normal>"}, "zsh: after --, the profiled command's own completion", got)
     else:
         print("SKIPPED PART: zsh is not installed: %s not checked" % zsh, flush=True)
     chk.finish()
