@@ -403,7 +403,11 @@ void ember_py_session_report(const struct ember_py_session *s, FILE *out)
 					"frames, marked [python frames uncertain]\n", p->pid, p->eval_unread, p->in_eval);
 		} else if (p->status == EMBER_PY_UNSUPPORTED || p->status == EMBER_PY_NO_ACCESS ||
 			   p->status == EMBER_PY_ERROR) {
-			fprintf(out, "ember: pid %u: native profile only: %s\n", p->pid, p->msg);
+			/* The reader's messages may name the pid already. */
+			char pid_prefix[32];
+			int n = snprintf(pid_prefix, sizeof(pid_prefix), "pid %u: ", p->pid);
+			const char *why = strncmp(p->msg, pid_prefix, (size_t)n) == 0 ? p->msg + n : p->msg;
+			fprintf(out, "ember: pid %u: native profile only: %s\n", p->pid, why);
 		}
 	}
 	if (gone)
