@@ -132,8 +132,9 @@ arm64-vm-image:
 
 # Boots that guest in qemu-system-aarch64 (TCG) and runs tests/arm64-vm/
 # guest-test.py there with $(ARM64_BUILD)/ember and its test targets.
-test-arm64-vm: cross-arm64 arm64-vm-image
-	sh tests/arm64-vm/run.sh --ember $(ARM64_BUILD)/ember --targets $(ARM64_BUILD)/tests/targets
+test-arm64-vm: package-arm64 arm64-vm-image
+	sh tests/arm64-vm/run.sh --ember $(ARM64_BUILD)/ember --targets $(ARM64_BUILD)/tests/targets \
+		--deb $(ARM64_BUILD)/ember_$$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' $(ARM64_BUILD)/CMakeCache.txt)_arm64.deb
 
 # CPython 3.14 and 3.15 (and their Py_DEBUG builds, NumPy) in a Debian sid
 # root directory made by mmdebstrap (tests/sid/packages.txt), cached outside

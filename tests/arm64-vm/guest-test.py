@@ -24,6 +24,11 @@ check failed.  The share's `only` file may name the checks to run.
              function, locals read; the target not left stopped
   idle       ember record --idle (the sched_switch tracer's AArch64
              registers): sleep and compute, each near its wall share
+  package    the arm64 Debian package (make package-arm64), when run.sh
+             was given one: dpkg -i installs it (its Depends satisfied by the
+             guest's libraries, no network), the installed ember records the
+             C target, the completion in place (the man pages in the package:
+             the guest's dpkg leaves /usr/share/man out), dpkg -r removes it
 """
 import os
 import re
@@ -774,13 +779,62 @@ def check_idle():
     return "PASS", "napping %.1f%%, crunching %.1f%% of the wall time (1.5 s each)" % (share_n, share_c)
 
 
+# ---------------------------------------------------------------- package
+
+def check_package():
+    debs = sorted(f for f in os.listdir(SHARE) if f.startswith("ember_") and f.endswith("_arm64.deb"))
+    if not debs:
+        return "SKIP", "no ember_*_arm64.deb in the share (run.sh --deb; make test-arm64-vm passes one)"
+    deb = os.path.join(SHARE, debs[0])
+    rc, out, err = sh(["dpkg", "-i", deb], timeout=120)
+    if rc != 0:
+        note(out + err)
+        return "FAIL", "dpkg -i %s: exit %d: %s" % (debs[0], rc, (err.strip().splitlines() or ["?"])[-1])
+    try:
+        problems = []
+        rc, listing, _ = sh(["dpkg", "-L", "ember"])
+        files = {l for l in listing.split() if os.path.isfile(l)}
+        want = {"/usr/bin/ember", "/usr/share/bash-completion/completions/ember"}
+        if not want <= files:
+            problems.append("dpkg -L lacks %s" % sorted(want - files))
+        # The guest's dpkg leaves out /usr/share/man (build-image.sh's
+        # path-exclude): the man pages are looked for in the package itself.
+        rc, contents, _ = sh(["dpkg-deb", "-c", deb])
+        if "./usr/share/man/man1/ember-record.1.gz" not in contents:
+            problems.append("the package holds no ember-record.1.gz")
+        rc, out, _ = sh(["/usr/bin/ember", "--version"])
+        lines = out.splitlines()
+        if rc != 0 or not lines or not lines[0].startswith("ember ") or "aarch64" not in out:
+            problems.append("ember --version: exit %d, %r" % (rc, lines[:2]))
+        folded = os.path.join(OUT, "package-chain.folded")
+        res = E.run(["/usr/bin/ember", "record", "-o", folded, "--", E.target("chain"), "2"],
+                    timeout=300, quiet=True)
+        prof = E.parse_folded(folded) if os.path.exists(folded) else E.Profile([], ["no output"], "")
+        good = prof.count(chain_leaf_ok)
+        if res.rc != 0 or prof.total == 0 or good < 0.9 * prof.total:
+            show(res, prof)
+            problems.append("installed ember on chain: exit %s, main;a;b;hot in %d of %d samples"
+                            % (res.rc, good, prof.total))
+        sh(["dpkg", "-r", "ember"], timeout=120)
+        if os.path.exists("/usr/bin/ember"):
+            problems.append("dpkg -r left /usr/bin/ember")
+        if problems:
+            return "FAIL", "; ".join(problems)
+        return "PASS", "%s installed by dpkg (%d files), main;a;b;hot in %d of %d samples, removed" % (
+            debs[0], len(files), good, prof.total)
+    finally:
+        if os.path.exists("/usr/bin/ember"):
+            sh(["dpkg", "-r", "ember"], timeout=120)
+
+
 # ---------------------------------------------------------------- main
 
 CHECKS = [("env", check_env), ("perf", check_perf), ("bpf", check_bpf),
           ("chain", check_chain), ("numpy_cv", check_numpy_cv), ("python_only", check_python_only),
           ("attach", check_attach), ("diff", check_diff), ("blas", check_blas), ("cost", check_cost),
-          ("dump", check_dump), ("idle", check_idle)]
-NEEDS_EMBER = {"chain", "numpy_cv", "python_only", "attach", "diff", "blas", "cost", "dump", "idle"}
+          ("dump", check_dump), ("idle", check_idle), ("package", check_package)]
+NEEDS_EMBER = {"chain", "numpy_cv", "python_only", "attach", "diff", "blas", "cost", "dump", "idle",
+               "package"}
 
 
 def ember_runs():

@@ -11,6 +11,8 @@
 #            aarch64-linux-gnu-gcc and the flags of tests/targets
 # --out      where the share, console log and report stay (default
 #            $EMBER_ARM64_VM_CACHE/last-run)
+# --deb      the arm64 Debian package (make package-arm64) for the guest's
+#            package check, which skips without it
 # Environment: EMBER_ARM64_VM_CACHE (image cache), EMBER_ARM64_VM_TIMEOUT
 # (seconds for the whole VM run, default 1800), EMBER_ARM64_VM_SMP (2),
 # EMBER_ARM64_VM_MEM (MiB, 2048), EMBER_ARM64_VM_ONLY (comma-separated check
@@ -26,12 +28,14 @@ cache=${EMBER_ARM64_VM_CACHE:-$HOME/.cache/ember/arm64-vm}
 ember=$repo/build-arm64/ember
 targets=$repo/build-arm64/tests/targets
 out=$cache/last-run
+deb=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ember) ember=$2; shift 2 ;;
 	--targets) targets=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: run.sh [--ember PATH] [--targets DIR] [--out DIR]" >&2; exit 64 ;;
+	--deb) deb=$2; shift 2 ;;
+	*) echo "usage: run.sh [--ember PATH] [--targets DIR] [--out DIR] [--deb PATH]" >&2; exit 64 ;;
 	esac
 done
 
@@ -52,6 +56,10 @@ mkdir -p "$share/targets" "$share/out"
 : > "$out/.arm64-vm-run"
 cp "$ember" "$share/ember"
 cp "$here/vm-init.sh" "$here/guest-test.py" "$repo/tests/e2e/emberlib.py" "$share/"
+if [ -n "$deb" ]; then
+	[ -f "$deb" ] || { echo "arm64-vm: no package at $deb (make package-arm64)" >&2; exit 66; }
+	cp "$deb" "$share/"
+fi
 printf '%s\n' "${EMBER_ARM64_VM_ONLY:-}" > "$share/only"
 for t in chain heartbeat; do
 	if [ -x "$targets/$t" ]; then
