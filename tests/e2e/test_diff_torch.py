@@ -51,6 +51,7 @@ import csv
 import io
 import os
 import re
+import time
 import emberlib as E
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,10 +78,22 @@ print("torch's BLAS: %s (%s): %d FP32 batches, %d INT8 batches" %
       ({"openblas": "OpenBLAS", "reference": "the reference BLAS, libblas3"}.get(kind, "another"),
        ", ".join(blas) or "no BLAS library mapped", batches["fp32"], batches["int8"]), flush=True)
 
+
+
+def map_left(res, since):
+    """Whether the recorded process's /tmp/perf-PID.map exists and was
+    written after `since` (a map of an earlier process of the same pid,
+    left in /tmp by something else, is not this run's)."""
+    pid = re.search(r"ember: pid (\d+): Python", res.stderr)
+    path = "/tmp/perf-%s.map" % pid.group(1) if pid else None
+    return path is not None and os.path.exists(path) and os.stat(path).st_mtime >= since
+
+
 d = E.tmpdir()
 fp32, int8 = os.path.join(d, "fp32.ember"), os.path.join(d, "int8.ember")
-runs = {}
+runs, started = {}, {}
 for out, mode, extra in ((fp32, "fp32", []), (int8, "int8", ["--int8"])):
+    started[out] = time.time()
     res = E.record(["-F", "499", "-o", out], [PY, SCRIPT, "--batches", str(batches[mode]), "--threads", "1"] + extra,
                    env=env, timeout=100)
     if res.rc == 77:
@@ -122,7 +135,7 @@ chk.check(qtot >= 20 and qgood >= 0.95 * qtot, "INT8: the quantized GEMM's JIT k
 r8 = runs[int8]
 pid8 = re.search(r"ember: pid (\d+): Python", r8.stderr)
 chk.check(re.search(r"JIT code named from \d+ perf map.*the perf maps ember asked for were deleted", r8.stderr)
-          and pid8 and not os.path.exists("/tmp/perf-%s.map" % pid8.group(1)),
+          and pid8 and not map_left(r8, started[int8]),
           "INT8: oneDNN's perf map read, then deleted", r8.stderr)
 
 p32 = folded(fp32)
@@ -137,12 +150,13 @@ if kind == "reference":
               "FP32, reference BLAS: sgemm_ itself is the leaf", p32.top(15))
 
 plain = os.path.join(d, "int8-noenv.ember")
+started_plain = time.time()
 res = E.record(["-F", "499", "--no-jit-env", "-o", plain],
                [PY, SCRIPT, "--batches", "100", "--threads", "1", "--int8"], env=env, timeout=100)
 pidn = re.search(r"ember: pid (\d+): Python", res.stderr)
 pn = folded(plain)
 chk.check(res.rc == 0 and "JIT code named" not in res.stderr and pidn and
-          not os.path.exists("/tmp/perf-%s.map" % pidn.group(1)) and
+          not map_left(res, started_plain) and
           not any(JIT_GEMM.match(x) for x in pn.frames()) and pn.count(lambda f: f[-1] == "[jit]") > 0,
           "--no-jit-env: no perf map written, the JIT kernels stay [jit]", res.describe() + "\n" + pn.top(8))
 
