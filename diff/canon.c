@@ -15,21 +15,6 @@ static int copy_meta(struct ember_profile *dst, const struct ember_profile *src)
 	return dst->meta.command && dst->meta.source ? 0 : -1;
 }
 
-/* "[libtorch_cpu.so+0x2112a45]", an address with no symbol, as "[libtorch_cpu.so]":
- * one row per stripped library instead of one per address.  len of the
- * module part, or 0 when name is not such a frame. */
-static size_t unsymbolized_module(const char *name)
-{
-	size_t n = strlen(name);
-	const char *plus = strstr(name, "+0x");
-	if (n < 6 || name[0] != '[' || name[n - 1] != ']' || !plus)
-		return 0;
-	for (const char *c = plus + 3; c < name + n - 1; c++)
-		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
-			return 0;
-	return (size_t)(plus - name);
-}
-
 /* dst (empty) = src with renamed frame names, line numbers dropped unless
  * matching by line, and no build ids (a rebuilt library is still the same
  * library to a comparison).  Unless matching by line, addresses without
@@ -55,10 +40,13 @@ int diff_canon_run(struct ember_profile *dst, const struct ember_profile *src, c
 			goto out;
 		if (o->by != EMBER_REPORT_BY_LINE)
 			f.line = f.first_line = 0;
-		size_t mlen = o->by != EMBER_REPORT_BY_LINE ? unsymbolized_module(f.name) : 0;
+		/* "[libtorch_cpu.so+0x2112a45]", an address with no symbol, as
+		 * "[libtorch_cpu.so]": one row per stripped library instead of
+		 * one per address. */
+		size_t mlen = o->by != EMBER_REPORT_BY_LINE ? ember_unsymbolized_module(f.name) : 0;
 		char mod[300];
-		if (mlen && mlen < sizeof mod - 1) {
-			snprintf(mod, sizeof mod, "%.*s]", (int)mlen, f.name);
+		if (mlen && mlen + 2 < sizeof mod - 1) {
+			snprintf(mod, sizeof mod, "[%.*s]", (int)mlen, f.name + 1);
 			f.name = mod;
 			blob[i] = true;
 		}

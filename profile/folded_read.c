@@ -5,7 +5,6 @@
  * profile.  The input is read front to back once (a pipe as a file); memory
  * follows the distinct frames, not the size of the input, and input that
  * cannot be folded stacks fails early (the limits below, docs/cli.md). */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,27 +115,15 @@ static char *without_nul(const char *s, size_t n, size_t *out_len)
  * module's name (NULL when none or on OOM, which only loses the module). */
 static void no_symbol_frame(struct ember_frame *f, char **module)
 {
-	const char *s = f->name;
-	size_t n = strlen(s);
-	if (strcmp(s, "[unknown]") == 0) {
+	if (strcmp(f->name, "[unknown]") == 0) {
 		f->flags |= EMBER_FRAME_NO_SYMBOL;
 		return;
 	}
-	if (n < 6 || s[0] != '[' || s[n - 1] != ']')
+	size_t mlen = ember_unsymbolized_module(f->name);
+	if (!mlen)
 		return;
-	const char *plus = NULL;
-	for (const char *q = s + n - 2; q > s + 1; q--)
-		if (q[0] == '+' && q[1] == '0' && q[2] == 'x') {
-			plus = q;
-			break;
-		}
-	if (!plus || plus + 3 >= s + n - 1)
-		return;
-	for (const char *q = plus + 3; q < s + n - 1; q++)
-		if (!isxdigit((unsigned char)*q))
-			return;
 	f->flags |= EMBER_FRAME_NO_SYMBOL;
-	if ((*module = strndup(s + 1, (size_t)(plus - s - 1))))
+	if ((*module = strndup(f->name + 1, mlen)))
 		f->module = *module;
 }
 

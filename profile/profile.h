@@ -290,6 +290,11 @@ void ember_report_print(FILE *out, const struct ember_profile *p,
  * characters as '?'. */
 void ember_report_put_label(FILE *out, const char *label, size_t max);
 
+/* A frame name that stands for code without symbols as ember, perf and
+ * others write it, "[MODULE+0xHEX]": the length of MODULE (which starts at
+ * name + 1), or 0 when name is not one (report_unsym.c). */
+size_t ember_unsymbolized_module(const char *name);
+
 /* Samples that end in code without symbols: those whose innermost native
  * frame (kernel and synthetic frames left out; a Python leaf is named) has
  * EMBER_FRAME_NO_SYMBOL, over the on-CPU rows of p (report_unsym.c). */

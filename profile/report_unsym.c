@@ -1,12 +1,32 @@
 /* Samples that end in code without symbols: their innermost native frame is
  * one the symbolizer could not name (EMBER_FRAME_NO_SYMBOL), counted per
  * module, for the line `record`'s summary and `report` print. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile.h"
 #include "profile_internal.h"
+
+size_t ember_unsymbolized_module(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 6 || name[0] != '[' || name[n - 1] != ']')
+		return 0;
+	const char *plus = NULL;
+	for (const char *q = name + n - 2; q > name + 1; q--)
+		if (q[0] == '+' && q[1] == '0' && q[2] == 'x') {
+			plus = q;
+			break;
+		}
+	if (!plus || plus + 3 >= name + n - 1)
+		return 0;
+	for (const char *q = plus + 3; q < name + n - 1; q++)
+		if (!isxdigit((unsigned char)*q))
+			return 0;
+	return (size_t)(plus - name - 1);
+}
 
 /* Modules named in the line; the rest are summed as "others". */
 #define UNSYM_MODULES 4
