@@ -6,6 +6,7 @@
  * CAP_SYSLOG) every address reads as zero: the table stays empty and the
  * caller prints "[kernel+0x...]". */
 #define _GNU_SOURCE /* qsort_r */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,21 @@ static int ksym_cmp(const void *pa, const void *pb, void *names)
 	return strcmp(na, nb);
 }
 
+/* A text symbol's line ("ADDR T NAME"): its address (zero when hidden) and
+ * name, the name's length in *len; false for any other line. */
+static bool text_symbol(const char *line, unsigned long long *addr, const char **name, size_t *len)
+{
+	char *end;
+	*addr = strtoull(line, &end, 16);
+	if (end == line || end[0] != ' ')
+		return false;
+	if ((end[1] != 't' && end[1] != 'T' && end[1] != 'w' && end[1] != 'W') || end[2] != ' ')
+		return false;
+	*name = end + 3;
+	*len = strcspn(*name, " \t\n");
+	return *len > 0;
+}
+
 int kallsyms_load(struct kallsyms *k, const char *path)
 {
 	k->loaded = true;
@@ -55,19 +71,11 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 	size_t linecap = 0, cap = 0;
 	int rc = 0;
 	while (getline(&line, &linecap, f) > 0) {
-		char *end;
-		unsigned long long addr = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		char type = end[1];
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		if (end[2] != ' ' || addr == 0)
+		unsigned long long addr;
+		const char *name;
+		size_t len;
+		if (!text_symbol(line, &addr, &name, &len) || addr == 0)
 			continue; /* zero: address hidden by kptr_restrict */
-		const char *name = end + 3;
-		size_t len = strcspn(name, " \t\n");
-		if (len == 0)
-			continue;
 		uint32_t off;
 		if (EMBER_GROW(k->v, cap, k->n + 1) < 0 || names_append(k, name, len, &off) < 0) {
 			rc = -1;
@@ -102,9 +110,10 @@ bool ember_kernel_symbols_visible(void)
 	/* The first text symbol decides: per-CPU data symbols sit at address
 	 * zero even when the addresses are shown. */
 	while (fgets(line, sizeof line, f)) {
-		char *end;
-		unsigned long long addr = strtoull(line, &end, 16);
-		if (end != line && *end == ' ' && (end[1] == 't' || end[1] == 'T')) {
+		unsigned long long addr;
+		const char *name;
+		size_t len;
+		if (text_symbol(line, &addr, &name, &len)) {
 			visible = addr != 0;
 			break;
 		}
