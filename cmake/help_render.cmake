@@ -2,10 +2,10 @@
 # `ember CMD --help` prints) into what the build needs.  Run with cmake -P, so
 # that a cross build needs nothing beyond cmake on the build machine:
 #
-#   -DMODE=c    -DHELP_DIR=D -DOUT=F   F: a C file defining ember_help_<cmd>[]
-#   -DMODE=man  -DHELP_DIR=D -DPAGE=P -DVERSION=V -DOUT=F   F: P.1 (troff)
-#   -DMODE=bash -DHELP_DIR=D -DOUT=F   F: bash completion
-#   -DMODE=zsh  -DHELP_DIR=D -DOUT=F   F: zsh completion
+#   -DMODE=c    -DHELP_DIR=D -DPAGES=L -DOUT=F   F: a C file defining ember_help_<cmd>[]
+#   -DMODE=man  -DHELP_DIR=D -DPAGES=L -DPAGE=P -DVERSION=V -DOUT=F   F: P.1 (troff)
+#   -DMODE=bash -DHELP_DIR=D -DPAGES=L -DOUT=F   F: bash completion
+#   -DMODE=zsh  -DHELP_DIR=D -DPAGES=L -DOUT=F   F: zsh completion
 #
 # The text's layout is what the man page is made of (cli/help/README.md):
 # "usage:" lines are the synopsis; a line at column 0 ending in ':' heads a
@@ -15,7 +15,8 @@
 # line at column 0 is prose.
 cmake_minimum_required(VERSION 3.18)
 
-set(EMBER_HELP_PAGES ember ember-record ember-convert ember-report ember-diff ember-top ember-dump)
+# -DPAGES="ember ember-record ...": the pages, in order (cmake/help.cmake's list).
+separate_arguments(EMBER_HELP_PAGES UNIX_COMMAND "${PAGES}")
 
 # The lines of FILE into the list OUT_VAR, with ';', '[', ']' and '\\'
 # (which CMake lists treat specially) replaced by control characters that
