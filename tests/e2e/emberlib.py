@@ -110,6 +110,54 @@ def tmpdir(mode=None):
     return d
 
 
+class Nobody:
+    """A sandbox for running ember as user nobody (see nobody_sandbox)."""
+
+    def __init__(self, user, prefix, bindir, outdir):
+        self.user = user          # nobody's passwd entry
+        self.prefix = prefix      # the command prefix that runs the rest as nobody
+        self.bindir = bindir      # 0755, root's: the copied programs
+        self.outdir = outdir      # 0700, nobody's: where its outputs go
+
+    def path(self, name):
+        return os.path.join(self.bindir, name)
+
+
+def nobody_sandbox(programs, files=()):
+    """For a test run as root that runs ember as user nobody (setpriv, no
+    supplementary groups): copies of PROGRAMS (mode 0755) and FILES (0644)
+    in a fresh 0755 directory, and an output directory only nobody may
+    write.  Skips (77), saying why, without root, setpriv or user nobody,
+    or when nobody cannot reach the temporary directories."""
+    import grp
+    import pwd
+    if os.geteuid() != 0:
+        skip("not running as root, cannot switch to user nobody")
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        skip("setpriv (util-linux) not installed")
+    try:
+        user = pwd.getpwnam("nobody")
+    except KeyError:
+        skip("no user nobody")
+    try:
+        group = grp.getgrnam("nogroup").gr_name
+    except KeyError:
+        group = grp.getgrgid(user.pw_gid).gr_name
+    bindir = tmpdir(0o755)
+    for src, mode in [(p, 0o755) for p in programs] + [(f, 0o644) for f in files]:
+        dst = os.path.join(bindir, os.path.basename(src))
+        shutil.copy(src, dst)
+        os.chmod(dst, mode)
+    outdir = tmpdir(0o700)
+    os.chown(outdir, user.pw_uid, user.pw_gid)
+    for d in (bindir, outdir):
+        if not os.stat(os.path.dirname(d)).st_mode & 0o001:
+            skip("%s is not traversable by others" % os.path.dirname(d))
+    prefix = [setpriv, "--reuid=%d" % user.pw_uid, "--regid=%s" % group, "--clear-groups", "--"]
+    return Nobody(user, prefix, bindir, outdir)
+
+
 class Checker:
     """Collects failed expectations; finish() exits 1 if any failed."""
 

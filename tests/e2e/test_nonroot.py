@@ -12,25 +12,9 @@ directory, writing into a directory only nobody can write.
 Skips (77) unless run as root with setpriv and user nobody available, or when
 perf_event_paranoid >= 3 (then unprivileged perf_event_open is impossible)."""
 import os
-import pwd
-import grp
 import shutil
 import emberlib as E
 
-if os.geteuid() != 0:
-    E.skip("not running as root, cannot switch to user nobody")
-setpriv = shutil.which("setpriv")
-if not setpriv:
-    E.skip("setpriv not installed")
-try:
-    nobody = pwd.getpwnam("nobody")
-    group = "nogroup"
-    try:
-        grp.getgrnam(group)
-    except KeyError:
-        group = grp.getgrgid(nobody.pw_gid).gr_name
-except KeyError:
-    E.skip("no user nobody")
 with open("/proc/sys/kernel/perf_event_paranoid") as f:
     paranoid = int(f.read())
 if paranoid >= 3:
@@ -38,22 +22,9 @@ if paranoid >= 3:
 print("perf_event_paranoid = %d" % paranoid)
 
 chk = E.Checker("e2e.nonroot")
-bindir = E.tmpdir(0o755)
-ember = os.path.join(bindir, "ember")
-chain = os.path.join(bindir, "chain")
-shutil.copy(E.ember(), ember)
-shutil.copy(E.target("chain"), chain)
-for p in (ember, chain):
-    os.chmod(p, 0o755)
-outdir = E.tmpdir(0o700)
-os.chown(outdir, nobody.pw_uid, nobody.pw_gid)
-# Every directory above must be traversable by nobody.
-for p in (bindir, outdir):
-    parent = os.path.dirname(p)
-    if not os.stat(parent).st_mode & 0o001:
-        E.skip("%s is not traversable by others" % parent)
-
-as_nobody = [setpriv, "--reuid=%d" % nobody.pw_uid, "--regid=%s" % group, "--clear-groups", "--"]
+box = E.nobody_sandbox([E.ember(), E.target("chain")])
+nobody, bindir, outdir, as_nobody = box.user, box.bindir, box.outdir, box.prefix
+ember, chain = box.path("ember"), box.path("chain")
 env = {"PATH": "/usr/bin:/bin", "HOME": outdir, "LANG": "C"}
 
 out = os.path.join(outdir, "nobody.folded")

@@ -25,9 +25,7 @@ Skips (77) unless run as root with setcap, setpriv and user nobody, on a
 kernel whose bounding set holds the capabilities, with a temporary
 directory not mounted nosuid; the Python parts skip (said) without
 /usr/bin/python3."""
-import grp
 import os
-import pwd
 import re
 import shutil
 import subprocess
@@ -41,19 +39,9 @@ BASE = "cap_perfmon,cap_bpf"
 FULL = "cap_perfmon,cap_bpf,cap_sys_ptrace,cap_syslog"
 DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=64k", "count=100000"]
 
-if os.geteuid() != 0:
-    E.skip("not running as root, cannot setcap or switch to user nobody")
-setcap, setpriv = shutil.which("setcap"), shutil.which("setpriv")
-if not setcap or not setpriv:
-    E.skip("setcap (libcap2-bin) or setpriv (util-linux) not installed")
-try:
-    nobody = pwd.getpwnam("nobody")
-    try:
-        group = grp.getgrnam("nogroup").gr_name
-    except KeyError:
-        group = grp.getgrgid(nobody.pw_gid).gr_name
-except KeyError:
-    E.skip("no user nobody")
+setcap = shutil.which("setcap")
+if os.geteuid() == 0 and not setcap:
+    E.skip("setcap (libcap2-bin) not installed")
 bounding = int(E.proc_status(os.getpid()).get("CapBnd", "0"), 16)
 missing = [c for c, bit in CAPS.items() if not bounding >> bit & 1]
 if missing:
@@ -74,24 +62,11 @@ ptrace_scope = sysctl("yama/ptrace_scope", 0)
 print("perf_event_paranoid = %d, kptr_restrict = %d, yama ptrace_scope = %d" % (paranoid, kptr, ptrace_scope))
 
 chk = E.Checker("e2e.setcap")
-bindir = E.tmpdir(0o755)
+box = E.nobody_sandbox([E.ember(), E.target("chain")], [os.path.join(HERE, "..", "python", "attach_target.py")])
+nobody, bindir, outdir, as_nobody = box.user, box.bindir, box.outdir, box.prefix
 if os.statvfs(bindir).f_flag & os.ST_NOSUID:
     E.skip("%s is on a nosuid mount: file capabilities are not honoured there" % bindir)
-ember = os.path.join(bindir, "ember")
-chain = os.path.join(bindir, "chain")
-shutil.copy(E.ember(), ember)
-shutil.copy(E.target("chain"), chain)
-for p in (ember, chain):
-    os.chmod(p, 0o755)
-shutil.copy(os.path.join(HERE, "..", "python", "attach_target.py"), bindir)
-os.chmod(os.path.join(bindir, "attach_target.py"), 0o644)
-outdir = E.tmpdir(0o700)
-os.chown(outdir, nobody.pw_uid, nobody.pw_gid)
-for p in (bindir, outdir):
-    if not os.stat(os.path.dirname(p)).st_mode & 0o001:
-        E.skip("%s is not traversable by others" % os.path.dirname(p))
-
-as_nobody = [setpriv, "--reuid=%d" % nobody.pw_uid, "--regid=%s" % group, "--clear-groups", "--"]
+ember, chain = box.path("ember"), box.path("chain")
 env = {"PATH": "/usr/bin:/bin", "HOME": outdir, "LANG": "C",
        "LD_LIBRARY_PATH": "/nonexistent/ember-setcap-lib", "TMPDIR": outdir}
 has_py = os.access(PY, os.X_OK)
