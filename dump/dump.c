@@ -15,7 +15,6 @@
 #include "python_stacks.h"
 #include "session.h"
 #include "strtab.h"
-#include "symbolizer.h"
 #include "unwinder.h"
 
 /* Locals of every Python frame just read, while the thread is stopped. */
@@ -148,7 +147,8 @@ static void take_thread(struct dumper *dp, uint32_t tid, struct ember_dump_threa
 	t->nframes = dump_resolve(dp, w, t);
 }
 
-/* The process model of pid and its symbolizer: every module mapped now. */
+/* The process model of pid and the resolver of its stacks: every module
+ * mapped now. */
 static int setup_native(struct dumper *dp)
 {
 	if (process_model_init(&dp->pm) != 0)
@@ -156,16 +156,24 @@ static int setup_native(struct dumper *dp)
 	dp->native_ready = true;
 	unwinder_init(&dp->uw);
 	dp->proc = process_get(&dp->pm, dp->pid, true);
-	if (!dp->proc || process_load_proc_maps(&dp->pm, dp->proc, true) != 0 || !(dp->sym = ember_symbolizer_new()))
+	if (!dp->proc || process_load_proc_maps(&dp->pm, dp->proc, true) != 0 || ember_profile_init(&dp->frames) != 0)
+		return -1;
+	dp->frames_ready = true;
+	/* Python frames as co_filename has them, and what a hung thread waits
+	 * in, even in the interpreter's own C. */
+	struct ember_resolver_opts ro = { .merge.native_unfiltered = dp->o->native_unfiltered, .full_filenames = true,
+					  .callee_interp_shown = true };
+	if (!(dp->rv = ember_resolver_new(&dp->frames, &ro)))
 		return -1;
 	for (size_t m = 0; m < dp->pm.nmods; m++) {
 		const struct module *mod = dp->pm.mods[m];
-		if (mod->jit_pid)
-			ember_symbolizer_add_jit_module(dp->sym, mod->id, mod->path, (uint32_t)mod->jit_pid, NULL);
-		else
-			ember_symbolizer_add_module_in_root(dp->sym, mod->id, mod->open_path, mod->path, mod->root,
-							    mod->map_build_id_len ? mod->map_build_id : NULL,
-							    mod->map_build_id_len);
+		struct ember_module_info mi = {
+			.path = mod->path, .open_path = mod->open_path, .root = mod->root,
+			.build_id = mod->map_build_id_len ? mod->map_build_id : NULL,
+			.build_id_len = mod->map_build_id_len, .jit_pid = (uint32_t)mod->jit_pid,
+		};
+		if (ember_resolver_add_module(dp->rv, mod->id, &mi, NULL) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -222,7 +230,9 @@ static void dumper_free(struct dumper *dp)
 {
 	if (dp->py)
 		ember_python_close(dp->py);
-	ember_symbolizer_free(dp->sym);
+	ember_resolver_free(dp->rv);
+	if (dp->frames_ready)
+		ember_profile_free(&dp->frames);
 	if (dp->native_ready) {
 		unwinder_free(&dp->uw);
 		process_model_free(&dp->pm);

@@ -8,10 +8,11 @@
 #include "dump.h"
 #include "dump_stop.h"
 #include "process_model.h"
+#include "profile.h"
 #include "python_stacks.h"
+#include "resolve.h"
 #include "sampler.h"
 #include "strtab.h"
-#include "symbolizer.h"
 #include "unwinder.h"
 
 #define MAX_PY 512
@@ -43,18 +44,21 @@ struct dumper {
 	struct ember_python *py;
 	bool locals;                 /* opts.locals and the reader can read them */
 	bool native_ready;           /* pm and uw made */
+	bool frames_ready;           /* frames made */
 	struct process_model pm;
 	struct process *proc;
 	struct unwinder uw;
-	struct ember_symbolizer *sym;
+	struct ember_profile frames;  /* what the threads' stacks resolve to */
+	struct ember_resolver *rv;    /* NULL until the process model is made */
 	struct dump_regs regs;
 	struct work *w;
 };
 
 /* An interned copy of s (NULL reads as ""), valid as long as the dump. */
 const char *dump_keep(struct dumper *dp, const char *s);
-/* Symbolize w's native frames, merge its Python frames over them and set
- * t's frames (innermost first); their count.  Takes w's locals. */
+/* Resolve w's stack (symbolize its native frames, merge its Python frames
+ * over them) and set t's frames (innermost first); their count.  Takes w's
+ * locals. */
 uint32_t dump_resolve(struct dumper *dp, struct work *w, struct ember_dump_thread *t);
 
 
