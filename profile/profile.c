@@ -247,10 +247,10 @@ uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t ti
 
 /* ---- rows ---- */
 
-/* A row's key: (stack, thread) and its flags. */
+/* A row's key: (stack, thread), its flags and its depth. */
 struct row_key {
 	struct id_pair ids;
-	uint32_t flags;
+	uint32_t flags, depth;
 };
 
 static bool row_eq(const void *ctx, uint32_t id, const void *key)
@@ -258,7 +258,7 @@ static bool row_eq(const void *ctx, uint32_t id, const void *key)
 	const struct ember_sample_row *r = &((const struct ember_profile *)ctx)->rows[id];
 	const struct row_key *k = key;
 
-	return r->flags == k->flags && id_pair_eq(r->stack, r->thread, &k->ids);
+	return r->flags == k->flags && r->depth == k->depth && id_pair_eq(r->stack, r->thread, &k->ids);
 }
 
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count)
@@ -269,12 +269,20 @@ int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, 
 int ember_profile_add_row(struct ember_profile *p, uint32_t stack, uint32_t thread, uint32_t flags,
 			  uint64_t count)
 {
+	return ember_profile_add_row_depth(p, stack, thread, flags & ~EMBER_ROW_ATTRIBUTED, 0, count);
+}
+
+int ember_profile_add_row_depth(struct ember_profile *p, uint32_t stack, uint32_t thread, uint32_t flags,
+				uint32_t depth, uint64_t count)
+{
 	struct ember_idtab *index = p->row_index;
-	struct row_key key = { { stack, thread }, flags };
-	uint64_t h = id_pair_hash(&key.ids) ^ ((uint64_t)flags * 0x9E3779B97F4A7C15ull);
+	flags = depth ? flags | EMBER_ROW_ATTRIBUTED : flags & ~EMBER_ROW_ATTRIBUTED;
+	struct row_key key = { { stack, thread }, flags, depth };
+	uint64_t h = id_pair_hash(&key.ids) ^ (((uint64_t)depth << 32 | flags) * 0x9E3779B97F4A7C15ull);
 	uint32_t id;
 
-	if (stack >= p->nstacks || thread >= p->nthreads || (flags & ~EMBER_ROW_FLAGS_KNOWN))
+	if (stack >= p->nstacks || thread >= p->nthreads || (flags & ~EMBER_ROW_FLAGS_KNOWN) ||
+	    (depth && depth > p->stack_len[stack]))
 		return -1;
 	/* The total stays at most count_max, so no sum of rows can wrap. */
 	if (p->total > p->count_max || count > p->count_max - p->total) {
@@ -299,7 +307,8 @@ int ember_profile_add_row(struct ember_profile *p, uint32_t stack, uint32_t thre
 	id = p->nrows;
 	if (ember_idtab_insert(index, h, id) < 0)
 		return -1;
-	p->rows[id] = (struct ember_sample_row){ .stack = stack, .thread = thread, .flags = flags, .count = count };
+	p->rows[id] = (struct ember_sample_row){ .stack = stack, .thread = thread, .flags = flags, .depth = depth,
+						 .count = count };
 	p->nrows++;
 	p->total += count;
 	if (flags & EMBER_ROW_OFF_CPU)

@@ -87,6 +87,8 @@ struct ember_sample_row {
 	uint32_t stack;        /* stack id */
 	uint32_t thread;       /* index into threads */
 	uint32_t flags;        /* enum ember_row_flags */
+	uint32_t depth;        /* with EMBER_ROW_ATTRIBUTED: how many of the stack's frames, from
+	                        * the root, are the dispatching thread's; 0 otherwise */
 	uint64_t count;
 };
 
@@ -96,7 +98,12 @@ enum ember_row_flags {
 	 * same thread has a row of each kind.  Such a profile counts time, not
 	 * samples (docs/offcpu.md, "Weights"). */
 	EMBER_ROW_OFF_CPU = 1u << 0,
-	EMBER_ROW_FLAGS_KNOWN = EMBER_ROW_OFF_CPU,
+	/* Samples of a pool's thread (an OpenMP, OpenBLAS, TBB worker) put
+	 * under the stack of the thread that dispatched the work it ran
+	 * (docs/pools.md): the row's thread ran them; the first `depth`
+	 * frames of its stack are the dispatcher's, the rest the worker's. */
+	EMBER_ROW_ATTRIBUTED = 1u << 1,
+	EMBER_ROW_FLAGS_KNOWN = EMBER_ROW_OFF_CPU | EMBER_ROW_ATTRIBUTED,
 };
 
 struct ember_run_meta {
@@ -194,6 +201,10 @@ int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, 
  * -1 for an unknown flag). */
 int ember_profile_add_row(struct ember_profile *p, uint32_t stack, uint32_t thread, uint32_t flags,
 			  uint64_t count);
+/* The same for attributed samples: into the row of stack, thread, flags
+ * (with EMBER_ROW_ATTRIBUTED when depth > 0) and depth. */
+int ember_profile_add_row_depth(struct ember_profile *p, uint32_t stack, uint32_t thread, uint32_t flags,
+				uint32_t depth, uint64_t count);
 
 /* Sum of all row counts (never above p->count_max). */
 uint64_t ember_profile_total(const struct ember_profile *p);

@@ -91,23 +91,23 @@ struct merge_out {
 	uint32_t n, cap;
 };
 
-static void emit(struct merge_out *m, uint32_t kind, uint32_t value)
+static void emit(struct merge_out *m, uint32_t kind, uint32_t value, uint32_t group)
 {
 	if (m->n < m->cap)
-		m->items[m->n++] = (struct ember_merged){ .kind = kind, .value = value };
+		m->items[m->n++] = (struct ember_merged){ .kind = kind, .value = value, .group = group };
 }
 
-/* Run r's frames, root first (py is innermost first). */
-static void emit_run(struct merge_out *m, const uint32_t *lo, const uint32_t *hi, uint32_t r)
+/* Run r's frames, root first (py is innermost first), at group. */
+static void emit_run(struct merge_out *m, const uint32_t *lo, const uint32_t *hi, uint32_t r, uint32_t group)
 {
 	for (uint32_t k = hi[r] + 1; k-- > lo[r];)
-		emit(m, EMBER_MERGED_PYTHON, k);
+		emit(m, EMBER_MERGED_PYTHON, k, group);
 }
 
-static void emit_group(struct merge_out *m, const struct ember_native_group *g)
+static void emit_group(struct merge_out *m, const struct ember_native_group *g, uint32_t group)
 {
 	for (uint32_t k = 0; k < g->n; k++)
-		emit(m, EMBER_MERGED_NATIVE, g->ids[k]);
+		emit(m, EMBER_MERGED_NATIVE, g->ids[k], group);
 }
 
 /* How a read's runs meet the native stack's eval-loop activations. */
@@ -172,35 +172,35 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 
 	if (p.root_runs)
 		for (uint32_t r = 0; r < p.shift; r++)
-			emit_run(&m, lo, hi, r);
+			emit_run(&m, lo, hi, r, EMBER_MERGED_BEFORE);
 	bool marked = false;
 	uint32_t e = 0;
 	for (uint32_t i = 0; i < in->ngroups; i++) {
 		if (has_python && (g[i].cls & in->eval_class)) {
 			uint32_t r = e + p.shift;
 			if (e < p.paired && r < nruns) {
-				emit_run(&m, lo, hi, r);
+				emit_run(&m, lo, hi, r, i);
 			} else if (!marked) {
-				emit(&m, EMBER_MERGED_UNCERTAIN, 0);
+				emit(&m, EMBER_MERGED_UNCERTAIN, 0, i);
 				marked = true;
 			}
 			e++;
 			/* The eval frame itself is interpreter machinery. */
 			if (o->native_unfiltered && !o->python_only)
-				emit_group(&m, &g[i]);
+				emit_group(&m, &g[i], i);
 			continue;
 		}
 		if (keep_native(o, g[i].cls, p.hide_interp))
-			emit_group(&m, &g[i]);
+			emit_group(&m, &g[i], i);
 	}
 	/* Python frames the native stack had no activation for: kept only as
 	 * uncertain. (Torn: nothing to pair them with; root_runs: already above.) */
 	if (p.trailing) {
 		for (uint32_t r = 0; r < nruns; r++)
-			emit_run(&m, lo, hi, r);
-		emit(&m, EMBER_MERGED_UNCERTAIN, 0);
+			emit_run(&m, lo, hi, r, in->ngroups);
+		emit(&m, EMBER_MERGED_UNCERTAIN, 0, in->ngroups);
 	} else if (p.uncertain && !marked) {
-		emit(&m, EMBER_MERGED_UNCERTAIN, 0);
+		emit(&m, EMBER_MERGED_UNCERTAIN, 0, in->ngroups);
 	}
 	return m.n;
 }

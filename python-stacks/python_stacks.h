@@ -120,6 +120,9 @@ enum ember_py_read_flags {
 	EMBER_PY_BEFORE_COPIER = 1u << 8, /* ember_python_read_sample: no copy, as the sample came
 	                                * before ember had told the copier where the thread's
 	                                * frames are (its first samples; more when ember is late) */
+	EMBER_PY_PEER       = 1u << 9, /* the frames are another thread's (the one that may have
+	                                * dispatched the sampled thread's work), read at the
+	                                * sample of a thread with no Python frames of its own */
 };
 
 /* Frames of OS thread tid, innermost first, at most max of them.

@@ -150,7 +150,13 @@ enum ember_merged_kind {
 struct ember_merged {
 	uint32_t kind;             /* enum ember_merged_kind */
 	uint32_t value;
+	uint32_t group;            /* the native group it stands at: a native frame's own, the
+	                            * eval-loop activation a Python run or mark replaces;
+	                            * EMBER_MERGED_BEFORE for the runs a cut-off native stack
+	                            * lost (they come first), ember_merge_in.ngroups for what
+	                            * follows every group. Items come in this order. */
 };
+#define EMBER_MERGED_BEFORE UINT32_MAX
 
 struct ember_merge_in {
 	const struct ember_native_group *groups;   /* root first */

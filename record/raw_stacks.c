@@ -13,6 +13,7 @@
 struct raw_entry {
 	uint32_t pid, tid, flags;
 	uint32_t nframes, nkernel, npy, pyflags;
+	uint32_t peer_tid;            /* with EMBER_PY_PEER: whose Python frames they are */
 	size_t frames_off;            /* into rs->frames */
 	size_t kernel_off;            /* into rs->kips */
 	size_t py_off;                /* into rs->py */
@@ -61,13 +62,13 @@ struct raw_stacks {
 /* Flags that change what the stack means; the others are per-sample noise. */
 #define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_OFF_CPU)
 /* Python read flags that change how the stack is merged. */
-#define PY_KEY_FLAGS (EMBER_PY_TORN | EMBER_PY_TRUNCATED | EMBER_PY_UNREADABLE)
+#define PY_KEY_FLAGS (EMBER_PY_TORN | EMBER_PY_TRUNCATED | EMBER_PY_UNREADABLE | EMBER_PY_PEER)
 
 /* A sample and the Python frames read for it, as one key. */
 struct sample_key {
 	const struct ember_sample *s;
 	const struct ember_py_frame *py;
-	uint32_t npy, pyflags;
+	uint32_t npy, pyflags, peer_tid;
 };
 
 static uint64_t hash_sample(const struct sample_key *k)
@@ -75,7 +76,7 @@ static uint64_t hash_sample(const struct sample_key *k)
 	const struct ember_sample *s = k->s;
 	uint64_t h = ember_hash_pair(ember_hash_pair(s->pid, s->tid),
 				     (s->flags & KEY_FLAGS) | (uint64_t)s->nframes << 8 | (uint64_t)k->npy << 24 |
-				     (uint64_t)k->pyflags << 48);
+				     ((uint64_t)k->pyflags << 48 ^ (uint64_t)k->peer_tid << 32));
 	/* the frames by the cheap step, mixed once at the end: this runs for
 	 * every sample over every frame */
 	for (uint32_t i = 0; i < s->nframes; i++)
@@ -105,7 +106,7 @@ static bool same(const void *ctx, uint32_t id, const void *key)
 	const struct ember_sample *s = k->s;
 	return e->pid == s->pid && e->tid == s->tid &&
 	       e->flags == (s->flags & KEY_FLAGS) && e->nframes == s->nframes && e->nkernel == s->nkernel &&
-	       e->npy == k->npy && e->pyflags == k->pyflags &&
+	       e->npy == k->npy && e->pyflags == k->pyflags && e->peer_tid == k->peer_tid &&
 	       memcmp(rs->frames + e->frames_off, s->frames, s->nframes * sizeof *s->frames) == 0 &&
 	       (!s->nkernel || memcmp(rs->kips + e->kernel_off, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips) == 0) &&
 	       same_py(rs->py + e->py_off, k->py, k->npy);
@@ -256,13 +257,22 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const st
 int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 			    uint32_t npy, uint32_t pyflags, uint64_t weight)
 {
+	struct raw_py rp = { .frames = py, .n = npy, .flags = pyflags };
+	return raw_stacks_add_sample(rs, s, &rp, weight);
+}
+
+int raw_stacks_add_sample(struct raw_stacks *rs, const struct ember_sample *s, const struct raw_py *rp,
+			  uint64_t weight)
+{
+	const struct ember_py_frame *py = rp->frames;
+	uint32_t npy = rp->n, pyflags = rp->flags;
 	/* Off-CPU intervals stay out of the timeline: its entries are samples
 	 * of the clock, one interval each. */
 	bool timed = !(s->flags & EMBER_SAMPLE_OFF_CPU);
 	/* Checked by the sample: tells a native stack cut off at the root
 	 * whose Python frames are whole from one that disagrees (merge_stack). */
 	uint32_t keep = PY_KEY_FLAGS | (s->flags & EMBER_SAMPLE_TRUNCATED ? EMBER_PY_CHECKED : 0);
-	struct sample_key key = { s, py, npy, pyflags & keep };
+	struct sample_key key = { s, py, npy, pyflags & keep, pyflags & EMBER_PY_PEER ? rp->peer_tid : 0 };
 	uint64_t h = hash_sample(&key);
 	uint32_t id = ember_idtab_find(&rs->index, h, same, rs, &key);
 	if (id != UINT32_MAX) {
@@ -284,7 +294,8 @@ int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s,
 	struct raw_entry *e = &rs->entries[rs->nentries];
 	*e = (struct raw_entry){ .pid = s->pid, .tid = s->tid, .flags = s->flags & KEY_FLAGS,
 				 .nframes = s->nframes, .nkernel = s->nkernel, .npy = npy,
-				 .pyflags = key.pyflags, .frames_off = frames_off, .kernel_off = rs->nkips,
+				 .pyflags = key.pyflags, .peer_tid = key.peer_tid, .frames_off = frames_off,
+				 .kernel_off = rs->nkips,
 				 .py_off = py_off, .count = weight, .samples = 1 };
 	if (s->nkernel)
 		memcpy(rs->kips + rs->nkips, s->kernel_ips, s->nkernel * sizeof *s->kernel_ips);
@@ -310,6 +321,7 @@ bool raw_stacks_next(const struct raw_stacks *rs, size_t *cursor, struct raw_sta
 				      .nframes = e->nframes, .nkernel = e->nkernel,
 				      .frames = rs->frames + e->frames_off, .kernel_ips = rs->kips + e->kernel_off,
 				      .npy = e->npy, .pyflags = e->pyflags, .py = rs->py + e->py_off,
+				      .peer_tid = e->peer_tid,
 				      .count = e->count, .samples = e->samples };
 	return true;
 }

@@ -23,6 +23,16 @@ int raw_stacks_add(struct raw_stacks *rs, const struct ember_sample *s, const st
  * profile's time (record --idle counts microseconds: docs/offcpu.md). */
 int raw_stacks_add_weighted(struct raw_stacks *rs, const struct ember_sample *s, const struct ember_py_frame *py,
 			    uint32_t npy, uint32_t pyflags, uint64_t weight);
+/* The Python frames read for a sample: the sampled thread's own, or, with
+ * EMBER_PY_PEER in flags, those of thread peer_tid read at the sample. */
+struct raw_py {
+	const struct ember_py_frame *frames;     /* innermost first; NULL when n is 0 */
+	uint32_t n, flags;                       /* enum ember_py_read_flags */
+	uint32_t peer_tid;
+};
+/* The same as raw_stacks_add_weighted, with a peer's frames. */
+int raw_stacks_add_sample(struct raw_stacks *rs, const struct ember_sample *s, const struct raw_py *py,
+			  uint64_t weight);
 uint64_t raw_stacks_samples(const struct raw_stacks *rs);
 
 struct raw_stack_view {
@@ -32,6 +42,7 @@ struct raw_stack_view {
 	const uint64_t *kernel_ips;              /* leaf first */
 	uint32_t npy, pyflags;
 	const struct ember_py_frame *py;         /* innermost first */
+	uint32_t peer_tid;                       /* with EMBER_PY_PEER: the thread py is of */
 	uint64_t count;                          /* the weight of its samples (raw_stacks_add_weighted) */
 	uint64_t samples;                        /* how many */
 };

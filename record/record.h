@@ -50,6 +50,8 @@ struct ember_record_opts {
 	struct ember_merge_opts merge;
 	bool subprocesses;         /* a root frame "process PID: cmdline" per process */
 	bool full_filenames;       /* absolute Python file names */
+	bool no_attribution;       /* pool threads' samples stay under their own thread's stack
+	                            * (--no-attribution) */
 	double progress_s;         /* period of the capture's progress callback; 0: 1 s */
 	struct ember_record_knobs knobs;
 };

@@ -312,7 +312,7 @@ int ember_record_profile(struct ember_record *r, struct ember_profile *p)
 	uint64_t t0 = ember_cpu_ns();
 	struct build_in in = { .raw = r->raw, .sampler = r->sampler, .python = r->python, .jit = r->jit,
 			       .opts = &r->opts };
-	int rc = build_profile(&in, p, &r->mismatched);
+	int rc = build_profile(&in, p, &r->mismatched, &r->attr);
 	r->symbolize_s = (double)(ember_cpu_ns() - t0) / 1e9;
 	p->meta.mismatched = r->mismatched;
 	return rc;

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "build_profile.h"
 #include "jit_map.h"
 #include "raw_stacks.h"
 #include "record.h"
@@ -62,6 +63,7 @@ struct ember_record {
 	double t0_s;                   /* CLOCK_MONOTONIC when the run started (before attach or launch) */
 	double wall_s, profiler_cpu_s, symbolize_s;
 	uint64_t mismatched;
+	struct build_attr_stats attr;  /* what the last profile's attribution did */
 	char command[1024];
 };
 

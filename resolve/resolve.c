@@ -16,12 +16,22 @@
 /* Frames one address may expand to: the function and what was inlined into it. */
 #define MAX_INLINE 32
 
+/* What a native function is to a thread pool (pools.h). */
+enum pool_fn {
+	POOL_FN_DISPATCH = 1,      /* hands work to the pool's threads */
+	POOL_FN_WAIT = 2,          /* only waits (a function of a pool's module) */
+	POOL_FN_YIELD = 4,         /* the C library's yield, futex or sleep */
+};
+
 /* (module, addr, frame flags) -> the frame ids it expands to, outermost first. */
 struct addr_entry {
 	uint32_t module, flags;
 	uint64_t addr;
 	uint32_t off, n;           /* into ids */
 	uint8_t cls;               /* enum ember_native_class */
+	uint8_t pool;              /* enum ember_pool_kind of its module */
+	uint8_t pool_fn;           /* enum pool_fn */
+	const char *module_name;   /* its module's base name, interned in the profile */
 };
 
 /* What the resolver keeps of a declared module. */
@@ -44,11 +54,12 @@ struct ember_resolver {
 	size_t nids, ids_cap;
 	/* Per stack, grown to the largest. */
 	struct ember_native_group *groups;
-	size_t groups_cap;
+	uint32_t *group_entry;     /* each group's entry */
+	size_t groups_cap, group_entry_cap;
 	struct ember_merged *merged;
 	size_t merged_cap;
-	uint32_t *stack, *py_index;
-	size_t stack_cap, py_index_cap;
+	uint32_t *stack, *py_index, *peer;
+	size_t stack_cap, py_index_cap, peer_cap;
 };
 
 static bool addr_eq(const void *ctx, uint32_t id, const void *key)
@@ -86,6 +97,8 @@ void ember_resolver_free(struct ember_resolver *rv)
 	ember_idtab_free(&rv->index);
 	ember_symbolizer_free(rv->sym);
 	free(rv->groups);
+	free(rv->group_entry);
+	free(rv->peer);
 	free(rv->merged);
 	free(rv->stack);
 	free(rv->py_index);
@@ -146,6 +159,15 @@ static int symbolize(struct ember_resolver *rv, struct addr_entry *k, bool kerne
 		n = ember_symbolize(rv->sym, k->module, k->addr, sf, MAX_INLINE);
 	}
 	k->cls = n && !kernel ? ember_py_native_class(sf[n - 1].function, sf[n - 1].module, sf[n - 1].has_symbol) : 0;
+	if (n && !kernel) {
+		const struct ember_sym_frame *fn = &sf[n - 1];   /* the containing function */
+		k->pool = (uint8_t)ember_pool_of_module(fn->module);
+		k->pool_fn = (ember_pool_dispatch_function(k->pool, fn->function) ? POOL_FN_DISPATCH : 0) |
+			     (ember_pool_wait_function(k->pool, fn->function) ? POOL_FN_WAIT : 0) |
+			     (ember_pool_yield_function(fn->function, fn->module) ? POOL_FN_YIELD : 0);
+		if (!(k->module_name = ember_profile_cstr(rv->p, fn->module)))
+			return -1;
+	}
 	enum ember_frame_kind kind = kernel ? EMBER_FRAME_KERNEL :
 				     (k->cls & EMBER_NATIVE_INTERP) ? EMBER_FRAME_INTERP : EMBER_FRAME_NATIVE;
 	const char *bid = !kernel && k->module < rv->nmods && rv->mods[k->module].build_id ?
@@ -192,7 +214,8 @@ static const struct addr_entry *resolve_addr(struct ember_resolver *rv, const st
  * found by its jumps) is set from the reader. 0, or -1 on OOM. */
 static int native_groups(struct ember_resolver *rv, const struct ember_resolve_in *in)
 {
-	if (in->nframes > EMBER_MAX_FRAMES || EMBER_GROW(rv->groups, rv->groups_cap, in->nframes) != 0)
+	if (in->nframes > EMBER_MAX_FRAMES || EMBER_GROW(rv->groups, rv->groups_cap, in->nframes) != 0 ||
+	    EMBER_GROW(rv->group_entry, rv->group_entry_cap, in->nframes) != 0)
 		return -1;
 	/* Offsets first: the id array may move while it grows. */
 	uint32_t off[EMBER_MAX_FRAMES];
@@ -202,6 +225,7 @@ static int native_groups(struct ember_resolver *rv, const struct ember_resolve_i
 			return -1;
 		off[g] = e->off;
 		rv->groups[g] = (struct ember_native_group){ .n = e->n, .cls = e->cls };
+		rv->group_entry[g] = (uint32_t)(e - rv->entries);
 	}
 	ember_py_root_groups(rv->groups, in->nframes);
 	const struct ember_python *reader = in->reader;
@@ -247,6 +271,112 @@ static uint32_t special(struct ember_profile *p, const char *name)
 	return ember_profile_frame(p, &f);
 }
 
+/* The entry of group g of the stack being resolved. */
+static const struct addr_entry *group_entry(const struct ember_resolver *rv, uint32_t g)
+{
+	return &rv->entries[rv->group_entry[g]];
+}
+
+static bool group_in_pool(const struct ember_resolver *rv, uint32_t g, uint8_t kind, const char *module)
+{
+	const struct addr_entry *e = group_entry(rv, g);
+	return e->pool == kind && e->module_name == module;
+}
+
+/* What the stack of groups 0..ng is to a thread pool, in groups. */
+struct pool_plan {
+	struct ember_pool_role role;
+	uint32_t at;               /* worker: its first own group; dispatcher: the dispatch group */
+	uint32_t wait_from;        /* with role.wait: the first group of the waiting frames */
+};
+
+/* With the pool's frames from group lo on: whether the leaf only waits
+ * (its innermost frames yield, or the innermost is the pool's own and the
+ * pool's module holds no work of its own, or is entry itself: a loop that
+ * looks for work, or a function that only waits), and where the waiting
+ * frames start. */
+static bool pool_waits(const struct ember_resolver *rv, uint32_t lo, uint32_t ng, uint8_t kind, const char *module,
+		       uint32_t entry, uint32_t *wait_from)
+{
+	uint32_t x = ng;
+	while (x > lo && (group_entry(rv, x - 1)->pool_fn & POOL_FN_YIELD))
+		x--;
+	bool yields = x < ng;
+	if (x == lo)
+		return false;   /* nothing of the pool's own at the leaf */
+	x--;
+	if (!group_in_pool(rv, x, kind, module))
+		return false;
+	if (!yields && ember_pool_module_works(kind) && x != entry && !(group_entry(rv, x)->pool_fn & POOL_FN_WAIT))
+		return false;   /* in the module's own work (OpenBLAS's kernels) */
+	uint32_t from = ng;
+	while (from > lo && (group_in_pool(rv, from - 1, kind, module) ||
+			     (group_entry(rv, from - 1)->pool_fn & POOL_FN_YIELD)))
+		from--;
+	*wait_from = from;
+	return true;
+}
+
+static struct pool_plan plan_pool(const struct ember_resolver *rv, const struct ember_resolve_in *in, uint32_t ng,
+				  bool has_python)
+{
+	struct pool_plan pl = { .wait_from = UINT32_MAX };
+	uint32_t roots = 0;
+	while (roots < ng && (rv->groups[roots].cls & EMBER_NATIVE_ROOT))
+		roots++;
+	if (!in->main_thread && !has_python && roots > 0 && roots < ng) {
+		/* A thread of its own with no Python: a pool's worker, by the
+		 * function its thread started in. */
+		const struct addr_entry *e = group_entry(rv, roots);
+		uint8_t kind = e->pool ? e->pool : EMBER_POOL_THREADS;
+		uint32_t own = roots + 1;
+		if (!ember_pool_module_works(kind))
+			while (own < ng && group_in_pool(rv, own, kind, e->module_name))
+				own++;
+		pl.role = (struct ember_pool_role){ .kind = kind, .worker = true, .pool = e->module_name };
+		if (kind != EMBER_POOL_THREADS)
+			pl.role.wait = pool_waits(rv, roots, ng, kind, e->module_name, roots, &pl.wait_from);
+		pl.at = pl.role.wait && pl.wait_from < own ? pl.wait_from : own;
+		return pl;
+	}
+	for (uint32_t g = 0; g < ng; g++) {
+		const struct addr_entry *e = group_entry(rv, g);
+		if (!e->pool)
+			continue;
+		/* The pool's frames from here on: the dispatch call is the
+		 * innermost of its dispatch functions among them, else, in a
+		 * runtime that does nothing but run and wait for its threads
+		 * (OpenMP, TBB, pthreadpool), the outermost frame. A library
+		 * that does its own work (OpenBLAS) dispatched nothing without
+		 * such a call. */
+		uint32_t end = g, d = UINT32_MAX;
+		for (; end < ng && group_in_pool(rv, end, e->pool, e->module_name); end++)
+			if (group_entry(rv, end)->pool_fn & POOL_FN_DISPATCH)
+				d = end;
+		if (d == UINT32_MAX && !ember_pool_module_works(e->pool))
+			d = g;
+		if (d == UINT32_MAX) {
+			g = end - 1;   /* a call into the library that dispatched nothing */
+			continue;
+		}
+		pl.role = (struct ember_pool_role){ .kind = e->pool, .pool = e->module_name };
+		pl.at = d;
+		pl.role.wait = pool_waits(rv, d + 1, ng, e->pool, e->module_name, d, &pl.wait_from);
+		return pl;
+	}
+	return pl;
+}
+
+/* The first merged item at or past group g (after: past it). */
+static uint32_t merged_at(const struct ember_resolver *rv, uint32_t nm, uint32_t g, bool after)
+{
+	uint32_t i = 0;
+	while (i < nm && (rv->merged[i].group == EMBER_MERGED_BEFORE ||
+			  (after ? rv->merged[i].group <= g : rv->merged[i].group < g)))
+		i++;
+	return i;
+}
+
 /* Append frame id (a Python frame's index in py[], else UINT32_MAX). */
 static void put(struct ember_resolver *rv, size_t *n, uint32_t id, uint32_t py_index)
 {
@@ -254,27 +384,51 @@ static void put(struct ember_resolver *rv, size_t *n, uint32_t id, uint32_t py_i
 	rv->py_index[(*n)++] = py_index;
 }
 
+/* The peer's Python frames, root first, into rv->peer. 0, or -1 on OOM. */
+static int resolve_peer(struct ember_resolver *rv, const struct ember_resolve_in *in, struct ember_resolved *out)
+{
+	if (EMBER_GROW(rv->peer, rv->peer_cap, (size_t)in->npeer + 1) != 0)
+		return -1;
+	for (uint32_t i = 0; i < in->npeer; i++)
+		if ((rv->peer[i] = python_frame(rv, in->reader, &in->peer_py[in->npeer - 1 - i])) == UINT32_MAX)
+			return -1;
+	out->peer = rv->peer;
+	out->npeer = in->npeer;
+	return 0;
+}
+
 int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, struct ember_resolved *out)
 {
 	const struct ember_merge_opts *mo = &rv->o.merge;
-	size_t cap = 3 + (size_t)(in->nframes + in->nkernel) * MAX_INLINE + in->npy;
+	size_t cap = 4 + (size_t)(in->nframes + in->nkernel) * MAX_INLINE + in->npy;
 	if (EMBER_GROW(rv->stack, rv->stack_cap, cap) != 0 || EMBER_GROW(rv->py_index, rv->py_index_cap, cap) != 0 ||
 	    EMBER_GROW(rv->merged, rv->merged_cap, cap) != 0 || native_groups(rv, in) != 0)
 		return -1;
+	*out = (struct ember_resolved){ 0 };
 	size_t n = 0;
 	if (in->root_label)
 		put(rv, &n, special(rv->p, in->root_label), UINT32_MAX);
 	bool truncated = (in->sample_flags & EMBER_SAMPLE_TRUNCATED) != 0;
 	if (truncated)
 		put(rv, &n, special(rv->p, "[truncated]"), UINT32_MAX);
+	uint8_t eval = in->reader ? ember_py_eval_class(in->reader) : 0;
 	struct ember_merge_in mi = { .groups = rv->groups, .ngroups = in->nframes, .py = in->py, .npy = in->npy,
-				     .pyflags = in->pyflags,
-				     .eval_class = in->reader ? ember_py_eval_class(in->reader) : 0,
-				     .native_truncated = truncated };
-	bool uncertain;
-	uint32_t nm = ember_py_merge(mo, &mi, rv->merged, (uint32_t)(cap - n), &uncertain);
+				     .pyflags = in->pyflags, .eval_class = eval, .native_truncated = truncated };
+	uint32_t nm = ember_py_merge(mo, &mi, rv->merged, (uint32_t)(cap - n - 2), &out->uncertain);
+	bool has_python = in->npy > 0;
+	for (uint32_t g = 0; g < in->nframes && !has_python && eval; g++)
+		has_python = (rv->groups[g].cls & eval) != 0;
+	struct pool_plan pp = plan_pool(rv, in, in->nframes, has_python);
+	/* The waiting frames give way to the pool's wait mark (kept under it
+	 * when unfiltered). */
+	uint32_t wait_at = pp.role.wait ? merged_at(rv, nm, pp.wait_from, false) : UINT32_MAX;
+	size_t base = n;
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct ember_merged *m = &rv->merged[i];
+		if (i == wait_at)
+			put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.role.kind)), UINT32_MAX);
+		if (i >= wait_at && !mo->native_unfiltered)
+			continue;
 		if (m->kind == EMBER_MERGED_NATIVE)
 			put(rv, &n, m->value, UINT32_MAX);
 		else if (m->kind == EMBER_MERGED_PYTHON)
@@ -282,7 +436,9 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 		else
 			put(rv, &n, special(rv->p, "[python frames uncertain]"), UINT32_MAX);
 	}
-	for (uint32_t i = in->nkernel; i-- > 0 && !mo->python_only;) {
+	if (pp.role.wait && wait_at == nm)
+		put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.role.kind)), UINT32_MAX);
+	for (uint32_t i = in->nkernel; i-- > 0 && !mo->python_only && (!pp.role.wait || mo->native_unfiltered);) {
 		struct ember_frame_addr kfa = { .module = EMBER_NO_MODULE, .addr = in->kernel_ips[i] };
 		const struct addr_entry *e = resolve_addr(rv, &kfa, true);
 		if (!e)
@@ -293,7 +449,16 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	for (size_t i = 0; i < n; i++)
 		if (rv->stack[i] == UINT32_MAX)
 			return -1;
-	*out = (struct ember_resolved){ .ids = rv->stack, .py_index = rv->py_index, .n = (uint32_t)n,
-					.uncertain = uncertain };
-	return 0;
+	if (pp.role.kind) {
+		/* A worker's own frames start at the wait mark when it waits (the
+		 * mark stands for its pool's frames); a dispatcher's work comes
+		 * after its dispatch call, and its wait mark after that. */
+		out->role = pp.role;
+		out->role.at = (uint32_t)base + (!pp.role.worker ? merged_at(rv, nm, pp.at, true) :
+						 pp.role.wait ? wait_at : merged_at(rv, nm, pp.at, false));
+	}
+	out->ids = rv->stack;
+	out->py_index = rv->py_index;
+	out->n = (uint32_t)n;
+	return in->npeer ? resolve_peer(rv, in, out) : 0;
 }

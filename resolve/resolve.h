@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pools.h"
 #include "profile.h"
 #include "python_stacks.h"
 #include "sampler.h"
@@ -58,17 +59,40 @@ struct ember_resolve_in {
 	uint32_t npy, pyflags;                   /* enum ember_py_read_flags */
 	const struct ember_python *reader;       /* the process's Python reader; NULL: none */
 	const char *root_label;                  /* a frame to put at the root ("process 12: cmd"), or NULL */
+	bool main_thread;                        /* the process's first thread (its tid is its pid) */
+	const struct ember_py_frame *peer_py;    /* a worker's sample: the Python frames of the thread
+	                                          * that may have dispatched its work, read at the
+	                                          * sample (innermost first); resolved apart */
+	uint32_t npeer;
+};
+
+/* What a stack is to a thread pool (pools.h): one of its threads, or a
+ * thread that hands it work. */
+struct ember_pool_role {
+	uint8_t kind;              /* enum ember_pool_kind; EMBER_POOL_NONE: neither */
+	bool worker;               /* a thread of the pool (a thread's own root, no Python frames,
+	                            * its first function in the pool's library; EMBER_POOL_THREADS:
+	                            * in the program's own code) */
+	bool wait;                 /* the pool's frames at its leaf only wait (for work, or for
+	                            * the region's end): marked with the pool's wait frame */
+	const char *pool;          /* the pool's library (the module name, interned in the profile) */
+	uint32_t at;               /* worker: the index of its first own frame (past its root and
+	                            * the pool's loop); a dispatcher: how many frames come before
+	                            * the pool's work, through the dispatch call */
 };
 
 /* A resolved stack: ids of the profile's frames, root first; py_index[i]
  * is the index in the input's py[] of frame i when it is a Python frame,
- * UINT32_MAX otherwise. Both arrays belong to the resolver, valid until
- * its next call. */
+ * UINT32_MAX otherwise; the ids of the peer's Python frames, root first.
+ * The arrays belong to the resolver, valid until its next call. */
 struct ember_resolved {
 	const uint32_t *ids;
 	const uint32_t *py_index;
 	uint32_t n;
 	bool uncertain;                          /* the Python frames disagreed with the native stack */
+	struct ember_pool_role role;
+	const uint32_t *peer;
+	uint32_t npeer;
 };
 /* Resolve one stack. 0, or -1 on OOM. */
 int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, struct ember_resolved *out);
