@@ -128,13 +128,17 @@ static struct merge_plan plan_merge(const struct ember_merge_in *in, bool has_py
 	 * and the root side is missing -- nothing pairs reliably */
 	bool unreadable = (in->pyflags & EMBER_PY_UNREADABLE) != 0;
 	bool torn = unreadable || (in->pyflags & EMBER_PY_TORN) != 0;
-	p.shift = in->native_truncated && nruns > nevals ? nruns - nevals : 0;
+	bool cut = in->native_truncated || in->native_incomplete;
+	p.shift = cut && nruns > nevals ? nruns - nevals : 0;
 	/* Cut off at the root (stack copy, frame cap: deep C -> Python -> C
-	 * chains, an import inside an extension's init): the read's outer runs
-	 * are the part the native stack lost. When the sample confirmed every
-	 * activation it has, the stack is whole and certain; else uncertain. */
+	 * chains, an import inside an extension's init; or an unwind that
+	 * stopped short of the root): the read's outer runs are the part the
+	 * native stack lost. When the sample confirmed every activation it
+	 * has, or the frames were copied at the sample and the unwind just
+	 * stopped early, the stack is whole and certain; else uncertain. */
 	p.root_runs = has_python && !torn && p.shift > 0;
-	bool explained = p.root_runs && (in->pyflags & EMBER_PY_CHECKED);
+	bool explained = p.root_runs && ((in->pyflags & EMBER_PY_CHECKED) ||
+					 (in->native_incomplete && (in->pyflags & EMBER_PY_AT_SAMPLE)));
 	p.uncertain = has_python && (torn || (nevals != nruns && !explained) || (in->pyflags & EMBER_PY_TRUNCATED));
 	if (!has_python || unreadable)
 		p.paired = 0;

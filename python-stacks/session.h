@@ -165,6 +165,7 @@ struct ember_merge_in {
 	uint32_t npy, pyflags;                     /* enum ember_py_read_flags */
 	uint8_t eval_class;                        /* ember_py_eval_class; 0: not a Python process */
 	bool native_truncated;                     /* the native stack lost its root side */
+	bool native_incomplete;                    /* ... its unwind stopped short of the root */
 };
 
 /* The merged stack, root first, into out (at most cap items; the rest are
@@ -172,7 +173,9 @@ struct ember_merge_in {
  * frames it was running (ember_python_runs); when the counts disagree the
  * runs pair from the root, or from the leaf when the native stack lost its
  * root; a torn read keeps all runs but the innermost; an UNCERTAIN item
- * marks where trust ends, and *uncertain says there is one. Native frames
+ * marks where trust ends, and *uncertain says there is one (a stack whose
+ * unwind stopped short of the root pairs as a cut-off one: its native
+ * frames never come before the Python frames that called them). Native frames
  * of the interpreter (and the roots) are left out of a Python thread's
  * stack unless o->native_unfiltered, when Python frames stand for them: a
  * read with no frame to place (unreadable, garbage, none yet) keeps every

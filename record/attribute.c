@@ -134,7 +134,7 @@ static struct thread_times *find_thread(const struct attr_plan *pl, uint32_t pid
 /* The region function of worker s: its first own frame, when it works. */
 static uint32_t region_of(const struct attr_stack *s)
 {
-	return s->worker && !s->wait && s->at < s->n ? s->ids[s->at] : NO_FRAME;
+	return s->worker && !s->wait && !s->region_unknown && s->at < s->n ? s->ids[s->at] : NO_FRAME;
 }
 
 /* Where each stack's last Python frame is (for a peer's layout). */

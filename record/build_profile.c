@@ -23,6 +23,7 @@ struct entry_state {
 	uint64_t samples;          /* ... and samples */
 	uint32_t py_off, npy;      /* Python frame ids (its own, or a worker's peer's) in pyids */
 	uint32_t peer_tid;
+	bool incomplete;           /* its unwind stopped short: it starts with that mark */
 	struct ember_pool_role role;
 	uint32_t attributed;       /* live: the stack its samples went to, UINT32_MAX: not decided */
 	uint32_t attr_depth;       /* ... how many of its frames are a dispatcher's */
@@ -107,7 +108,8 @@ static int add_entry(struct profile_builder *bd, const struct build_in *in, stru
 		tname = ember_sampler_thread_name(in->sampler, v->pid, v->tid);
 	struct entry_state *e = &bd->e[bd->ne];
 	*e = (struct entry_state){ .pid = v->pid, .tid = v->tid, .flags = row_flags(v), .role = rs.role,
-				   .peer_tid = peer ? v->peer_tid : 0, .attributed = UINT32_MAX };
+				   .peer_tid = peer ? v->peer_tid : 0, .incomplete = rs.incomplete,
+				   .attributed = UINT32_MAX };
 	/* The Python frames a dispatcher's stack is matched by. */
 	uint32_t py[EMBER_MAX_FRAMES + 1024], npy = 0;
 	for (uint32_t i = 0; i < rs.n && !peer && npy < sizeof py / sizeof py[0]; i++)
@@ -124,17 +126,39 @@ static int add_entry(struct profile_builder *bd, const struct build_in *in, stru
 	return 0;
 }
 
+/* A stack of a pool's thread whose unwind stopped short (an assembly
+ * kernel's caller not found) has no root to tell the pool by: its
+ * thread's other stacks do. It is that pool's work, the frames known
+ * being its own, under the mark that says they are not all. */
+static void incomplete_workers(struct profile_builder *bd, size_t from)
+{
+	for (size_t k = from; k < bd->ne; k++) {
+		struct entry_state *e = &bd->e[k];
+		if (!e->incomplete || e->role.kind || e->npy || e->pid == e->tid)
+			continue;
+		for (size_t j = 0; j < bd->ne; j++) {
+			const struct entry_state *o = &bd->e[j];
+			if (o->tid == e->tid && o->pid == e->pid && o->role.worker && o->role.kind != EMBER_POOL_THREADS) {
+				e->role = (struct ember_pool_role){ .kind = o->role.kind, .worker = true,
+								    .pool = o->role.pool, .at = e->role.at };
+				break;
+			}
+		}
+	}
+}
+
 /* Resolve the raw entries new since the last call. 0, or -1 on OOM. */
 static int resolve_new(struct profile_builder *bd, const struct build_in *in, struct ember_profile *p,
 		       uint64_t *mismatched)
 {
-	size_t cursor = bd->ne;
+	size_t cursor = bd->ne, from = bd->ne;
 	struct raw_stack_view v;
 	if (sync_modules(bd, in) != 0)
 		return -1;
 	while (raw_stacks_next(in->raw, &cursor, &v))
 		if (add_entry(bd, in, p, &v, mismatched) != 0)
 			return -1;
+	incomplete_workers(bd, from);
 	return 0;
 }
 
@@ -203,7 +227,8 @@ static void attr_stacks(const struct profile_builder *bd, const struct ember_pro
 		st[k] = (struct attr_stack){ .pid = e->pid, .tid = e->tid, .ids = ids, .n = n,
 					     .py = bd->pyids + e->py_off, .npy = e->npy, .peer_tid = e->peer_tid,
 					     .kind = e->role.kind, .worker = e->role.worker, .wait = e->role.wait,
-					     .pool = e->role.pool, .at = e->role.at };
+					     .pool = e->role.pool, .at = e->role.at,
+					     .region_unknown = e->incomplete };
 	}
 }
 

@@ -60,7 +60,7 @@ struct raw_stacks {
 #define TIMELINE_MAX (4u << 20)
 
 /* Flags that change what the stack means; the others are per-sample noise. */
-#define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_OFF_CPU)
+#define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_OFF_CPU | EMBER_SAMPLE_UNWIND_ERROR)
 /* Python read flags that change how the stack is merged. */
 #define PY_KEY_FLAGS (EMBER_PY_TORN | EMBER_PY_TRUNCATED | EMBER_PY_UNREADABLE | EMBER_PY_PEER)
 
@@ -269,9 +269,11 @@ int raw_stacks_add_sample(struct raw_stacks *rs, const struct ember_sample *s, c
 	/* Off-CPU intervals stay out of the timeline: its entries are samples
 	 * of the clock, one interval each. */
 	bool timed = !(s->flags & EMBER_SAMPLE_OFF_CPU);
-	/* Checked by the sample: tells a native stack cut off at the root
-	 * whose Python frames are whole from one that disagrees (merge_stack). */
-	uint32_t keep = PY_KEY_FLAGS | (s->flags & EMBER_SAMPLE_TRUNCATED ? EMBER_PY_CHECKED : 0);
+	/* Checked by the sample, or copied at it: tells a native stack cut
+	 * off at the root whose Python frames are whole from one that
+	 * disagrees (ember_py_merge). */
+	uint32_t keep = PY_KEY_FLAGS |
+			(s->flags & (EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_UNWIND_ERROR) ? EMBER_PY_CHECKED | EMBER_PY_AT_SAMPLE : 0);
 	struct sample_key key = { s, py, npy, pyflags & keep, pyflags & EMBER_PY_PEER ? rp->peer_tid : 0 };
 	uint64_t h = hash_sample(&key);
 	uint32_t id = ember_idtab_find(&rs->index, h, same, rs, &key);

@@ -409,11 +409,21 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	if (in->root_label)
 		put(rv, &n, special(rv->p, in->root_label), UINT32_MAX);
 	bool truncated = (in->sample_flags & EMBER_SAMPLE_TRUNCATED) != 0;
+	/* An unwind that stopped short of the root: reported so by the
+	 * unwinder, or, on a Python thread, ending anywhere but at a thread's
+	 * or the program's first function (so that the Python frames read at
+	 * the sample still come first, as the callers they are). */
+	bool incomplete = !truncated && ((in->sample_flags & EMBER_SAMPLE_UNWIND_ERROR) ||
+					 (in->npy && in->nframes && !(rv->groups[0].cls & EMBER_NATIVE_ROOT)));
 	if (truncated)
 		put(rv, &n, special(rv->p, "[truncated]"), UINT32_MAX);
+	if (incomplete)
+		put(rv, &n, special(rv->p, "[native stack incomplete]"), UINT32_MAX);
+	out->incomplete = incomplete;
 	uint8_t eval = in->reader ? ember_py_eval_class(in->reader) : 0;
 	struct ember_merge_in mi = { .groups = rv->groups, .ngroups = in->nframes, .py = in->py, .npy = in->npy,
-				     .pyflags = in->pyflags, .eval_class = eval, .native_truncated = truncated };
+				     .pyflags = in->pyflags, .eval_class = eval, .native_truncated = truncated,
+				     .native_incomplete = incomplete };
 	uint32_t nm = ember_py_merge(mo, &mi, rv->merged, (uint32_t)(cap - n - 2), &out->uncertain);
 	bool has_python = in->npy > 0;
 	for (uint32_t g = 0; g < in->nframes && !has_python && eval; g++)

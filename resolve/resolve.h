@@ -8,8 +8,8 @@
  * of a profile, root first: each native address symbolized once with its
  * inline chain (symbolizer/), each native frame classed for the merge, the
  * Python frames laid over the eval-loop activations (ember_py_merge), then
- * the special frames: a root label, "[truncated]", "[python frames
- * uncertain]". Frames are interned into the profile the resolver was made
+ * the special frames: a root label, "[truncated]", "[native stack
+ * incomplete]", "[python frames uncertain]", a pool's wait mark. Frames are interned into the profile the resolver was made
  * for (profile.h), so a frame met again costs a lookup.
  *
  * Not thread-safe: one resolver per thread of the cold path. */
@@ -90,6 +90,8 @@ struct ember_resolved {
 	const uint32_t *py_index;
 	uint32_t n;
 	bool uncertain;                          /* the Python frames disagreed with the native stack */
+	bool incomplete;                         /* its unwind stopped short of the root: it starts with
+	                                          * the frame "[native stack incomplete]" */
 	struct ember_pool_role role;
 	const uint32_t *peer;
 	uint32_t npeer;

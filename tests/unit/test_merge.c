@@ -63,7 +63,7 @@ static void test_paired(void)
 	typical(g);
 	/* Three frames: run 0 (outer activation) = py[2]; run 1 = py[1], py[0]. */
 	frames(py, (const bool[]){ false, true, true }, 3);
-	struct ember_merge_in in = { g, 6, py, 3, 0, EMBER_NATIVE_EVAL, false };
+	struct ember_merge_in in = { g, 6, py, 3, 0, EMBER_NATIVE_EVAL, false, false };
 	struct ember_merge_opts o = { 0 };
 	uint32_t n = merge(&o, &in, out, &unc);
 	/* Interpreter frames and roots hidden; each eval replaced by its run,
@@ -100,7 +100,7 @@ static void test_disagree(void)
 	/* One run for two activations (the thread returned before the read):
 	 * paired from the root, trust ends at the second activation. */
 	frames(py, (const bool[]){ true }, 1);
-	struct ember_merge_in in = { g, 6, py, 1, 0, EMBER_NATIVE_EVAL, false };
+	struct ember_merge_in in = { g, 6, py, 1, 0, EMBER_NATIVE_EVAL, false, false };
 	uint32_t n = merge(&o, &in, out, &unc);
 	static const uint32_t want[][2] = { { P, 0 }, { U, 0 }, { N, 105 } };
 	CHECK(same(out, n, want, 3));
@@ -149,7 +149,7 @@ static void test_native_truncated(void)
 	struct ember_merge_opts o = { 0 };
 	bool unc;
 	frames(py, (const bool[]){ true, true, true }, 3);
-	struct ember_merge_in in = { g, 2, py, 3, EMBER_PY_CHECKED, EMBER_NATIVE_EVAL, true };
+	struct ember_merge_in in = { g, 2, py, 3, EMBER_PY_CHECKED, EMBER_NATIVE_EVAL, true, false };
 	uint32_t n = merge(&o, &in, out, &unc);
 	static const uint32_t want[][2] = { { P, 2 }, { P, 1 }, { P, 0 }, { N, 105 } };
 	CHECK(same(out, n, want, 4));
@@ -170,7 +170,7 @@ static void test_other_threads(void)
 	bool unc;
 	typical(g);
 	/* Not a Python process: every native frame, nothing uncertain. */
-	struct ember_merge_in in = { g, 6, NULL, 0, 0, 0, false };
+	struct ember_merge_in in = { g, 6, NULL, 0, 0, 0, false, false };
 	uint32_t n = merge(&o, &in, out, &unc);
 	CHECK(n == 6 && !unc);
 	for (uint32_t i = 0; i < n && i < 6; i++)
@@ -180,7 +180,7 @@ static void test_other_threads(void)
 	 * frames): its whole native stack. */
 	struct ember_native_group w[3] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(GIL, EMBER_NATIVE_INTERP | 0),
 					   grp(KERNEL, 0) };
-	struct ember_merge_in win = { w, 3, NULL, 0, 0, EMBER_NATIVE_EVAL, false };
+	struct ember_merge_in win = { w, 3, NULL, 0, 0, EMBER_NATIVE_EVAL, false, false };
 	n = merge(&o, &win, out, &unc);
 	CHECK(n == 3 && !unc);
 
@@ -189,16 +189,30 @@ static void test_other_threads(void)
 	struct ember_py_frame py[1];
 	frames(py, (const bool[]){ true }, 1);
 	struct ember_native_group s[2] = { grp(MAIN, EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
-	struct ember_merge_in sin = { s, 2, py, 1, 0, EMBER_NATIVE_EVAL, false };
+	struct ember_merge_in sin = { s, 2, py, 1, 0, EMBER_NATIVE_EVAL, false, false };
 	n = merge(&o, &sin, out, &unc);
 	static const uint32_t want[][2] = { { N, 105 }, { P, 0 }, { U, 0 } };
 	CHECK(same(out, n, want, 3));
 	CHECK(unc);
 
+	/* The same with an unwind that stopped short of the root (a BLAS
+	 * kernel's caller not found): the Python frames, copied at the
+	 * sample, are the callers, so they come first and the native frames
+	 * known follow; certain when copied at the sample. */
+	struct ember_native_group k[2] = { grp(MAIN, 0), grp(KERNEL, 0) };
+	struct ember_merge_in kin = { k, 2, py, 1, EMBER_PY_AT_SAMPLE, EMBER_NATIVE_EVAL, false, true };
+	n = merge(&o, &kin, out, &unc);
+	static const uint32_t want_inc[][2] = { { P, 0 }, { N, 101 }, { N, 105 } };
+	CHECK(same(out, n, want_inc, 3));
+	CHECK(!unc);
+	kin.pyflags = 0;   /* read after the sample: the thread may have moved on */
+	n = merge(&o, &kin, out, &unc);
+	CHECK(unc);
+
 	/* Waiting for the GIL is shown even on a Python thread. */
 	struct ember_native_group t[3] = { grp(EVAL, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP),
 					   grp(GIL, EMBER_NATIVE_TAKE_GIL | EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
-	struct ember_merge_in tin = { t, 3, py, 1, 0, EMBER_NATIVE_EVAL, false };
+	struct ember_merge_in tin = { t, 3, py, 1, 0, EMBER_NATIVE_EVAL, false, false };
 	n = merge(&o, &tin, out, &unc);
 	static const uint32_t want_gil[][2] = { { P, 0 }, { N, 106 }, { N, 105 } };
 	CHECK(same(out, n, want_gil, 3));
@@ -216,7 +230,7 @@ static void test_state_unreadable(void)
 	struct ember_merged out[64];
 	struct ember_merge_opts o = { 0 };
 	bool unc;
-	struct ember_merge_in in = { g, 4, NULL, 0, 0, EMBER_NATIVE_EVAL, false };
+	struct ember_merge_in in = { g, 4, NULL, 0, 0, EMBER_NATIVE_EVAL, false, false };
 	uint32_t n = merge(&o, &in, out, &unc);
 	static const uint32_t want[][2] = { { N, 100 }, { N, 101 }, { U, 0 }, { N, 103 } };
 	CHECK(same(out, n, want, 4));
@@ -238,7 +252,7 @@ static void test_python2(void)
 	struct ember_merge_opts o = { 0 };
 	bool unc;
 	frames(py, (const bool[]){ true, true }, 2);
-	struct ember_merge_in in = { g, 4, py, 2, 0, EMBER_NATIVE_EVAL_EX, false };
+	struct ember_merge_in in = { g, 4, py, 2, 0, EMBER_NATIVE_EVAL_EX, false, false };
 	uint32_t n = merge(&o, &in, out, &unc);
 	static const uint32_t want[][2] = { { P, 1 }, { P, 0 }, { N, 105 } };
 	CHECK(same(out, n, want, 3));
