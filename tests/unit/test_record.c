@@ -41,15 +41,17 @@ int main(void)
 	s.flags = EMBER_SAMPLE_TRUNCATED;
 	CHECK(raw_stacks_add(rs, &s, py, 2, EMBER_PY_CHECKED) == 0); /* cut off, checked: 7 */
 	CHECK(raw_stacks_add(rs, &s, py, 2, 0) == 0);                /* cut off, unchecked: 8 */
-	s.flags = EMBER_SAMPLE_UNWIND_ERROR;
+	s.flags = EMBER_SAMPLE_IN_KERNEL;
 	CHECK(raw_stacks_add(rs, &s, py, 2, EMBER_PY_CHECKED) == 0); /* per-sample noise: 5 */
-	CHECK(raw_stacks_samples(rs) == 12);
+	s.flags = EMBER_SAMPLE_UNWIND_ERROR;
+	CHECK(raw_stacks_add(rs, &s, py, 2, EMBER_PY_AT_SAMPLE) == 0);  /* stopped short, copied: 9 */
+	CHECK(raw_stacks_samples(rs) == 13);
 
-	static const uint64_t counts[] = { 2, 1, 1, 1, 2, 2, 1, 1, 1 };
+	static const uint64_t counts[] = { 2, 1, 1, 1, 2, 2, 1, 1, 1, 1 };
 	size_t cursor = 0, n = 0;
 	struct raw_stack_view v;
 	while (raw_stacks_next(rs, &cursor, &v)) {
-		CHECK(n < 9 && v.count == counts[n]);
+		CHECK(n < 10 && v.count == counts[n]);
 		CHECK(v.pid == 7 && v.nframes == 2);
 		if (n == 4)
 			CHECK(v.npy == 2 && v.py[0].line == 10 && v.py[1].code == 4 && v.pyflags == 0);
@@ -57,9 +59,11 @@ int main(void)
 			CHECK(v.flags == EMBER_SAMPLE_TRUNCATED && v.pyflags == EMBER_PY_CHECKED);
 		if (n == 3)
 			CHECK(v.frames[0].flags == EMBER_FRAME_SCANNED);
+		if (n == 9)
+			CHECK(v.flags == EMBER_SAMPLE_UNWIND_ERROR && v.pyflags == EMBER_PY_AT_SAMPLE);
 		n++;
 	}
-	CHECK(n == 9);
+	CHECK(n == 10);
 	/* one stored copy of each distinct sequence: entries 0 and 1 (two
 	 * threads) and 4 (Python frames) have the same native frames */
 	{
@@ -72,16 +76,16 @@ int main(void)
 	}
 
 	bool complete;
-	static const uint32_t entries[] = { 0, 0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 5 };
+	static const uint32_t entries[] = { 0, 0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 5, 9 };
 	/* arrival order, not time order: the second sample is earlier */
-	static const uint64_t times[] = { 100, 50, 200, 300, 400, 500, 600, 600, 600, 600, 600, 600 };
-	CHECK(raw_stacks_timeline_count(rs, &complete) == 12 && complete);
+	static const uint64_t times[] = { 100, 50, 200, 300, 400, 500, 600, 600, 600, 600, 600, 600, 600 };
+	CHECK(raw_stacks_timeline_count(rs, &complete) == 13 && complete);
 	size_t tc = 0, i = 0;
 	uint64_t t = 0;
 	uint32_t e;
 	for (; raw_stacks_timeline_next(rs, &tc, &t, &e); i++)
-		CHECK(i < 12 && e == entries[i] && t == times[i]);
-	CHECK(i == 12);
+		CHECK(i < 13 && e == entries[i] && t == times[i]);
+	CHECK(i == 13);
 	raw_stacks_free(rs);
 
 	/* times far apart and large entry numbers come back exactly */
