@@ -1,19 +1,22 @@
 /* The copier's in-kernel half: attached to ember's perf events, it runs in
  * the sampled thread's context right before the kernel writes the sample,
- * and copies that thread's Python frame chain (the raw
- * bytes of each frame, innermost first) into a ring buffer.  User space then
- * walks these bytes exactly as it walks frames it reads itself, so the
- * Python stack and the native stack are of the same instant.
+ * and copies that thread's Python frame chain (the raw bytes of each
+ * frame, innermost first) into a ring buffer.  User space then walks these
+ * bytes exactly as it walks frames it reads itself, so the Python stack
+ * and the native stack are of the same instant.
  *
  * With each frame goes the header of its code object (not repeated for a
  * run of frames of the same code), and the thread state's first bytes.
  * Only threads ember registered (tid -> thread state and offsets) are
- * copied.  Cost in the target: two map lookups, a read of the thread
- * state, and one user-memory read per frame and two per code object (at most
- * EMBER_COPIER_MAX_FRAMES frames), two more per frame of a method whose class
- * ember takes from its first argument (<= 3.10), and a lookup per code
- * object; reads never fault pages in, a failing read ends the copy.  The
- * sample itself is always kept.  The record wakes ember only when it must be read at once
+ * copied; at a sample of a pool's worker that ember gave a peer (the
+ * thread that dispatches its work), the peer's frames are, as they are at
+ * that instant (one more map lookup).  Cost in the target: two map
+ * lookups, a read of the thread state, and one user-memory read per frame
+ * and two per code object (at most EMBER_COPIER_MAX_FRAMES frames), two
+ * more per frame of a method whose class ember takes from its first
+ * argument (<= 3.10), and a lookup per code object; reads never fault
+ * pages in, a failing read ends the copy.  The sample itself is always
+ * kept.  The record wakes ember only when it must be read at once
  * (copier_record.h says when). */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
@@ -121,6 +124,17 @@ static __always_inline int copy_frames(bool at_switch)
 	struct ember_copier_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	if (at_switch && (!t || t->pid != pid || !t->tstate))
 		return 0;
+	/* A pool's worker (no Python state of its own): the frames of the
+	 * thread that dispatches its work, as they are at this sample. */
+	__u32 peer = 0;
+	if (t && t->pid == pid && !t->tstate && t->peer) {
+		__u32 pk = t->peer;
+		struct ember_copier_thread *pt = bpf_map_lookup_elem(&threads, &pk);
+		if (pt && pt->pid == pid && pt->tstate) {
+			peer = pk;
+			t = pt;
+		}
+	}
 	__u32 comm_mix = 0;
 	if (!t || t->pid != pid || !t->tstate) {
 		__u32 comm[4] = { 0 };
@@ -141,6 +155,7 @@ static __always_inline int copy_frames(bool at_switch)
 		return 1;
 	r->pid = pid;
 	r->tid = tid;
+	r->peer = peer;
 	r->time_ns = bpf_ktime_get_ns();
 	r->tstate = 0;
 	r->nframes = 0;
@@ -162,7 +177,7 @@ static __always_inline int copy_frames(bool at_switch)
 		t->wakes++;
 		goto send;
 	}
-	r->flags = 0;
+	r->flags = peer ? EMBER_COPIER_PEER : 0;
 	r->tstate = t->tstate;
 	/* --gil: who held the GIL at the sample (3.13: a bit in the thread
 	 * state, copied below) */

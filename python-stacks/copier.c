@@ -375,6 +375,17 @@ void py_copier_sync(struct ember_python *py, uint32_t tid)
 		register_thread(py, t);
 }
 
+void py_copier_set_peer(struct ember_python *py, uint32_t tid, uint32_t peer)
+{
+	if (!py->cp.copier || py_thread_find(py, tid))
+		return;   /* (a Python thread's own frames are copied) */
+	/* Counted as past the wakes a thread not yet known may cause: it is
+	 * known, as a worker. */
+	struct ember_copier_thread v = { .pid = (uint32_t)py->pid, .peer = peer,
+					 .wakes = EMBER_COPIER_NEW_THREAD_WAKES };
+	bpf_map_update_elem(py->cp.copier->threads_fd, &tid, &v, BPF_ANY);
+}
+
 bool py_copier_unregistered(struct ember_python *py, uint32_t tid, uint64_t time_ns)
 {
 	const struct py_thread *t = py_thread_find(py, tid);

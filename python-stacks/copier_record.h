@@ -59,6 +59,10 @@ struct ember_copier_thread {
 	__u64 gil_locked;   /* 3.12: the GIL's locked word (an int; 1: held); 0: none */
 	__u32 wakes;        /* the copier's own count, for threads not registered yet */
 	__u32 comm_mix;     /* ... and a mix of its comm when counted */
+	__u32 peer;         /* a thread with no Python state (tstate 0), a pool's worker: the
+	                     * registered thread of its process whose frames to copy at its
+	                     * samples instead (the one that dispatches its work); 0: none */
+	__u32 pad;
 };
 /* A thread the copier met before ember registered it has an entry with
  * tstate 0: nothing to copy; its first EMBER_COPIER_NEW_THREAD_WAKES samples
@@ -94,6 +98,8 @@ enum ember_copier_flags {
 	EMBER_COPIER_WOKE = 1u << 2,         /* the record woke ember (see below) */
 	EMBER_COPIER_GIL_KNOWN = 1u << 3,    /* the GIL's holder was read at the sample (gil_holder) */
 	EMBER_COPIER_HOLDS_GIL = 1u << 4,    /* ... and it was this thread */
+	EMBER_COPIER_PEER = 1u << 5,         /* the frames are those of thread `peer`, copied at the
+	                                      * sample of thread `tid` (its pool's worker) */
 };
 
 /* ember drains its rings on a timer, not at every sample (a wakeup costs
@@ -142,6 +148,7 @@ enum ember_copier_flags {
 
 struct ember_copier_record {
 	__u32 pid, tid;
+	__u32 peer, pad;    /* with EMBER_COPIER_PEER: the thread whose frames these are */
 	__u64 time_ns;      /* CLOCK_MONOTONIC, taken just before the kernel writes the sample */
 	__u64 tstate;
 	__u64 top;          /* the innermost frame's address (0: no frame) */

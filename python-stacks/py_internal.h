@@ -463,6 +463,10 @@ struct py_thread *py_thread_find(struct ember_python *py, uint32_t tid);
  * As ember_python_read_thread; *flags (not NULL) gets the flags. */
 int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_copier_record *rec, uint64_t at_ns,
 		   struct ember_py_frame *out, int max, uint32_t *flags);
+/* The same from rec alone (a peer's frames, copied at another thread's
+ * sample): 0 frames when rec does not hold a whole, untorn read of tid. */
+int py_read_copy(struct ember_python *py, uint32_t tid, const struct ember_copier_record *rec, uint64_t at_ns,
+		 struct ember_py_frame *out, int max, uint32_t *flags);
 
 /* ---- the sample check: where the eval loop keeps its state (eval_cold.c, eval_dwarf.c) ---- */
 
@@ -596,6 +600,9 @@ bool py_copier_thread_entry(const struct ember_python *py, const struct py_threa
 /* After a read of tid (0: none): register with the copier the threads a
  * scan found since the last call, and tid's state if it changed. */
 void py_copier_sync(struct ember_python *py, uint32_t tid);
+/* copier.c: tell the copier to copy thread peer's frames at thread tid's
+ * samples (tid has no Python state; peer 0: none). */
+void py_copier_set_peer(struct ember_python *py, uint32_t tid, uint32_t peer);
 /* Whether a sample of tid at time_ns came before the copier knew its state. */
 bool py_copier_unregistered(struct ember_python *py, uint32_t tid, uint64_t time_ns);
 /* Stop using the copier (ember_python_close). */

@@ -195,9 +195,17 @@ void ember_python_set_copier(struct ember_python *py, struct ember_py_copier *st
  * (CLOCK_MONOTONIC): from the frames the copier took at that sample when
  * it has them (EMBER_PY_AT_SAMPLE set), else read now.  A thread's samples
  * before the reader found it in a scan of the thread states are read now:
- * the copier learns of threads from those scans. */
+ * the copier learns of threads from those scans.  For a thread given a
+ * peer (ember_python_set_peer), the peer's frames copied at the sample
+ * (EMBER_PY_AT_SAMPLE | EMBER_PY_PEER, *peer set; peer may be NULL), or
+ * none. */
 int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t time_ns, struct ember_py_frame *out,
-                             int max, uint32_t *flags);
+                             int max, uint32_t *flags, uint32_t *peer);
+/* Thread tid has no Python state of its own (a thread pool's worker): at
+ * its samples, copy the frames of Python thread peer instead (the thread
+ * that dispatches its work; 0: none), read back with
+ * ember_python_read_sample.  Without the copier, nothing. */
+void ember_python_set_peer(struct ember_python *py, uint32_t tid, uint32_t peer);
 
 /* Split frames[0..n) (innermost first) into runs, one per eval activation,
  * root first: run r is frames[lo[r] .. hi[r]], lo[r] its innermost frame.

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "copier_record.h"
 #include "proc.h"
 #include "py_internal.h"
 
@@ -135,11 +136,27 @@ int ember_python_read_thread(struct ember_python *py, uint32_t tid, struct ember
 }
 
 int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t time_ns, struct ember_py_frame *out,
-			     int max, uint32_t *flags)
+			     int max, uint32_t *flags, uint32_t *peer)
 {
 	uint32_t fl;
 	/* With the frames copied at the sample if its record is found. */
 	const struct ember_copier_record *rec = py_copier_take(py, tid, time_ns);
+	if (peer)
+		*peer = 0;
+	if (rec && (rec->flags & EMBER_COPIER_PEER)) {
+		/* A pool worker's sample: its dispatcher's frames at that instant. */
+		uint32_t of = rec->peer;
+		int n = py_read_copy(py, of, rec, time_ns, out, max, &fl);
+		py_copier_done(py);
+		if (n > 0) {
+			fl |= EMBER_PY_PEER;
+			if (peer)
+				*peer = of;
+		}
+		if (flags)
+			*flags = n > 0 ? fl : 0;
+		return n;
+	}
 	int n = read_thread(py, tid, rec, time_ns, out, max, &fl);
 	py_copier_done(py);
 	/* No copy of a Python thread's frames: say whether the copier could
@@ -151,6 +168,11 @@ int ember_python_read_sample(struct ember_python *py, uint32_t tid, uint64_t tim
 	if (flags)
 		*flags = fl;
 	return n;
+}
+
+void ember_python_set_peer(struct ember_python *py, uint32_t tid, uint32_t peer)
+{
+	py_copier_set_peer(py, tid, peer);
 }
 
 int py_list_threads(struct ember_python *py, uint32_t *tids, int max)

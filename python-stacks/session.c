@@ -294,9 +294,10 @@ static bool open_reader(struct ember_py_session *s, struct py_proc *p, const str
 }
 
 int ember_py_session_read(struct ember_py_session *s, const struct ember_sample *smp, struct ember_py_frame *out,
-			  int max, uint32_t *flags)
+			  int max, uint32_t *flags, uint32_t *peer)
 {
 	*flags = 0;
+	*peer = 0;
 	struct py_proc *p = get_proc(s, smp->pid);
 	if (!p)
 		return 0;
@@ -306,8 +307,29 @@ int ember_py_session_read(struct ember_py_session *s, const struct ember_sample 
 		return 0;
 	}
 	int n = s->opts.no_copy_use ? ember_python_read_thread(p->py, smp->tid, out, max, flags)
-				    : ember_python_read_sample(p->py, smp->tid, smp->time_ns, out, max, flags);
+				    : ember_python_read_sample(p->py, smp->tid, smp->time_ns, out, max, flags, peer);
 	return n < 0 ? 0 : n;
+}
+
+void ember_py_session_set_peer(struct ember_py_session *s, uint32_t pid, uint32_t tid, uint32_t peer)
+{
+	struct py_proc *p = find_proc(s, pid);
+	if (p && p->py)
+		ember_python_set_peer(p->py, tid, peer);
+}
+
+int ember_py_session_read_peer(struct ember_py_session *s, uint32_t pid, uint32_t peer, struct ember_py_frame *out,
+			       int max, uint32_t *flags)
+{
+	*flags = 0;
+	struct py_proc *p = find_proc(s, pid);
+	int n = p && p->py ? ember_python_read_thread(p->py, peer, out, max, flags) : 0;
+	if (n <= 0 || (*flags & (EMBER_PY_TORN | EMBER_PY_UNREADABLE))) {
+		*flags = 0;
+		return 0;
+	}
+	*flags |= EMBER_PY_PEER;
+	return n;
 }
 
 void ember_py_session_names(struct ember_py_session *s, const struct ember_sample *smp)

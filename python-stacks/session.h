@@ -60,9 +60,19 @@ void ember_py_session_consume(struct ember_py_session *s);
 
 /* The Python frames of the sampled thread, innermost first (0 when its
  * process is not Python or the thread has no Python state); *flags gets
- * enum ember_py_read_flags. Call right after the sample, before unwinding. */
+ * enum ember_py_read_flags. For a thread given a peer, the peer's frames
+ * copied at the sample (EMBER_PY_PEER, *peer its tid; else *peer is 0).
+ * Call right after the sample, before unwinding. */
 int ember_py_session_read(struct ember_py_session *s, const struct ember_sample *smp, struct ember_py_frame *out,
-			  int max, uint32_t *flags);
+			  int max, uint32_t *flags, uint32_t *peer);
+/* Thread tid of process pid, a thread pool's worker, takes its dispatcher
+ * peer's frames at its samples (ember_python_set_peer). */
+void ember_py_session_set_peer(struct ember_py_session *s, uint32_t pid, uint32_t tid, uint32_t peer);
+/* Without frames copied at the sample: thread peer's frames read now (just
+ * after a worker's sample), flagged EMBER_PY_PEER; 0 when they cannot be
+ * read whole. */
+int ember_py_session_read_peer(struct ember_py_session *s, uint32_t pid, uint32_t peer, struct ember_py_frame *out,
+			       int max, uint32_t *flags);
 /* Nanoseconds spent finding runtimes in new processes (inside the reads
  * that found them: the first read of a process takes 0.1-2 ms). */
 uint64_t ember_py_session_setup_ns(const struct ember_py_session *s);

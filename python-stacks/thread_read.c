@@ -115,6 +115,24 @@ static int read_fresh(struct ember_python *py, uint32_t tid, const struct ember_
 	return 0;
 }
 
+int py_read_copy(struct ember_python *py, uint32_t tid, const struct ember_copier_record *rec, uint64_t at_ns,
+		 struct ember_py_frame *out, int max, uint32_t *flags)
+{
+	bool quit;
+	*flags = 0;
+	py->th.reads++;
+	py_code_at(py, at_ns);
+	py_frames_reset(py);
+	int n = read_fresh(py, tid, rec, out, max, flags, &quit);
+	/* Only the copy: what the thread does now is another instant's. */
+	if (n <= 0 || !(*flags & EMBER_PY_AT_SAMPLE) || (*flags & EMBER_PY_TORN)) {
+		*flags = 0;
+		return n < 0 ? n : 0;
+	}
+	py->th.at_sample++;
+	return n;
+}
+
 int py_read_thread(struct ember_python *py, uint32_t tid, const struct ember_copier_record *rec, uint64_t at_ns,
 		   struct ember_py_frame *out, int max, uint32_t *flags)
 {

@@ -134,7 +134,7 @@ static struct thread_times *find_thread(const struct attr_plan *pl, uint32_t pid
 /* The region function of worker s: its first own frame, when it works. */
 static uint32_t region_of(const struct attr_stack *s)
 {
-	return s->worker && !s->wait && !s->region_unknown && s->at < s->n ? s->ids[s->at] : NO_FRAME;
+	return s->worker && !s->wait && !s->incomplete && s->at < s->n ? s->ids[s->at] : NO_FRAME;
 }
 
 /* Where each stack's last Python frame is (for a peer's layout). */
@@ -274,15 +274,18 @@ static void take(struct attr_decision *out, const struct attr_plan *pl, enum att
  * frame; or, when none of its stacks has them, the Python frames alone. */
 static void peer_layout(const struct attr_plan *pl, const struct attr_stack *w, struct attr_decision *out)
 {
-	for (uint32_t e = 0; e < pl->nst; e++) {
-		const struct attr_stack *s = &pl->st[e];
-		if (s->pid == w->pid && s->tid == w->peer_tid && pl->py_last[e] != NO_FRAME && s->npy == w->npy &&
-		    same_ids(s->py, w->py, w->npy)) {
-			*out = (struct attr_decision){ .how = ATTR_PEER, .prefix = s->ids, .nprefix = pl->py_last[e] + 1,
-						       .then = NO_FRAME, .path_unknown = true };
-			return;
+	/* (a whole stack rather than one whose unwind stopped short) */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t e = 0; e < pl->nst; e++) {
+			const struct attr_stack *s = &pl->st[e];
+			if (s->pid == w->pid && s->tid == w->peer_tid && pl->py_last[e] != NO_FRAME &&
+			    s->npy == w->npy && s->incomplete == (pass == 1) && same_ids(s->py, w->py, w->npy)) {
+				*out = (struct attr_decision){ .how = ATTR_PEER, .prefix = s->ids,
+							       .nprefix = pl->py_last[e] + 1, .then = NO_FRAME,
+							       .path_unknown = true };
+				return;
+			}
 		}
-	}
 	*out = (struct attr_decision){ .how = ATTR_PEER, .prefix = w->py, .nprefix = w->npy, .then = NO_FRAME,
 				       .path_unknown = true };
 }

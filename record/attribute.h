@@ -34,8 +34,9 @@ struct attr_stack {
 	uint8_t kind;                 /* enum ember_pool_kind it works for or dispatches to; NONE */
 	bool worker;                  /* a thread of that pool */
 	bool wait;                    /* it waits (for work, or for the region's end) */
-	bool region_unknown;          /* a worker's stack whose first own frames are missing (its
-	                               * unwind stopped short): which region it ran is not known */
+	bool incomplete;              /* its unwind stopped short of the root: a worker's first own
+	                               * frames are missing (which region it ran is not known), a
+	                               * dispatcher's stack starts with a mark */
 	const void *pool;             /* which pool of that kind (its library's name, interned) */
 	uint32_t at;                  /* worker: index of its first own frame; dispatcher: how many
 	                               * of its frames come before the pool's work (through the

@@ -134,7 +134,7 @@ static void incomplete_workers(struct profile_builder *bd, size_t from)
 {
 	for (size_t k = from; k < bd->ne; k++) {
 		struct entry_state *e = &bd->e[k];
-		if (!e->incomplete || e->role.kind || e->npy || e->pid == e->tid)
+		if (!e->incomplete || e->role.kind || (e->npy && !e->peer_tid) || e->pid == e->tid)
 			continue;
 		for (size_t j = 0; j < bd->ne; j++) {
 			const struct entry_state *o = &bd->e[j];
@@ -228,7 +228,7 @@ static void attr_stacks(const struct profile_builder *bd, const struct ember_pro
 					     .py = bd->pyids + e->py_off, .npy = e->npy, .peer_tid = e->peer_tid,
 					     .kind = e->role.kind, .worker = e->role.worker, .wait = e->role.wait,
 					     .pool = e->role.pool, .at = e->role.at,
-					     .region_unknown = e->incomplete };
+					     .incomplete = e->incomplete };
 	}
 }
 

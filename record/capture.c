@@ -44,8 +44,20 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	r->py_time = s->time_ns;
 	r->py_lag = start > s->time_ns ? start - s->time_ns : 0;
 	r->pyflags = 0;
-	int n = ember_py_session_read(r->python, s, r->py, MAX_PY_FRAMES, &r->pyflags);
+	int n = ember_py_session_read(r->python, s, r->py, MAX_PY_FRAMES, &r->pyflags, &r->py_peer);
+	/* A pool's worker without the copier: its dispatcher's frames read
+	 * now, while they still are the ones of its sample (the wake-up per
+	 * sample makes the read prompt; a late one is dropped). */
+	uint32_t peer = n <= 0 && r->pools && ember_py_session_wake_fd(r->python) < 0 ?
+				pool_watch_peer(r->pools, s->pid, s->tid) : 0;
+	if (peer && (n = ember_py_session_read_peer(r->python, s->pid, peer, r->py, MAX_PY_FRAMES, &r->pyflags)) > 0) {
+		r->py_peer = peer;
+		if (ember_now_ns() - s->time_ns > LATE_READ_NS)
+			n = 0;
+	}
 	r->npy = n > 0 ? (uint32_t)n : 0;
+	if (!r->npy)
+		r->py_peer = 0;
 	pr->before_copier += (r->pyflags & EMBER_PY_BEFORE_COPIER) != 0;
 	if (r->pyflags & EMBER_PY_AT_SAMPLE)
 		r->py_lag = 0;   /* the frames are the sample's own */
@@ -74,15 +86,24 @@ static uint64_t capture_weight(const struct ember_record_opts *o, const struct e
 	return (2000000u / hz + 1) / 2;
 }
 
+/* A worker's peer changed: the copier is to copy that thread's frames. */
+static void set_peer(void *arg, uint32_t pid, uint32_t tid, uint32_t peer)
+{
+	struct ember_record *r = arg;
+	ember_py_session_set_peer(r->python, pid, tid, peer);
+}
+
 static void on_sample(void *arg, const struct ember_sample *s)
 {
 	struct ember_record *r = arg;
-	uint32_t npy = 0, pyflags = 0;
+	uint32_t npy = 0, pyflags = 0, peer = 0;
 	if (r->python && r->py_tid == s->tid && r->py_time == s->time_ns) {
 		npy = r->npy;
 		pyflags = r->pyflags;
-		/* What the sample itself held beats what the read found later. */
-		if (s->nprobes) {
+		peer = r->py_peer;
+		/* What the sample itself held beats what the read found later
+		 * (of the thread's own frames: a peer's are another stack's). */
+		if (s->nprobes && !peer) {
 			int n = ember_py_session_check(r->python, s, r->py_lag, r->py, (int)npy, MAX_PY_FRAMES,
 						       &pyflags);
 			npy = n > 0 ? (uint32_t)n : 0;
@@ -94,6 +115,10 @@ static void on_sample(void *arg, const struct ember_sample *s)
 	if ((s->flags & EMBER_SAMPLE_OFF_CPU) && !(pyflags & EMBER_PY_AT_SAMPLE))
 		npy = 0;
 	if (r->opts.gil_only) {
+		if (peer) {
+			r->pr.gil_dropped++;   /* a pool's worker holds no GIL */
+			return;
+		}
 		if (!(pyflags & EMBER_PY_GIL_KNOWN) && npy > 0) {
 			r->pr.gil_unknown++;
 		} else if (r->pr.gil_known++, !(pyflags & EMBER_PY_HOLDS_GIL)) {
@@ -102,9 +127,13 @@ static void on_sample(void *arg, const struct ember_sample *s)
 		}
 	}
 	uint64_t weight = capture_weight(&r->opts, s);
-	if (weight && raw_stacks_add_weighted(r->raw, s, r->py, npy, pyflags, weight) != 0)
+	struct raw_py rp = { .frames = r->py, .n = npy, .flags = pyflags, .peer_tid = peer };
+	if (weight && raw_stacks_add_sample(r->raw, s, &rp, weight) != 0)
 		r->oom = true;
-	if (npy)   /* after the sample is stored: a name read never delays one */
+	/* after the sample is stored: neither delays one */
+	if (r->pools && !(s->flags & EMBER_SAMPLE_OFF_CPU))
+		pool_watch_sample(r->pools, r->sampler, s, npy && !peer, set_peer, r);
+	if (npy && !peer)
 		ember_py_session_names(r->python, s);
 }
 

@@ -59,7 +59,8 @@ struct ember_record *ember_record_new(const struct ember_record_opts *o)
 						    .copier_opts = { .debug = o->knobs.bpf_debug,
 								     .stats = o->knobs.bpf_stats,
 								     .at_switch = o->sampler.off_cpu } };
-		if (!(r->python = ember_py_session_new(&po))) {
+		if (!(r->python = ember_py_session_new(&po)) || (!o->no_attribution && !(r->pools = pool_watch_new()))) {
+			ember_py_session_free(r->python);
 			free(r);
 			return NULL;
 		}
@@ -80,6 +81,7 @@ void ember_record_free(struct ember_record *r)
 	if (!r)
 		return;
 	raw_stacks_free(r->raw);
+	pool_watch_free(r->pools);
 	free(r->as_groups);
 	ember_py_session_free(r->python);
 	ember_jit_map_free(r->jit);

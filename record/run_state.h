@@ -11,6 +11,7 @@
 
 #include "build_profile.h"
 #include "jit_map.h"
+#include "peers.h"
 #include "raw_stacks.h"
 #include "record.h"
 #include "session.h"
@@ -43,6 +44,8 @@ struct ember_record {
 	/* The last sample's Python frames, read before it was unwound. */
 	struct ember_py_frame py[MAX_PY_FRAMES];
 	uint32_t npy, pyflags, py_tid;
+	uint32_t py_peer;              /* with EMBER_PY_PEER: whose frames they are */
+	struct pool_watch *pools;      /* pools' workers and the Python threads that dispatch to them */
 	uint64_t py_time, py_lag;      /* its sample time, and how late the read started */
 	uint64_t test_reads;
 	volatile sig_atomic_t *stop;
