@@ -26,6 +26,15 @@ static inline double tgt_cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The process's CPU time in seconds, every thread's: what a stage that
+ * hands work to other threads cost in all. */
+static inline double tgt_process_cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* argv[i] as seconds (float), or def when absent. */
 static inline double tgt_seconds(int argc, char **argv, int i, double def)
 {
