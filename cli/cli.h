@@ -13,6 +13,7 @@
 #include "exporters.h"
 #include "profile.h"
 #include "record.h"
+#include "report.h"
 
 /* ember's own exit codes (sysexits.h values, so they rarely collide with a
  * launched command's status, which `record` passes through). */

@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "report.h"
 
 enum { EMBER_DIFF_BASE = 0, EMBER_DIFF_NEW = 1 };
 

@@ -217,15 +217,15 @@ static uint32_t thread_key(struct ps_ctx *c, uint32_t t)
 
 static bool edge_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct ps_edge *e = &((const struct ps_ctx *)ctx)->edges[id];
+	const struct ps_edge *e = &((const struct ps_ctx *)ctx)->edges[id], *k = key;
 
-	return id_pair_eq(e->callee, e->caller, key);
+	return e->callee == k->callee && e->caller == k->caller;
 }
 
 static struct ps_edge *edge(struct ps_ctx *c, uint32_t callee, uint32_t caller)
 {
-	struct id_pair q = { callee, caller };
-	uint64_t h = id_pair_hash(&q);
+	struct ps_edge q = { .callee = callee, .caller = caller };
+	uint64_t h = ember_hash_pair(callee, caller);
 	uint32_t id = ember_idtab_find(&c->edge_index, h, edge_eq, c, &q);
 
 	if (id != UINT32_MAX)
