@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "flame_tree.h"
-#include "profile_internal.h"
+#include "grow.h"
 
 /* One entry as the partitioning moves it: everything a level needs, so
  * that reading the next label costs one load (prefetched) per entry. */

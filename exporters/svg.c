@@ -29,7 +29,6 @@
 
 #include "exporters.h"
 #include "flame_tree.h"
-#include "profile_internal.h"
 #include "svg_internal.h"
 #include "svg_labels.h"
 #include "svg_writer.h"
@@ -357,7 +356,7 @@ static void render(struct w *w, const struct svg_graph *g)
 
 static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 {
-	const struct ember_run_meta *m = &p->meta;
+	const struct ember_run_meta *m = ember_profile_meta(p);
 	char *s = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&s, &len);
@@ -379,7 +378,8 @@ static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 	char num[32];
 	if (m->wall_clock)
 		fprintf(f, "%s%.3f s wall-clock time, %.3f s of it off CPU", sep,
-			(double)total * ember_profile_interval_s(p), (double)p->off_cpu_total * ember_profile_interval_s(p));
+			(double)total * ember_profile_interval_s(p),
+			(double)ember_profile_off_cpu_total(p) * ember_profile_interval_s(p));
 	else
 		fprintf(f, "%s%s samples", sep, commas(num, total));
 	if (m->duration_ns)
@@ -445,12 +445,14 @@ static int input_build(struct svg_input *in, const struct ember_profile *p, bool
 	memset(in, 0, sizeof(*in));
 	if (svg_labels_build(&in->labels, p, threads) < 0)
 		return -1;
-	in->entries = malloc(((size_t)p->nrows + 1) * sizeof(*in->entries));
-	in->values = calloc(((size_t)p->nrows + 1) * nvalues, sizeof(*in->values));
+	uint32_t nrows = ember_profile_nrows(p);
+
+	in->entries = malloc(((size_t)nrows + 1) * sizeof(*in->entries));
+	in->values = calloc(((size_t)nrows + 1) * nvalues, sizeof(*in->values));
 	if (!in->entries || !in->values)
 		return -1;
-	for (uint32_t r = 0; r < p->nrows; r++) {
-		const struct ember_sample_row *row = &p->rows[r];
+	for (uint32_t r = 0; r < nrows; r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
 		struct fg_entry *e = &in->entries[in->n];
 		uint32_t col = nvalues > 1 && !off_cpu ? row->thread : 0;
 		if (!row->count)
@@ -482,6 +484,7 @@ int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool th
 
 int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
 {
+	const struct ember_run_meta *m = ember_profile_meta(p);
 	struct ember_export_opts defaults = { 0 };
 	struct svg_input in;
 	int ret = -1;
@@ -489,13 +492,12 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	if (!o)
 		o = &defaults;
 	unsigned width = svg_width(o->width_px);
-	bool wall = p->off_cpu_total > 0;
+	bool wall = ember_profile_off_cpu_total(p) > 0;
 	if (input_build(&in, p, o->threads, wall ? 2 : 1, 0, width, o->min_width_px, wall) < 0)
 		goto oom;
 	if (o->title)
 		in.title = strdup(o->title);
-	else if (asprintf(&in.title, "ember: %s", p->meta.command && *p->meta.command ? p->meta.command
-										 : "flame graph") < 0)
+	else if (asprintf(&in.title, "ember: %s", m->command && *m->command ? m->command : "flame graph") < 0)
 		in.title = NULL;
 	in.subtitle = subtitle_text(p, in.total[0]);
 	if (!in.title || !in.subtitle)
@@ -505,7 +507,7 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	if (wall)
 		style = (struct svg_style){ .colour = wall_colour, .tooltip = wall_tooltip, .legend = wall_legend };
 	struct svg_graph g = { .labels = &in.labels, .tree = &in.tree, .style = &style, .title = in.title,
-			       .subtitle = in.subtitle, .unit = p->meta.wall_clock ? "us" : "samples", .width = width,
+			       .subtitle = in.subtitle, .unit = m->wall_clock ? "us" : "samples", .width = width,
 			       .icicle = o->icicle };
 	ret = svg_write_graph(out, &g);
 	svg_input_free(&in);

@@ -8,9 +8,12 @@
 #include <string.h>
 
 #include "folded_text.h"
-#include "profile_internal.h"
+#include "grow.h"
+#include "hash.h"
+#include "strtab.h"
 #include "svg_labels.h"
 #include "svg_writer.h"
+#include "utf8.h"
 
 /* Display width of a character, in average glyphs: CJK and emoji are wide. */
 static unsigned cp_units(uint32_t cp)
@@ -158,7 +161,7 @@ void svg_labels_free(struct svg_labels *L)
 
 int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads)
 {
-	uint32_t nf = p->nframes, nt = threads ? p->nthreads : 0;
+	uint32_t nf = ember_profile_nframes(p), nt = threads ? ember_profile_nthreads(p) : 0;
 	size_t nsrc = (size_t)nf + 1 + nt, cap = 4096;
 	struct label_src *src = malloc(nsrc * sizeof(*src));
 	char *buf = malloc(cap);
@@ -173,15 +176,15 @@ int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool t
 	if (!src || !buf || !L->strings || !L->map || !L->thread || !L->l)
 		goto out;
 	for (uint32_t i = 0; i < nf; i++) {
-		src[i] = (struct label_src){ .src = i, .kind = p->frames[i].kind,
-					     .scanned = p->frames[i].flags & EMBER_FRAME_CALLER_SCANNED };
-		if (!(src[i].text = frame_text(L->strings, &p->frames[i], &buf, &cap, &src[i].len)))
+		const struct ember_frame *f = ember_profile_frame_at(p, i);
+		src[i] = (struct label_src){ .src = i, .kind = f->kind, .scanned = f->flags & EMBER_FRAME_CALLER_SCANNED };
+		if (!(src[i].text = frame_text(L->strings, f, &buf, &cap, &src[i].len)))
 			goto out;
 	}
 	src[nf] = (struct label_src){ .text = ember_strtab_intern(L->strings, "[unknown]", 9), .len = 9,
 				      .src = nf, .kind = EMBER_FRAME_SPECIAL };
 	for (uint32_t t = 0; t < nt; t++) {
-		const struct ember_thread *th = &p->threads[t];
+		const struct ember_thread *th = ember_profile_thread_at(p, t);
 		const char *name = th->name && *th->name ? th->name : "thread";
 		char *raw = NULL;
 		struct ember_frame f = { .kind = EMBER_FRAME_SPECIAL, .file = "", .module = "" };
