@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "diff_internal.h"
-#include "profile_internal.h"
+#include "utf8.h"
 
 #define TERMINAL_KEY_CHARS 70   /* longer keys keep their start and end around an ellipsis */
 
@@ -124,7 +124,7 @@ static const char *const sort_names[] = { "|delta inclusive|", "|delta self|", "
 
 static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, int k)
 {
-	const struct ember_run_meta *m = &d->run[k].meta;
+	const struct ember_run_meta *m = ember_profile_meta(&d->run[k]);
 	char n[32];
 
 	/* a file name is the user's text: no control character may break a line */
@@ -133,7 +133,7 @@ static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, 
 	diff_commas(n, sizeof(n), d->total[k]);
 	if (m->wall_clock)   /* record --idle: the counts are time */
 		fprintf(out, "%s%s %s: wall-clock profile, %.3f s off CPU", prefix, k ? "NEW: " : "BASE:",
-			name ? name : "-", (double)d->run[k].off_cpu_total * d->interval_s[k]);
+			name ? name : "-", (double)ember_profile_off_cpu_total(&d->run[k]) * d->interval_s[k]);
 	else
 		fprintf(out, "%s%s %s: %s samples", prefix, k ? "NEW: " : "BASE:", name ? name : "-", n);
 	free(name);
