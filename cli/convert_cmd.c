@@ -158,7 +158,7 @@ int cmd_report(int argc, char **argv)
 		return EMBER_EXIT_INTERNAL;
 	int rc = load_input(argv[optind], 1, &p, false);
 	if (rc == 0) {
-		const struct ember_run_meta *m = &p.meta;
+		const struct ember_run_meta *m = ember_profile_meta(&p);
 		if (m->command && m->command[0])
 			printf("command: %s\n", m->command);
 		if (m->wall_clock)   /* record --idle: time, on and off CPU */

@@ -255,8 +255,8 @@ static uint32_t shown_thread(struct top *t)
 {
 	if (!t->by_tid)
 		return t->thread;
-	for (uint32_t i = 0; t->p && i < t->p->nthreads; i++)
-		if (t->p->threads[i].tid == (uint32_t)t->o->tid)
+	for (uint32_t i = 0; t->p && i < ember_profile_nthreads(t->p); i++)
+		if (ember_profile_thread_at(t->p, i)->tid == (uint32_t)t->o->tid)
 			return i;
 	return UINT32_MAX - 1;
 }
@@ -268,16 +268,17 @@ static void header(struct top *t, FILE *f, uint32_t thread)
 		t->last_s, t->paused ? " | PAUSED" : "", view_names[t->view], sort_names[t->sort]);
 	if (thread == UINT32_MAX)
 		fputs("all", f);
-	else if (thread < p->nthreads) {
+	else if (thread < ember_profile_nthreads(p)) {
+		const struct ember_thread *th = ember_profile_thread_at(p, thread);
 		/* the target names its threads: no control characters reach the terminal */
-		fprintf(f, "%" PRIu32 " ", p->threads[thread].tid);
-		ember_report_put_label(f, p->threads[thread].name, THREAD_NAME_MAX);
+		fprintf(f, "%" PRIu32 " ", th->tid);
+		ember_report_put_label(f, th->name, THREAD_NAME_MAX);
 	}
 	else
 		fprintf(f, "%ld (no samples yet)", t->o->tid);
 	fprintf(f, "\nsamples/s %.0f | threads %" PRIu32 " | lost %" PRIu64 " | CPU %.0f%% | RSS %.1f MiB | "
-		"refresh %.1f ms, table %.1f ms\n", t->rate, p->nthreads, p->meta.lost, t->cpu_pct,
-		(double)t->rss_kib / 1024.0, t->refresh_ms, t->table_ms);
+		"refresh %.1f ms, table %.1f ms\n", t->rate, ember_profile_nthreads(p), ember_profile_meta(p)->lost,
+		t->cpu_pct, (double)t->rss_kib / 1024.0, t->refresh_ms, t->table_ms);
 }
 
 /* The table into f: the header, the column titles and at most nrows rows
@@ -380,11 +381,11 @@ static void refresh(struct top *t, double elapsed_s)
 	/* Rates over a span too short to mean anything (the last refresh, at
 	 * the target's exit) keep their previous values. */
 	if (t->span_s >= MIN_RATE_SPAN_S) {
-		t->rate = (double)(p->meta.samples - t->samples_seen) / t->span_s;
+		t->rate = (double)(ember_profile_meta(p)->samples - t->samples_seen) / t->span_s;
 		if (usage)
 			t->cpu_pct = 100.0 * (u.cpu_s - t->cpu_s) / t->span_s;
 	}
-	t->samples_seen = p->meta.samples;
+	t->samples_seen = ember_profile_meta(p)->samples;
 	if (usage) {
 		t->cpu_s = u.cpu_s;
 		t->rss_kib = u.rss_kib;
@@ -412,7 +413,7 @@ static bool on_key(struct top *t, int c)
 		t->view = (enum ember_top_view)((t->view + 1) % EMBER_TOP_VIEW_COUNT);
 		return true;
 	case 't': {
-		uint32_t n = t->p ? t->p->nthreads : 0, cur = shown_thread(t);
+		uint32_t n = t->p ? ember_profile_nthreads(t->p) : 0, cur = shown_thread(t);
 		t->by_tid = false;
 		t->thread = cur == UINT32_MAX ? (n ? 0 : UINT32_MAX) : cur + 1 < n ? cur + 1 : UINT32_MAX;
 		return true;
