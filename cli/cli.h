@@ -72,6 +72,14 @@ int options_output(struct output_set *set, int c, const char *arg, const char *c
 /* Resolve every output's format (from --format or the extension).  0 or an
  * exit code after printing the error. */
 int options_output_finish(struct output_set *set, const char *cmd);
+/* The target options of record and top: -F (samples per second, 1 to
+ * kernel.perf_event_max_sample_rate), -p (a process id), -d (seconds, > 0).
+ * 1 when c was one of them (rec set from arg), 0 when it is not, or an exit
+ * code after one error line naming CMD. */
+int options_target(struct ember_record_opts *rec, int c, const char *arg, const char *cmd);
+/* After getopt: the command (argv[optind..]) into rec; exactly one of a
+ * command and -p.  0, or an exit code after one error line. */
+int options_target_finish(struct ember_record_opts *rec, int argc, char **argv, const char *cmd);
 /* One-line error for `ember CMD` with the usage hint; returns EMBER_EXIT_USAGE. */
 int options_bad(const char *cmd, const char *fmt, const char *arg);
 /* A file name suffix and the output format it selects (an enum's value). */

@@ -144,21 +144,6 @@ static int top_option(struct top_opts *o, int c, const char *arg, const char *na
 	double v;
 	int i;
 	switch (c) {
-	case 'F':
-		if (!parse_num(arg, 1, 100000, &v) || v != (double)(uint32_t)v)
-			return bad("-F must be a whole number of samples per second, not '%s'", arg);
-		o->rec.sampler.freq_hz = (uint32_t)v;
-		return 0;
-	case 'p':
-		if (!parse_num(arg, 1, 0x7fffffff, &v) || v != (double)(long)v)
-			return bad("-p must be a process id, not '%s'", arg);
-		o->rec.pid = (pid_t)v;
-		return 0;
-	case 'd':
-		if (!parse_num(arg, 1e-3, 1e7, &v))
-			return bad("-d must be a positive number of seconds, not '%s'", arg);
-		o->rec.duration_s = v;
-		return 0;
 	case OPT_INTERVAL:
 		if (!parse_num(arg, 0.1, 3600, &o->interval_s))
 			return bad("--interval must be a number of seconds from 0.1 to 3600, not '%s'", arg);
@@ -220,7 +205,8 @@ static int parse_top(int argc, char **argv, struct top_opts *o, bool *help)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:F:p:d:o:h", longopts, NULL)) != -1) {
-		if ((rc = options_output(&o->out, c, optarg, "top")) != 0) {
+		if ((rc = options_output(&o->out, c, optarg, "top")) != 0 ||
+		    (rc = options_target(&o->rec, c, optarg, "top")) != 0) {
 			if (rc != 1)
 				return rc;
 			continue;
@@ -233,12 +219,8 @@ static int parse_top(int argc, char **argv, struct top_opts *o, bool *help)
 		if ((rc = top_option(o, c, optarg, argv[optind - 1])) != 0)
 			return rc;
 	}
-	if (optind < argc)
-		o->rec.argv = argv + optind;
-	if (o->rec.pid && o->rec.argv)
-		return bad("give either -p PID or a command, not both (command: %s)", o->rec.argv[0]);
-	if (!o->rec.pid && !o->rec.argv)
-		return bad("%s", "nothing to profile: give a command after -- or -p PID");
+	if ((rc = options_target_finish(&o->rec, argc, argv, "top")) != 0)
+		return rc;
 	return options_output_finish(&o->out, "top");
 }
 
