@@ -173,6 +173,18 @@ void cli_install_stop_signals(void);
  * launched command (attach false) is then where stop signals are forwarded. */
 int cli_record_start(struct ember_record *r, bool attach);
 
+/* inputs.c: load the profile at path ("-": standard input; two-column
+ * folded lines give it column 0 or 1) into p (empty), with what tolerant
+ * reading accepted in *w.  0, or, after one error line (naming role when
+ * not NULL: "BASE", "NEW"), EMBER_EXIT_NOINPUT or EMBER_EXIT_DATAERR. */
+int cli_load_profile(const char *path, int column, struct ember_profile *p, const char *role,
+		     struct ember_load_warnings *w);
+/* One line on stderr for each accommodation in *w of the input at path read
+ * with column: all of them, or without all only those that change counts
+ * or frame names (skipped lines, fractional counts, the column of two-column
+ * lines, NUL bytes; not CR LF line ends or names that are not UTF-8). */
+void cli_load_warnings(const char *path, int column, const struct ember_load_warnings *w, bool all);
+
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
