@@ -82,6 +82,9 @@ int options_target(struct ember_record_opts *rec, int c, const char *arg, const 
 int options_target_finish(struct ember_record_opts *rec, int argc, char **argv, const char *cmd);
 /* One-line error for `ember CMD` with the usage hint; returns EMBER_EXIT_USAGE. */
 int options_bad(const char *cmd, const char *fmt, const char *arg);
+/* The same for what getopt returned c for, option opt: ':' a missing value,
+ * anything else an unknown option. */
+int options_getopt_error(const char *cmd, int c, const char *opt);
 /* A file name suffix and the output format it selects (an enum's value). */
 struct options_suffix {
 	const char *suffix;

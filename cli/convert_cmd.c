@@ -43,10 +43,8 @@ int cmd_convert(int argc, char **argv)
 		case 'h':
 			convert_usage(stdout);
 			return 0;
-		case ':':
-			return options_bad("convert", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return options_bad("convert", "unknown option '%s'", argv[optind - 1]);
+			return options_getopt_error("convert", c, argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -110,10 +108,8 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			report_usage(stdout);
 			return 0;
-		case ':':
-			return options_bad("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return options_bad("report", "unknown option '%s'", argv[optind - 1]);
+			return options_getopt_error("report", c, argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)

@@ -133,7 +133,7 @@ static int diff_option(struct diff_cli *cli, int c, const char *arg, const char 
 		cli->quiet = true;
 		return 0;
 	default:
-		return options_bad("diff", "unknown option '%s'", raw);
+		return options_getopt_error("diff", c, raw);
 	}
 }
 
@@ -328,7 +328,7 @@ int cmd_diff(int argc, char **argv)
 			return 0;
 		}
 		if (c == ':') {
-			rc = options_bad("diff", "option '%s' needs a value", raw);
+			rc = options_getopt_error("diff", c, raw);
 		} else if (c != OPT_FORMAT && c != OPT_THREADS) {
 			int handled = options_output(&cli.out, c, optarg, "diff");
 			if (handled > 1)

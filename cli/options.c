@@ -84,6 +84,11 @@ int options_bad(const char *cmd, const char *fmt, const char *arg)
 	return EMBER_EXIT_USAGE;
 }
 
+int options_getopt_error(const char *cmd, int c, const char *opt)
+{
+	return options_bad(cmd, c == ':' ? "option '%s' needs a value" : "unknown option '%s'", opt);
+}
+
 int options_output(struct output_set *set, int c, const char *arg, const char *cmd)
 {
 	switch (c) {
@@ -297,10 +302,8 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			record_usage(stdout);
 			*help_shown = true;
 			return EMBER_EXIT_OK;
-		case ':':
-			return bad("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return bad("unknown option '%s'", argv[optind - 1]);
+			return options_getopt_error("record", c, argv[optind - 1]);
 		}
 	}
 	if ((handled = options_target_finish(&o->rec, argc, argv, "record")) != 0)

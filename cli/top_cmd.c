@@ -174,10 +174,8 @@ static int top_option(struct top_opts *o, int c, const char *arg, const char *na
 	case OPT_NO_COPIER:
 		o->rec.no_copier = true;
 		return 0;
-	case ':':
-		return bad("option '%s' needs a value", name);
 	default:
-		return bad("unknown option '%s'", name);
+		return options_getopt_error("top", c, name);
 	}
 }
 
