@@ -11,46 +11,10 @@
 #include <string.h>
 
 #include "diff_internal.h"
-#include "utf8.h"
 
 #define TERMINAL_KEY_CHARS 70   /* longer keys keep their start and end around an ellipsis */
 
 /* ---- text helpers ---- */
-
-/* key with control characters as '?' (a newline would break every format's
- * rows) and, when max > 0, at most max characters: the first two thirds
- * and the end, around U+2026.  Returns a malloc'd string or NULL. */
-static char *clean_key(const char *key, size_t max)
-{
-	const unsigned char *s = (const unsigned char *)key;
-	size_t n = strlen(key), chars = 0, head, tail, idx = 0;
-	char *out = malloc(3 * n + 4), *o = out;   /* an invalid byte becomes 3 */
-	uint32_t cp;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
-		chars++;
-	head = !max || chars <= max ? chars : (max - 1) * 2 / 3;
-	tail = !max || chars <= max ? 0 : max - 1 - head;
-	for (size_t i = 0; i < n; idx++) {
-		size_t len = ember_utf8_next(s + i, n - i, &cp);
-		if (idx < head || idx >= chars - tail) {
-			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
-				*o++ = '?';
-			else if (cp == 0xfffd)
-				memcpy(o, "\xef\xbf\xbd", 3), o += 3;
-			else
-				memcpy(o, s + i, len), o += len;
-		} else if (idx == head) {
-			memcpy(o, "\xe2\x80\xa6", 3);
-			o += 3;
-		}
-		i += len;
-	}
-	*o = '\0';
-	return out;
-}
 
 /* Columns on a terminal: UTF-8 continuation bytes take none. */
 static size_t display_width(const char *s)
@@ -128,7 +92,7 @@ static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, 
 	char n[32];
 
 	/* a file name is the user's text: no control character may break a line */
-	char *name = clean_key(d->name[k] ? d->name[k] : "-", 0);
+	char *name = ember_report_label(d->name[k] ? d->name[k] : "-", 0);
 
 	diff_commas(n, sizeof(n), d->total[k]);
 	if (m->wall_clock)   /* record --idle: the counts are time */
@@ -307,7 +271,7 @@ static int write_text(FILE *out, const struct ember_diff *d, size_t n, bool term
 	}
 	fprintf(out, "%s\n", by_names[d->by < 3 ? d->by : 0]);
 	for (size_t i = 0; i < n; i++) {
-		char *key = clean_key(d->rows[i].key, terminal ? TERMINAL_KEY_CHARS : 0);
+		char *key = ember_report_label(d->rows[i].key, terminal ? TERMINAL_KEY_CHARS : 0);
 		if (!key) {
 			free(cells);
 			return -1;
@@ -364,7 +328,7 @@ static int write_csv(FILE *out, const struct ember_diff *d, size_t n)
 	fputs(csv_columns, out);
 	for (size_t i = 0; i < n; i++) {
 		const struct ember_diff_row *r = &d->rows[i];
-		char *key = clean_key(r->key, 0);
+		char *key = ember_report_label(r->key, 0);
 		if (!key)
 			return -1;
 		csv_field(out, key);
@@ -406,7 +370,8 @@ static int write_md(FILE *out, const struct ember_diff *d, size_t n)
 	struct tunit u = pick_unit(d, d->nrows);
 	struct cells cells;
 
-	char *bn = clean_key(d->name[0] ? d->name[0] : "BASE", 0), *nn = clean_key(d->name[1] ? d->name[1] : "NEW", 0);
+	char *bn = ember_report_label(d->name[0] ? d->name[0] : "BASE", 0);
+	char *nn = ember_report_label(d->name[1] ? d->name[1] : "NEW", 0);
 
 	fprintf(out, "## ember diff: %s \xe2\x86\x92 %s\n\n", bn ? bn : "BASE", nn ? nn : "NEW");
 	free(bn);
@@ -422,7 +387,7 @@ static int write_md(FILE *out, const struct ember_diff *d, size_t n)
 			fputs(c < C_STATUS ? "--:|" : "---|", out);
 	putc('\n', out);
 	for (size_t i = 0; i < n; i++) {
-		char *key = clean_key(d->rows[i].key, 0);
+		char *key = ember_report_label(d->rows[i].key, 0);
 		if (!key)
 			return -1;
 		row_cells(&cells, d, &d->rows[i], u);

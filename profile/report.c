@@ -176,42 +176,65 @@ out:
 
 /* ---- printing ---- */
 
-/* Print one character for a terminal: control characters (C0, DEL, C1)
- * could move the cursor or start escape sequences, so they become '?'. */
-static void put_cp(FILE *out, uint32_t cp)
+/* label as the tables show it into out, which has room for 3 x
+ * strlen(label) + 4 bytes (an ill-formed byte becomes 3): control
+ * characters (C0, DEL, C1), which could move a terminal's cursor or start
+ * an escape sequence and would break a row of any format, as '?'; with max
+ * > 0 at most max characters, a longer label keeping its first two thirds
+ * and its end around U+2026.  Returns the length written (NUL-terminated). */
+static size_t shorten_label(const char *label, size_t max, char *out)
 {
-	if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
-		putc('?', out);
-	else if (cp < 0x80)
-		putc((int)cp, out);
-	else if (cp < 0x800)
-		fprintf(out, "%c%c", 0xc0 | cp >> 6, 0x80 | (cp & 0x3f));
-	else if (cp < 0x10000)
-		fprintf(out, "%c%c%c", 0xe0 | cp >> 12, 0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
-	else
-		fprintf(out, "%c%c%c%c", 0xf0 | cp >> 18, 0x80 | (cp >> 12 & 0x3f),
-			0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
+	const unsigned char *s = (const unsigned char *)label;
+	size_t n = strlen(label), chars = 0, head, tail, idx = 0;
+	char *o = out;
+	uint32_t cp;
+
+	for (size_t i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
+		chars++;
+	head = !max || chars <= max ? chars : (max - 1) * 2 / 3;
+	tail = !max || chars <= max ? 0 : max - 1 - head;
+	for (size_t i = 0; i < n; idx++) {
+		size_t len = ember_utf8_next(s + i, n - i, &cp);
+		if (idx < head || idx >= chars - tail) {
+			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+				*o++ = '?';
+			} else if (cp == 0xfffd) {   /* also for ill-formed bytes */
+				memcpy(o, "\xef\xbf\xbd", 3);
+				o += 3;
+			} else {
+				memcpy(o, s + i, len);
+				o += len;
+			}
+		} else if (idx == head) {
+			memcpy(o, "\xe2\x80\xa6", 3);   /* U+2026 HORIZONTAL ELLIPSIS */
+			o += 3;
+		}
+		i += len;
+	}
+	*o = '\0';
+	return (size_t)(o - out);
+}
+
+char *ember_report_label(const char *label, size_t max)
+{
+	char *out = malloc(3 * strlen(label) + 4);
+
+	if (out)
+		shorten_label(label, max, out);
+	return out;
 }
 
 void ember_report_put_label(FILE *out, const char *label, size_t max)
 {
-	const unsigned char *s = (const unsigned char *)label;
-	size_t n = strlen(label), chars = 0, head, tail, i, idx;
-	uint32_t cp;
+	char small[512];
+	size_t need = 3 * strlen(label) + 4;
+	char *buf = need <= sizeof small ? small : malloc(need);
 
-	for (i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
-		chars++;
-	if (!max)
-		return;
-	head = chars <= max ? chars : (max - 1) * 2 / 3;
-	tail = chars <= max ? 0 : max - 1 - head;
-	for (i = 0, idx = 0; i < n; idx++) {
-		i += ember_utf8_next(s + i, n - i, &cp);
-		if (idx < head || idx >= chars - tail)
-			put_cp(out, cp);
-		else if (idx == head)
-			fputs("\xe2\x80\xa6", out); /* U+2026 HORIZONTAL ELLIPSIS */
-	}
+	if (!buf)
+		return;   /* out of memory: the label is left out, the table goes on */
+	fwrite(buf, 1, shorten_label(label, max, buf), out);
+	if (buf != small)
+		free(buf);
 }
 
 static int cmp_by_total(const void *a, const void *b)

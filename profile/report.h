@@ -95,10 +95,13 @@ void ember_report_wall_split(FILE *out, const struct ember_profile *p);
  * characters and control characters print as '?'. */
 void ember_report_print(FILE *out, const struct ember_profile *p,
 			enum ember_report_key key, size_t top);
-/* Print label as those tables do: at most max characters (a longer one
- * keeps its first two thirds and its end around an ellipsis), control
- * characters as '?'. */
+/* Print label as those tables do: at most max characters (0: all of it; a
+ * longer one keeps its first two thirds and its end around an ellipsis),
+ * control characters as '?' (they would move a terminal's cursor, or break
+ * a table's rows), and each ill-formed UTF-8 sequence as U+FFFD. */
 void ember_report_put_label(FILE *out, const char *label, size_t max);
+/* The same into a new string (the caller frees it); NULL on OOM. */
+char *ember_report_label(const char *label, size_t max);
 
 /* ---- Code without symbols (report_unsym.c) ---- */
 
