@@ -32,19 +32,6 @@ static void pad(FILE *out, size_t n)
 		putc(' ', out);
 }
 
-void diff_commas(char *buf, size_t size, uint64_t v)
-{
-	char t[32];
-	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v), o = 0;
-
-	for (int i = 0; i < n && (size_t)o + 2 < size; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = t[i];
-	}
-	buf[o] = '\0';
-}
-
 /* ---- describing the comparison ---- */
 
 const char *ember_diff_unit(const struct ember_diff *d)
@@ -56,11 +43,10 @@ const char *ember_diff_unit(const struct ember_diff *d)
 
 void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size)
 {
-	char b[32], n[32];
+	char bbuf[EMBER_COUNT_TEXT_MAX], nbuf[EMBER_COUNT_TEXT_MAX];
+	const char *b = ember_count_commas(bbuf, d->total[0]), *n = ember_count_commas(nbuf, d->total[1]);
 	int len;
 
-	diff_commas(b, sizeof(b), d->total[0]);
-	diff_commas(n, sizeof(n), d->total[1]);
 	if (d->norm == EMBER_DIFF_SHARE)
 		len = snprintf(buf, size, "share of each run's samples (BASE %s, NEW %s = 100%%)", b, n);
 	else if (d->per_iteration)
@@ -89,12 +75,12 @@ static const char *const sort_names[] = { "|delta inclusive|", "|delta self|", "
 static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, int k)
 {
 	const struct ember_run_meta *m = ember_profile_meta(&d->run[k]);
-	char n[32];
+	char nbuf[EMBER_COUNT_TEXT_MAX];
+	const char *n = ember_count_commas(nbuf, d->total[k]);
 
 	/* a file name is the user's text: no control character may break a line */
 	char *name = ember_report_label(d->name[k] ? d->name[k] : "-", 0);
 
-	diff_commas(n, sizeof(n), d->total[k]);
 	if (m->wall_clock)   /* record --idle: the counts are time */
 		fprintf(out, "%s%s %s: wall-clock profile, %.3f s off CPU", prefix, k ? "NEW: " : "BASE:",
 			name ? name : "-", (double)ember_profile_off_cpu_total(&d->run[k]) * d->interval_s[k]);

@@ -426,7 +426,7 @@ static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 			(double)total * ember_profile_interval_s(p),
 			(double)ember_profile_off_cpu_total(p) * ember_profile_interval_s(p));
 	else
-		fprintf(f, "%s%s samples", sep, commas(num, total));
+		fprintf(f, "%s%s samples", sep, ember_count_commas(num, total));
 	if (m->duration_ns)
 		fprintf(f, MIDDOT "%.2f s", (double)m->duration_ns / 1e9);
 	fprintf(f, MIDDOT "lost %" PRIu64 MIDDOT "truncated %" PRIu64, m->lost, m->truncated);

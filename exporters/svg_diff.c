@@ -115,7 +115,7 @@ static void diff_tooltip(const struct svg_graph *g, size_t node, struct svg_writ
 			W_LIT(w, ", within noise");
 	}
 	W_LIT(w, "; ");
-	w_puts(w, commas(num, g->tree->nodes[node].width));
+	w_puts(w, ember_count_commas(num, g->tree->nodes[node].width));
 	W_LIT(w, " samples in ");
 	w_puts(w, o->reverse ? "BASE" : "NEW");
 	if (o->per) {
@@ -211,10 +211,10 @@ static int make_texts(const struct ember_diff_export_opts *o, const struct diff_
 	if (ds->max > 0)
 		rc = asprintf(subtitle, "%s \xc2\xb7 widths: %s, %s samples\nself time: red grew, blue shrank, "
 			      "full colour \xc2\xb1%s (largest change), white: no change beyond noise", norm, run,
-			      commas(num, width_total), max + (max[0] == '+'));
+			      ember_count_commas(num, width_total), max + (max[0] == '+'));
 	else
 		rc = asprintf(subtitle, "%s \xc2\xb7 widths: %s, %s samples\nno change in self time beyond noise", norm,
-			      run, commas(num, width_total));
+			      run, ember_count_commas(num, width_total));
 	if (rc < 0)
 		*subtitle = NULL;
 	return *title && *subtitle ? 0 : -1;

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "profile.h"
+
 struct svg_writer {
 	FILE *f;
 	size_t n;
@@ -54,26 +56,11 @@ static inline void w_u64(struct svg_writer *w, uint64_t v)
 	w_put(w, t + i, sizeof(t) - (size_t)i);
 }
 
-/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts), at the end of
- * buf[32]; returns its start. */
-static inline char *commas(char *buf, uint64_t v)
-{
-	char *p = buf + 31;
-	int digits = 0;
-
-	*p = '\0';
-	do {
-		if (digits++ && digits % 3 == 1)
-			*--p = ',';
-		*--p = (char)('0' + v % 10);
-	} while (v /= 10);
-	return p;
-}
-
+/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts). */
 static inline void w_commas(struct svg_writer *w, uint64_t v)
 {
-	char buf[32];
-	w_puts(w, commas(buf, v));
+	char buf[EMBER_COUNT_TEXT_MAX];
+	w_puts(w, ember_count_commas(buf, v));
 }
 
 /* v >= 0 with 1 or 2 decimals */

@@ -88,6 +88,25 @@ static inline uint64_t ember_count_mul(uint64_t a, uint64_t b)
 	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+/* Room for any count with thousands separators: 20 digits, 6 commas, NUL. */
+#define EMBER_COUNT_TEXT_MAX 32
+
+/* v as "1,234,567" (flamegraph.pl's tooltips, the diff's totals), at the
+ * end of buf; returns where it starts. */
+static inline char *ember_count_commas(char buf[EMBER_COUNT_TEXT_MAX], uint64_t v)
+{
+	char *p = buf + EMBER_COUNT_TEXT_MAX - 1;
+	int digits = 0;
+
+	*p = '\0';
+	do {
+		if (digits++ && digits % 3 == 1)
+			*--p = ',';
+		*--p = (char)('0' + v % 10);
+	} while (v /= 10);
+	return p;
+}
+
 /* Aggregated count of one stack on one thread (and one kind of time). */
 struct ember_sample_row {
 	uint32_t stack;        /* stack id */
