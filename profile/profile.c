@@ -1,6 +1,7 @@
-/* The profile model: interning of frames, stacks and threads, and sample
- * rows aggregated per (stack, thread).  Items live in plain arrays indexed by
- * id; an id table per kind finds the id of an item in O(1). */
+/* The profile model: interning of frames, stacks and threads, sample rows
+ * aggregated per (stack, thread, flags), the timeline, and a profile's rows
+ * copied into another through id maps.  Items live in plain arrays indexed
+ * by id; an id table per kind finds the id of an item in O(1). */
 #include <stdlib.h>
 #include <string.h>
 

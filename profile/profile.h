@@ -189,6 +189,13 @@ struct ember_profile {
 	struct ember_run_meta meta;
 };
 
+/* ---- Building a profile ----
+ *
+ * ember_profile_init, then frames, stacks and threads interned, rows and
+ * timed samples added; whoever builds the profile fills p->meta (strings
+ * interned with ember_profile_cstr).  ember_profile_free frees it all. */
+
+/* 0, or -1 on OOM (p is then free). */
 int ember_profile_init(struct ember_profile *p);
 void ember_profile_free(struct ember_profile *p);
 
@@ -210,8 +217,8 @@ uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t ti
 
 /* Add count samples of stack on thread.  When the profile's total would
  * pass its count_max, only what fits is added and the profile is saturated
- * (see "Sample counts" above).  Returns 0, or -1 on OOM or when stack or thread
- * is not an id of p. */
+ * (see "Sample counts" above).  Returns 0, or -1 on OOM or when stack or
+ * thread is not an id of p. */
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count);
 /* The same into the row of stack, thread and flags (enum ember_row_flags;
  * -1 for an unknown flag). */
