@@ -13,6 +13,7 @@
 #include "exporters.h"
 #include "profile.h"
 #include "record.h"
+#include "report.h"
 
 /* ember's own exit codes (sysexits.h values, so they rarely collide with a
  * launched command's status, which `record` passes through). */
@@ -71,8 +72,19 @@ int options_output(struct output_set *set, int c, const char *arg, const char *c
 /* Resolve every output's format (from --format or the extension).  0 or an
  * exit code after printing the error. */
 int options_output_finish(struct output_set *set, const char *cmd);
+/* The target options of record and top: -F (samples per second, 1 to
+ * kernel.perf_event_max_sample_rate), -p (a process id), -d (seconds, > 0).
+ * 1 when c was one of them (rec set from arg), 0 when it is not, or an exit
+ * code after one error line naming CMD. */
+int options_target(struct ember_record_opts *rec, int c, const char *arg, const char *cmd);
+/* After getopt: the command (argv[optind..]) into rec; exactly one of a
+ * command and -p.  0, or an exit code after one error line. */
+int options_target_finish(struct ember_record_opts *rec, int argc, char **argv, const char *cmd);
 /* One-line error for `ember CMD` with the usage hint; returns EMBER_EXIT_USAGE. */
 int options_bad(const char *cmd, const char *fmt, const char *arg);
+/* The same for what getopt returned c for, option opt: ':' a missing value,
+ * anything else an unknown option. */
+int options_getopt_error(const char *cmd, int c, const char *opt);
 /* A file name suffix and the output format it selects (an enum's value). */
 struct options_suffix {
 	const char *suffix;
@@ -163,6 +175,18 @@ void cli_install_stop_signals(void);
  * (a command not found or not executable: its child's 127 or 126).  A
  * launched command (attach false) is then where stop signals are forwarded. */
 int cli_record_start(struct ember_record *r, bool attach);
+
+/* inputs.c: load the profile at path ("-": standard input; two-column
+ * folded lines give it column 0 or 1) into p (empty), with what tolerant
+ * reading accepted in *w.  0, or, after one error line (naming role when
+ * not NULL: "BASE", "NEW"), EMBER_EXIT_NOINPUT or EMBER_EXIT_DATAERR. */
+int cli_load_profile(const char *path, int column, struct ember_profile *p, const char *role,
+		     struct ember_load_warnings *w);
+/* One line on stderr for each accommodation in *w of the input at path read
+ * with column: all of them, or without all only those that change counts
+ * or frame names (skipped lines, fractional counts, the column of two-column
+ * lines, NUL bytes; not CR LF line ends or names that are not UTF-8). */
+void cli_load_warnings(const char *path, int column, const struct ember_load_warnings *w, bool all);
 
 int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

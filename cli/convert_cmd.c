@@ -6,46 +6,6 @@
 
 #include "cli.h"
 
-/* Load IN ("-": standard input), saying on stderr what tolerant reading
- * had to accept. */
-static int load_input(const char *in, int column, struct ember_profile *p, bool quiet)
-{
-	char err[1024];
-	struct ember_load_warnings w;
-	const char *path = ember_profile_input_name(in);
-	memset(&w, 0, sizeof w);
-	int rc = ember_profile_load(p, in, column, &w, err, sizeof err);
-	if (rc == EMBER_LOAD_NOINPUT) {
-		fprintf(stderr, "ember: %s\n", err);
-		return EMBER_EXIT_NOINPUT;
-	}
-	if (rc != EMBER_LOAD_OK) {
-		fprintf(stderr, "ember: %s\n", err);
-		return EMBER_EXIT_DATAERR;
-	}
-	if (quiet)
-		return 0;
-	if (w.skipped)
-		fprintf(stderr, "ember: %s:%llu: skipped %llu line(s) without a sample count\n", path,
-			(unsigned long long)w.first_skipped_line, (unsigned long long)w.skipped);
-	if (w.crlf)
-		fprintf(stderr, "ember: %s: %llu line(s) ended in CR LF; read as LF\n", path,
-			(unsigned long long)w.crlf);
-	if (w.fractional)
-		fprintf(stderr, "ember: %s: %llu fractional count(s) rounded to whole samples\n", path,
-			(unsigned long long)w.fractional);
-	if (w.two_column)
-		fprintf(stderr, "ember: %s: %llu differential line(s) \"stack BASE NEW\": used the %s column\n", path,
-			(unsigned long long)w.two_column, column ? "NEW (last)" : "BASE (first)");
-	if (w.invalid_utf8)
-		fprintf(stderr, "ember: %s: %llu frame name(s) with invalid UTF-8; shown with U+FFFD\n", path,
-			(unsigned long long)w.invalid_utf8);
-	if (w.nul_names)
-		fprintf(stderr, "ember: %s: %llu frame name(s) with NUL bytes; each NUL shown as U+FFFD\n", path,
-			(unsigned long long)w.nul_names);
-	return 0;
-}
-
 static void convert_usage(FILE *out)
 {
 	fputs(ember_help_convert, out);
@@ -83,10 +43,8 @@ int cmd_convert(int argc, char **argv)
 		case 'h':
 			convert_usage(stdout);
 			return 0;
-		case ':':
-			return options_bad("convert", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return options_bad("convert", "unknown option '%s'", argv[optind - 1]);
+			return options_getopt_error("convert", c, argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -99,8 +57,13 @@ int cmd_convert(int argc, char **argv)
 	struct ember_profile p;
 	if (ember_profile_init(&p) != 0)
 		return EMBER_EXIT_INTERNAL;
-	if ((rc = load_input(argv[optind], column, &p, quiet)) == 0 && (rc = outputs_open(&out)) == 0)
-		rc = outputs_write(&out, &p, quiet);
+	struct ember_load_warnings w;
+	if ((rc = cli_load_profile(argv[optind], column, &p, NULL, &w)) == 0) {
+		if (!quiet)
+			cli_load_warnings(argv[optind], column, &w, true);
+		if ((rc = outputs_open(&out)) == 0)
+			rc = outputs_write(&out, &p, quiet);
+	}
 	outputs_close(&out);
 	ember_profile_free(&p);
 	return rc;
@@ -145,10 +108,8 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			report_usage(stdout);
 			return 0;
-		case ':':
-			return options_bad("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return options_bad("report", "unknown option '%s'", argv[optind - 1]);
+			return options_getopt_error("report", c, argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -156,9 +117,11 @@ int cmd_report(int argc, char **argv)
 	struct ember_profile p;
 	if (ember_profile_init(&p) != 0)
 		return EMBER_EXIT_INTERNAL;
-	int rc = load_input(argv[optind], 1, &p, false);
+	struct ember_load_warnings w;
+	int rc = cli_load_profile(argv[optind], 1, &p, NULL, &w);
 	if (rc == 0) {
-		const struct ember_run_meta *m = &p.meta;
+		cli_load_warnings(argv[optind], 1, &w, true);
+		const struct ember_run_meta *m = ember_profile_meta(&p);
 		if (m->command && m->command[0])
 			printf("command: %s\n", m->command);
 		if (m->wall_clock)   /* record --idle: time, on and off CPU */

@@ -133,7 +133,7 @@ static int diff_option(struct diff_cli *cli, int c, const char *arg, const char 
 		cli->quiet = true;
 		return 0;
 	default:
-		return options_bad("diff", "unknown option '%s'", raw);
+		return options_getopt_error("diff", c, raw);
 	}
 }
 
@@ -159,36 +159,20 @@ static int diff_finish(struct diff_cli *cli)
 	return 0;
 }
 
-/* Load one run ("-": standard input), saying on stderr what tolerant
- * reading had to accept. */
+/* Load one run ("-": standard input): a profile with samples, and the
+ * warnings that change what is compared. */
 static int load_run(const char *in, int column, struct ember_profile *p, const char *role)
 {
-	char err[1024];
 	struct ember_load_warnings w;
-	const char *path = ember_profile_input_name(in);
+	int rc = cli_load_profile(in, column, p, role, &w);
 
-	memset(&w, 0, sizeof w);
-	int rc = ember_profile_load(p, in, column, &w, err, sizeof err);
-	if (rc != EMBER_LOAD_OK) {
-		fprintf(stderr, "ember: %s (%s)\n", err, role);
-		return rc == EMBER_LOAD_NOINPUT ? EMBER_EXIT_NOINPUT : EMBER_EXIT_DATAERR;
-	}
+	if (rc != 0)
+		return rc;
 	if (!ember_profile_total(p)) {
-		fprintf(stderr, "ember: %s (%s): no samples to compare\n", path, role);
+		fprintf(stderr, "ember: %s (%s): no samples to compare\n", ember_profile_input_name(in), role);
 		return EMBER_EXIT_DATAERR;
 	}
-	if (w.skipped)
-		fprintf(stderr, "ember: %s:%llu: skipped %llu line(s) without a sample count\n", path,
-			(unsigned long long)w.first_skipped_line, (unsigned long long)w.skipped);
-	if (w.fractional)
-		fprintf(stderr, "ember: %s: %llu fractional count(s) rounded to whole samples\n", path,
-			(unsigned long long)w.fractional);
-	if (w.two_column)
-		fprintf(stderr, "ember: %s: two-column (differential) lines: %s read its %s column\n", path, role,
-			column ? "last" : "first");
-	if (w.nul_names)
-		fprintf(stderr, "ember: %s: %llu frame name(s) with NUL bytes; each NUL shown as U+FFFD\n", path,
-			(unsigned long long)w.nul_names);
+	cli_load_warnings(in, column, &w, false);
 	return 0;
 }
 
@@ -344,7 +328,7 @@ int cmd_diff(int argc, char **argv)
 			return 0;
 		}
 		if (c == ':') {
-			rc = options_bad("diff", "option '%s' needs a value", raw);
+			rc = options_getopt_error("diff", c, raw);
 		} else if (c != OPT_FORMAT && c != OPT_THREADS) {
 			int handled = options_output(&cli.out, c, optarg, "diff");
 			if (handled > 1)

@@ -1,5 +1,6 @@
 /* `ember record` options: one struct with defaults, strict parsing, one
- * error line per mistake. */
+ * error line per mistake; and the options every command shares: the
+ * outputs (record, top, convert, diff) and the target (record, top). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -83,6 +84,11 @@ int options_bad(const char *cmd, const char *fmt, const char *arg)
 	return EMBER_EXIT_USAGE;
 }
 
+int options_getopt_error(const char *cmd, int c, const char *opt)
+{
+	return options_bad(cmd, c == ':' ? "option '%s' needs a value" : "unknown option '%s'", opt);
+}
+
 int options_output(struct output_set *set, int c, const char *arg, const char *cmd)
 {
 	switch (c) {
@@ -140,16 +146,67 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 	return true;
 }
 
+/* The kernel's limit on -F (perf_event_open refuses more); the kernel's
+ * default when it cannot be read. */
+#define DEFAULT_MAX_SAMPLE_RATE 100000
+
 static long max_sample_rate(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
-	long v = 100000;
+	long v = DEFAULT_MAX_SAMPLE_RATE;
 	if (f) {
 		if (fscanf(f, "%ld", &v) != 1)
-			v = 100000;
+			v = DEFAULT_MAX_SAMPLE_RATE;
 		fclose(f);
 	}
 	return v;
+}
+
+/* The longest -d: over 115 days. */
+#define MAX_DURATION_S 1e7
+
+int options_target(struct ember_record_opts *rec, int c, const char *arg, const char *cmd)
+{
+	long v;
+
+	switch (c) {
+	case 'F':
+		if (!parse_long(arg, 1, max_sample_rate(), &v)) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "-F must be a whole number from 1 to %ld "
+				 "(kernel.perf_event_max_sample_rate), not '%%s'", max_sample_rate());
+			return options_bad(cmd, msg, arg);
+		}
+		rec->sampler.freq_hz = (uint32_t)v;
+		return 1;
+	case 'd': {
+		char *end;
+		errno = 0;
+		double d = strtod(arg, &end);
+		if (errno || end == arg || *end || !(d > 0) || d > MAX_DURATION_S)
+			return options_bad(cmd, "-d must be a positive number of seconds, not '%s'", arg);
+		rec->duration_s = d;
+		return 1;
+	}
+	case 'p':
+		if (!parse_long(arg, 1, INT32_MAX, &v))
+			return options_bad(cmd, "-p must be a process id, not '%s'", arg);
+		rec->pid = (pid_t)v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int options_target_finish(struct ember_record_opts *rec, int argc, char **argv, const char *cmd)
+{
+	if (optind < argc)
+		rec->argv = argv + optind;
+	if (rec->pid && rec->argv)
+		return options_bad(cmd, "give either -p PID or a command, not both (command: %s)", rec->argv[0]);
+	if (!rec->pid && !rec->argv)
+		return options_bad(cmd, "%s", "nothing to profile: give a command after -- or -p PID");
+	return 0;
 }
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
@@ -188,35 +245,13 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 	optind = 1;
 	/* '+': stop at the first non-option, so COMMAND's own flags are its own. */
 	while ((c = getopt_long(argc, argv, "+:F:d:p:o:qh", longopts, NULL)) != -1) {
-		if ((handled = options_output(&o->out, c, optarg, "record")) != 0) {
+		if ((handled = options_output(&o->out, c, optarg, "record")) != 0 ||
+		    (handled = options_target(&o->rec, c, optarg, "record")) != 0) {
 			if (handled != 1)
 				return handled;
 			continue;
 		}
 		switch (c) {
-		case 'F':
-			if (!parse_long(optarg, 1, max_sample_rate(), &v)) {
-				char msg[160];
-				snprintf(msg, sizeof msg, "-F must be a whole number from 1 to %ld "
-					 "(kernel.perf_event_max_sample_rate), not '%%s'", max_sample_rate());
-				return bad(msg, optarg);
-			}
-			o->rec.sampler.freq_hz = (uint32_t)v;
-			break;
-		case 'd': {
-			char *end;
-			errno = 0;
-			double d = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(d > 0) || d > 1e7)
-				return bad("-d must be a positive number of seconds, not '%s'", optarg);
-			o->rec.duration_s = d;
-			break;
-		}
-		case 'p':
-			if (!parse_long(optarg, 1, 0x7fffffff, &v))
-				return bad("-p must be a process id, not '%s'", optarg);
-			o->rec.pid = (pid_t)v;
-			break;
 		case OPT_STACK_SIZE:
 			if (!parse_long(optarg, 64, 65528, &v) || v % 8)
 				return bad("--stack-size must be a multiple of 8 from 64 to 65528, not '%s'", optarg);
@@ -267,18 +302,12 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			record_usage(stdout);
 			*help_shown = true;
 			return EMBER_EXIT_OK;
-		case ':':
-			return bad("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return bad("unknown option '%s'", argv[optind - 1]);
+			return options_getopt_error("record", c, argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		o->rec.argv = argv + optind;
-	if (o->rec.pid && o->rec.argv)
-		return bad("give either -p PID or a command, not both (command: %s)", o->rec.argv[0]);
-	if (!o->rec.pid && !o->rec.argv)
-		return bad("%s", "nothing to profile: give a command after -- or -p PID");
+	if ((handled = options_target_finish(&o->rec, argc, argv, "record")) != 0)
+		return handled;
 	if (o->rec.sampler.off_cpu && o->rec.gil_only)
 		return bad("%s", "--idle and --gil contradict each other (a thread off CPU does not hold the GIL)");
 	if (!o->rec.python && (o->rec.merge.python_only || o->rec.gil_only))

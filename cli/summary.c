@@ -39,7 +39,7 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 		(unsigned long long)st->samples, (unsigned long long)st->lost,
 		(unsigned long long)st->truncated, (unsigned long long)st->unwind_errors,
 		per_sample_us, unwind_us, sum->symbolize_s * 1e3);
-	unsampled_print(out, st, p->meta.freq_hz);
+	unsampled_print(out, st, ember_profile_meta(p)->freq_hz);
 	if (st->truncated > st->frame_capped)
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: %s\n",
 			100.0 * (double)(st->truncated - st->frame_capped) / (double)st->samples,

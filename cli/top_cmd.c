@@ -144,21 +144,6 @@ static int top_option(struct top_opts *o, int c, const char *arg, const char *na
 	double v;
 	int i;
 	switch (c) {
-	case 'F':
-		if (!parse_num(arg, 1, 100000, &v) || v != (double)(uint32_t)v)
-			return bad("-F must be a whole number of samples per second, not '%s'", arg);
-		o->rec.sampler.freq_hz = (uint32_t)v;
-		return 0;
-	case 'p':
-		if (!parse_num(arg, 1, 0x7fffffff, &v) || v != (double)(long)v)
-			return bad("-p must be a process id, not '%s'", arg);
-		o->rec.pid = (pid_t)v;
-		return 0;
-	case 'd':
-		if (!parse_num(arg, 1e-3, 1e7, &v))
-			return bad("-d must be a positive number of seconds, not '%s'", arg);
-		o->rec.duration_s = v;
-		return 0;
 	case OPT_INTERVAL:
 		if (!parse_num(arg, 0.1, 3600, &o->interval_s))
 			return bad("--interval must be a number of seconds from 0.1 to 3600, not '%s'", arg);
@@ -189,10 +174,8 @@ static int top_option(struct top_opts *o, int c, const char *arg, const char *na
 	case OPT_NO_COPIER:
 		o->rec.no_copier = true;
 		return 0;
-	case ':':
-		return bad("option '%s' needs a value", name);
 	default:
-		return bad("unknown option '%s'", name);
+		return options_getopt_error("top", c, name);
 	}
 }
 
@@ -220,7 +203,8 @@ static int parse_top(int argc, char **argv, struct top_opts *o, bool *help)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:F:p:d:o:h", longopts, NULL)) != -1) {
-		if ((rc = options_output(&o->out, c, optarg, "top")) != 0) {
+		if ((rc = options_output(&o->out, c, optarg, "top")) != 0 ||
+		    (rc = options_target(&o->rec, c, optarg, "top")) != 0) {
 			if (rc != 1)
 				return rc;
 			continue;
@@ -233,12 +217,8 @@ static int parse_top(int argc, char **argv, struct top_opts *o, bool *help)
 		if ((rc = top_option(o, c, optarg, argv[optind - 1])) != 0)
 			return rc;
 	}
-	if (optind < argc)
-		o->rec.argv = argv + optind;
-	if (o->rec.pid && o->rec.argv)
-		return bad("give either -p PID or a command, not both (command: %s)", o->rec.argv[0]);
-	if (!o->rec.pid && !o->rec.argv)
-		return bad("%s", "nothing to profile: give a command after -- or -p PID");
+	if ((rc = options_target_finish(&o->rec, argc, argv, "top")) != 0)
+		return rc;
 	return options_output_finish(&o->out, "top");
 }
 
@@ -255,8 +235,8 @@ static uint32_t shown_thread(struct top *t)
 {
 	if (!t->by_tid)
 		return t->thread;
-	for (uint32_t i = 0; t->p && i < t->p->nthreads; i++)
-		if (t->p->threads[i].tid == (uint32_t)t->o->tid)
+	for (uint32_t i = 0; t->p && i < ember_profile_nthreads(t->p); i++)
+		if (ember_profile_thread_at(t->p, i)->tid == (uint32_t)t->o->tid)
 			return i;
 	return UINT32_MAX - 1;
 }
@@ -268,16 +248,17 @@ static void header(struct top *t, FILE *f, uint32_t thread)
 		t->last_s, t->paused ? " | PAUSED" : "", view_names[t->view], sort_names[t->sort]);
 	if (thread == UINT32_MAX)
 		fputs("all", f);
-	else if (thread < p->nthreads) {
+	else if (thread < ember_profile_nthreads(p)) {
+		const struct ember_thread *th = ember_profile_thread_at(p, thread);
 		/* the target names its threads: no control characters reach the terminal */
-		fprintf(f, "%" PRIu32 " ", p->threads[thread].tid);
-		ember_report_put_label(f, p->threads[thread].name, THREAD_NAME_MAX);
+		fprintf(f, "%" PRIu32 " ", th->tid);
+		ember_report_put_label(f, th->name, THREAD_NAME_MAX);
 	}
 	else
 		fprintf(f, "%ld (no samples yet)", t->o->tid);
 	fprintf(f, "\nsamples/s %.0f | threads %" PRIu32 " | lost %" PRIu64 " | CPU %.0f%% | RSS %.1f MiB | "
-		"refresh %.1f ms, table %.1f ms\n", t->rate, p->nthreads, p->meta.lost, t->cpu_pct,
-		(double)t->rss_kib / 1024.0, t->refresh_ms, t->table_ms);
+		"refresh %.1f ms, table %.1f ms\n", t->rate, ember_profile_nthreads(p), ember_profile_meta(p)->lost,
+		t->cpu_pct, (double)t->rss_kib / 1024.0, t->refresh_ms, t->table_ms);
 }
 
 /* The table into f: the header, the column titles and at most nrows rows
@@ -380,11 +361,11 @@ static void refresh(struct top *t, double elapsed_s)
 	/* Rates over a span too short to mean anything (the last refresh, at
 	 * the target's exit) keep their previous values. */
 	if (t->span_s >= MIN_RATE_SPAN_S) {
-		t->rate = (double)(p->meta.samples - t->samples_seen) / t->span_s;
+		t->rate = (double)(ember_profile_meta(p)->samples - t->samples_seen) / t->span_s;
 		if (usage)
 			t->cpu_pct = 100.0 * (u.cpu_s - t->cpu_s) / t->span_s;
 	}
-	t->samples_seen = p->meta.samples;
+	t->samples_seen = ember_profile_meta(p)->samples;
 	if (usage) {
 		t->cpu_s = u.cpu_s;
 		t->rss_kib = u.rss_kib;
@@ -412,7 +393,7 @@ static bool on_key(struct top *t, int c)
 		t->view = (enum ember_top_view)((t->view + 1) % EMBER_TOP_VIEW_COUNT);
 		return true;
 	case 't': {
-		uint32_t n = t->p ? t->p->nthreads : 0, cur = shown_thread(t);
+		uint32_t n = t->p ? ember_profile_nthreads(t->p) : 0, cur = shown_thread(t);
 		t->by_tid = false;
 		t->thread = cur == UINT32_MAX ? (n ? 0 : UINT32_MAX) : cur + 1 < n ? cur + 1 : UINT32_MAX;
 		return true;

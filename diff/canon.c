@@ -5,15 +5,6 @@
 #include <string.h>
 
 #include "diff_internal.h"
-#include "profile_internal.h"
-
-static int copy_meta(struct ember_profile *dst, const struct ember_profile *src)
-{
-	dst->meta = src->meta;
-	dst->meta.command = ember_profile_cstr(dst, src->meta.command);
-	dst->meta.source = ember_profile_cstr(dst, src->meta.source);
-	return dst->meta.command && dst->meta.source ? 0 : -1;
-}
 
 /* dst (empty) = src with renamed frame names, line numbers dropped unless
  * matching by line, and no build ids (a rebuilt library is still the same
@@ -22,20 +13,19 @@ static int copy_meta(struct ember_profile *dst, const struct ember_profile *src)
  * Frames that become equal merge, and so do their stacks.  0, or -1 on OOM. */
 int diff_canon_run(struct ember_profile *dst, const struct ember_profile *src, const struct ember_diff_opts *o)
 {
-	uint32_t *fmap = malloc(((size_t)src->nframes + 1) * sizeof(*fmap));
-	bool *blob = calloc((size_t)src->nframes + 1, sizeof(*blob));
-	uint32_t *tmap = malloc(((size_t)src->nthreads + 1) * sizeof(*tmap));
-	uint32_t *ids = NULL;
-	size_t ids_cap = 0;
+	uint32_t nframes = ember_profile_nframes(src), nthreads = ember_profile_nthreads(src);
+	uint32_t *fmap = malloc(((size_t)nframes + 1) * sizeof(*fmap));
+	bool *blob = calloc((size_t)nframes + 1, sizeof(*blob));
+	uint32_t *tmap = malloc(((size_t)nthreads + 1) * sizeof(*tmap));
 	char *buf = NULL;
 	size_t cap = 0;
 	int ret = -1;
 
-	if (!fmap || !tmap || !blob || copy_meta(dst, src) < 0)
+	if (!fmap || !tmap || !blob || ember_profile_set_meta(dst, ember_profile_meta(src)) < 0)
 		goto out;
-	for (uint32_t i = 0; i < src->nframes; i++) {
-		struct ember_frame f = src->frames[i];
-		f.name = ember_diff_renames_apply(o->renames, f.name ? f.name : "", &buf, &cap);
+	for (uint32_t i = 0; i < nframes; i++) {
+		struct ember_frame f = *ember_profile_frame_at(src, i);
+		f.name = ember_diff_renames_apply(o->renames, f.name, &buf, &cap);
 		if (!f.name)
 			goto out;
 		if (o->by != EMBER_REPORT_BY_LINE)
@@ -54,33 +44,18 @@ int diff_canon_run(struct ember_profile *dst, const struct ember_profile *src, c
 		if ((fmap[i] = ember_profile_frame(dst, &f)) == UINT32_MAX)
 			goto out;
 	}
-	for (uint32_t t = 0; t < src->nthreads; t++) {
-		const struct ember_thread *th = &src->threads[t];
+	for (uint32_t t = 0; t < nthreads; t++) {
+		const struct ember_thread *th = ember_profile_thread_at(src, t);
 		if ((tmap[t] = ember_profile_thread(dst, th->pid, th->tid, th->name)) == UINT32_MAX)
 			goto out;
 	}
-	for (uint32_t r = 0; r < src->nrows; r++) {
-		const struct ember_sample_row *row = &src->rows[r];
-		uint32_t n;
-		const uint32_t *sf = ember_profile_stack_frames(src, row->stack, &n);
-		if (!row->count)
-			continue;
-		if (ember_grow((void **)&ids, &ids_cap, sizeof(*ids), (size_t)n + 1) < 0)
-			goto out;
-		uint32_t m = 0;
-		for (uint32_t k = 0; k < n; k++)
-			if (!(m && blob[sf[k]] && ids[m - 1] == fmap[sf[k]]))
-				ids[m++] = fmap[sf[k]];
-		uint32_t st = ember_profile_stack(dst, ids, m);
-		if (st == UINT32_MAX || ember_profile_add_row(dst, st, tmap[row->thread], row->flags, row->count) < 0)
-			goto out;
-	}
-	ret = 0;
+	struct ember_profile_map map = { .frame = fmap, .merge_runs = blob, .thread = tmap,
+					 .row_flags = EMBER_ROW_FLAGS_KNOWN };
+	ret = ember_profile_add_rows_of(dst, src, &map);
 out:
 	free(blob);
 	free(fmap);
 	free(tmap);
-	free(ids);
 	free(buf);
 	return ret;
 }

@@ -1,174 +1,52 @@
 /* The comparison behind `ember diff`: canonical copies of both runs
- * (canon.c), one key table over both, self and inclusive samples per key and run, the
- * normalised values, the noise tests (shares: binomial; seconds: Poisson
- * counts), and sorting. */
+ * (canon.c), one key table over both (report.h, EMBER_KEYS_MATCHING), self
+ * and inclusive samples per key and run, the normalised values, the noise
+ * tests (shares: binomial; seconds: Poisson counts), and sorting. */
 #define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff_internal.h"
-#include "profile_internal.h"
 
-/* ---- keys ---- */
+/* ---- counting ---- */
 
-struct dkey {
-	const char *ident;     /* interned identity: equal keys, equal pointer */
-	const char *label;
-	uint64_t self[2], incl[2];
+/* The samples of each key in one run, counted as `ember report` counts
+ * (ember_report_count: a sample once per key even when the key is on its
+ * stack several times -- recursion, or two frames that a rename made
+ * equal), by the key ids of the table both runs share. */
+struct run_counts {
+	uint64_t *self, *incl;
+	uint32_t n;            /* keys counted: those met up to this run */
 };
 
-struct keys {
-	enum ember_report_key by;
-	struct ember_strtab *strings;
-	struct ember_idtab index;
-	struct dkey *k;
-	size_t n, cap;
-	char *buf;
-	size_t len, bcap;
-	bool oom;
-};
-
-static void kb_put(struct keys *K, const char *s, size_t n)
+/* Count run p under keys, and the share of its samples with a Python
+ * frame.  0, or -1 on OOM. */
+static int count_run(struct ember_keys *keys, const struct ember_profile *p, struct run_counts *rc,
+		     double *python_share)
 {
-	if (K->oom || ember_grow((void **)&K->buf, &K->bcap, 1, K->len + n + 1) < 0) {
-		K->oom = true;
-		return;
-	}
-	memcpy(K->buf + K->len, s, n);
-	K->len += n;
-}
-
-static void kb_puts(struct keys *K, const char *s)
-{
-	kb_put(K, s, strlen(s));
-}
-
-static void kb_putu(struct keys *K, uint32_t v)
-{
-	char num[16];
-	kb_put(K, num, (size_t)snprintf(num, sizeof(num), "%u", v));
-}
-
-static const char *kb_intern(struct keys *K)
-{
-	const char *s = K->oom ? NULL : ember_strtab_intern(K->strings, K->buf ? K->buf : "", K->len);
-	if (!s)
-		K->oom = true;
-	return s;
-}
-
-/* f's key into K->buf: its identity, or with label its text as the table
- * shows it, like `ember report`: "name", "name (file.py)",
- * "name (file:line)", or the module.
- *
- * Identity by function: a native name alone (demangled C++ names are
- * qualified, and folded input has no file to compare), a Python name with
- * its file ("run" means little alone).  Fields are separated by NUL so
- * "a"+"bc" never equals "ab"+"c".  Kinds are left out: a frame read from
- * folded text and the same frame from an .ember file may disagree on native
- * vs interpreter. */
-static void build_key(struct keys *K, const struct ember_frame *f, enum ember_report_key by, bool label)
-{
-	const char *name = f->name && *f->name ? f->name : "[unknown]";
-	const char *file = f->file ? f->file : "";
-
-	K->len = 0;
-	if (by == EMBER_REPORT_BY_MODULE) {
-		const char *m = f->kind == EMBER_FRAME_PYTHON ? file : f->module ? f->module : "";
-		kb_puts(K, *m ? m : "[unknown]");
-		return;
-	}
-	kb_puts(K, name);
-	if (!label) {
-		if (by == EMBER_REPORT_BY_LINE || f->kind == EMBER_FRAME_PYTHON) {
-			kb_put(K, "", 1);
-			kb_puts(K, file);
-		}
-		if (by == EMBER_REPORT_BY_LINE) {
-			kb_put(K, "", 1);
-			kb_putu(K, f->line);
-		}
-	} else if (by == EMBER_REPORT_BY_LINE && (*file || f->line)) {
-		kb_puts(K, " (");
-		kb_puts(K, file);
-		if (f->line) {
-			kb_puts(K, ":");
-			kb_putu(K, f->line);
-		}
-		kb_puts(K, ")");
-	} else if (f->kind == EMBER_FRAME_PYTHON && *file) {
-		kb_puts(K, " (");
-		kb_puts(K, file);
-		kb_puts(K, ")");
-	}
-}
-
-static bool key_eq(const void *ctx, uint32_t id, const void *key)
-{
-	return ((const struct keys *)ctx)->k[id].ident == key;
-}
-
-/* Key id of f (an ember_report_key_fn; ctx is the struct keys), adding
- * the key if new; UINT32_MAX on OOM. */
-static uint32_t key_of(void *ctx, const struct ember_frame *f)
-{
-	struct keys *K = ctx;
-	enum ember_report_key by = K->by;
-
-	build_key(K, f, by, false);
-	const char *ident = kb_intern(K);
-	if (!ident)
-		return UINT32_MAX;
-	uint64_t h = ember_hash_ptr(ident);
-	uint32_t id = ember_idtab_find(&K->index, h, key_eq, K, ident);
-	if (id != UINT32_MAX)
-		return id;
-	build_key(K, f, by, true);
-	const char *label = kb_intern(K);
-	if (!label || K->n >= UINT32_MAX - 1 || ember_grow((void **)&K->k, &K->cap, sizeof(*K->k), K->n + 1) < 0 ||
-	    ember_idtab_insert(&K->index, h, (uint32_t)K->n) < 0) {
-		K->oom = true;
-		return UINT32_MAX;
-	}
-	K->k[K->n] = (struct dkey){ .ident = ident, .label = label };
-	return (uint32_t)K->n++;
-}
-
-/* Self and inclusive samples of every key in run k, counted as `ember
- * report` counts (ember_report_count: a sample once per key even when the
- * key is on its stack several times -- recursion, or two frames that a
- * rename made equal).  Also the share of samples with a Python frame.  0, or
- * -1 on OOM. */
-static int count_run(struct keys *K, const struct ember_profile *p, int k, double *python_share)
-{
-	uint8_t *has_py = calloc((size_t)p->nstacks + 1, 1);
-	uint64_t *self = NULL, *incl = NULL, py = 0, all = 0;
-	uint32_t n;
+	uint32_t nstacks = ember_profile_nstacks(p), nrows = ember_profile_nrows(p);
+	uint8_t *has_py = calloc((size_t)nstacks + 1, 1);
+	uint64_t py = 0, all = 0;
 	int ret = -1;
 
-	if (!has_py || ember_report_count(p, key_of, K, &n, &self, &incl) < 0)
+	if (!has_py || ember_report_count(p, ember_key_of, keys, &rc->n, &rc->self, &rc->incl) < 0)
 		goto out;
-	for (uint32_t i = 0; i < n; i++) {
-		K->k[i].self[k] = self[i];
-		K->k[i].incl[k] = incl[i];
-	}
-	for (uint32_t s = 0; s < p->nstacks; s++) {
+	for (uint32_t s = 0; s < nstacks; s++) {
 		uint32_t nf;
 		const uint32_t *ids = ember_profile_stack_frames(p, s, &nf);
 		for (uint32_t i = 0; i < nf && !has_py[s]; i++)
-			has_py[s] = p->frames[ids[i]].kind == EMBER_FRAME_PYTHON;
+			has_py[s] = ember_profile_frame_at(p, ids[i])->kind == EMBER_FRAME_PYTHON;
 	}
-	for (uint32_t r = 0; r < p->nrows; r++) {
-		all += p->rows[r].count;
-		py += has_py[p->rows[r].stack] ? p->rows[r].count : 0;
+	for (uint32_t r = 0; r < nrows; r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
+		all += row->count;
+		py += has_py[row->stack] ? row->count : 0;
 	}
 	*python_share = all ? (double)py / (double)all : 0;
 	ret = 0;
 out:
 	free(has_py);
-	free(self);
-	free(incl);
 	return ret;
 }
 
@@ -271,7 +149,7 @@ static void fill_row(struct ember_diff_row *row, const struct ember_diff *d)
 static void set_scales(struct ember_diff *d, const struct ember_diff_opts *o)
 {
 	for (int k = 0; k < 2; k++) {
-		const struct ember_run_meta *m = &d->run[k].meta;
+		const struct ember_run_meta *m = ember_profile_meta(&d->run[k]);
 		d->total[k] = ember_profile_total(&d->run[k]);
 		d->interval_s[k] = ember_profile_interval_s(&d->run[k]);
 		d->rate_known[k] = m->interval_ns || m->freq_hz;
@@ -297,11 +175,44 @@ static void set_scales(struct ember_diff *d, const struct ember_diff_opts *o)
 		d->noise_r = (d->scale[0] / noise_weight(d, 0)) / (d->scale[1] / noise_weight(d, 1));
 }
 
+/* The row of every key with samples in either run, in the order keys were
+ * met; then the rows' counts of matched, added and removed keys.  0, or -1
+ * on OOM. */
+static int make_rows(struct ember_diff *d, const struct run_counts counts[2])
+{
+	uint32_t nkeys = ember_keys_count(d->keys);
+
+	d->rows = calloc((size_t)nkeys + 1, sizeof(*d->rows));
+	if (!d->rows)
+		return -1;
+	for (uint32_t i = 0; i < nkeys; i++) {
+		uint64_t self[2], incl[2];
+		for (int k = 0; k < 2; k++) {
+			self[k] = i < counts[k].n ? counts[k].self[i] : 0;
+			incl[k] = i < counts[k].n ? counts[k].incl[i] : 0;
+		}
+		if (!incl[0] && !incl[1])
+			continue;   /* frames of stacks without samples */
+		struct ember_diff_row *row = &d->rows[d->nrows++];
+		row->key = ember_key_label(d->keys, i);
+		memcpy(row->self, self, sizeof(row->self));
+		memcpy(row->incl, incl, sizeof(row->incl));
+		fill_row(row, d);
+		if (row->status == EMBER_DIFF_CHANGED)
+			d->matched++;
+		else if (row->status == EMBER_DIFF_ADDED)
+			d->only_new++;
+		else
+			d->only_base++;
+	}
+	return 0;
+}
+
 int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, const struct ember_profile *new_,
 		     const struct ember_diff_opts *o)
 {
 	const struct ember_profile *src[2] = { base, new_ };
-	struct keys K = { .by = o->by };
+	struct run_counts counts[2] = { { 0 } };
 	int ret = -1;
 
 	memset(d, 0, sizeof(*d));
@@ -316,45 +227,24 @@ int ember_diff_build(struct ember_diff *d, const struct ember_profile *base, con
 		ember_profile_free(&d->run[0]);
 		return -1;
 	}
-	K.strings = ember_strtab_new();
-	if (!K.strings || ember_idtab_init(&K.index) < 0)
+	if (!(d->keys = ember_keys_new(o->by, EMBER_KEYS_MATCHING)))
 		goto out;
 	for (int k = 0; k < 2; k++)
 		if (diff_canon_run(&d->run[k], src[k], o) < 0 ||
-		    count_run(&K, &d->run[k], k, &d->python_share[k]) < 0)
+		    count_run(d->keys, &d->run[k], &counts[k], &d->python_share[k]) < 0)
 			goto out;
 	set_scales(d, o);
-
-	d->rows = calloc(K.n + 1, sizeof(*d->rows));
-	if (!d->rows)
+	if (make_rows(d, counts) < 0)
 		goto out;
-	for (size_t i = 0; i < K.n; i++) {
-		const struct dkey *key = &K.k[i];
-		if (!key->incl[0] && !key->incl[1])
-			continue;   /* frames of stacks without samples */
-		struct ember_diff_row *row = &d->rows[d->nrows++];
-		row->key = key->label;
-		memcpy(row->self, key->self, sizeof(row->self));
-		memcpy(row->incl, key->incl, sizeof(row->incl));
-		fill_row(row, d);
-		if (row->status == EMBER_DIFF_CHANGED)
-			d->matched++;
-		else if (row->status == EMBER_DIFF_ADDED)
-			d->only_new++;
-		else
-			d->only_base++;
-	}
 	d->kinds_differ = (d->python_share[0] > 0) != (d->python_share[1] > 0);
 	d->few_matched = d->nrows && d->matched * 5 < d->nrows;
-	d->strings = K.strings;
-	K.strings = NULL;
 	ember_diff_sort(d, EMBER_DIFF_SORT_INCLUSIVE);
 	ret = 0;
 out:
-	free(K.k);
-	free(K.buf);
-	ember_idtab_free(&K.index);
-	ember_strtab_free(K.strings);
+	for (int k = 0; k < 2; k++) {
+		free(counts[k].self);
+		free(counts[k].incl);
+	}
 	if (ret < 0)
 		ember_diff_free(d);
 	return ret;
@@ -365,7 +255,7 @@ void ember_diff_free(struct ember_diff *d)
 	ember_profile_free(&d->run[0]);
 	ember_profile_free(&d->run[1]);
 	free(d->rows);
-	ember_strtab_free(d->strings);
+	ember_keys_free(d->keys);
 	memset(d, 0, sizeof(*d));
 }
 

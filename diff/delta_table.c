@@ -11,46 +11,10 @@
 #include <string.h>
 
 #include "diff_internal.h"
-#include "profile_internal.h"
 
 #define TERMINAL_KEY_CHARS 70   /* longer keys keep their start and end around an ellipsis */
 
 /* ---- text helpers ---- */
-
-/* key with control characters as '?' (a newline would break every format's
- * rows) and, when max > 0, at most max characters: the first two thirds
- * and the end, around U+2026.  Returns a malloc'd string or NULL. */
-static char *clean_key(const char *key, size_t max)
-{
-	const unsigned char *s = (const unsigned char *)key;
-	size_t n = strlen(key), chars = 0, head, tail, idx = 0;
-	char *out = malloc(3 * n + 4), *o = out;   /* an invalid byte becomes 3 */
-	uint32_t cp;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
-		chars++;
-	head = !max || chars <= max ? chars : (max - 1) * 2 / 3;
-	tail = !max || chars <= max ? 0 : max - 1 - head;
-	for (size_t i = 0; i < n; idx++) {
-		size_t len = ember_utf8_next(s + i, n - i, &cp);
-		if (idx < head || idx >= chars - tail) {
-			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
-				*o++ = '?';
-			else if (cp == 0xfffd)
-				memcpy(o, "\xef\xbf\xbd", 3), o += 3;
-			else
-				memcpy(o, s + i, len), o += len;
-		} else if (idx == head) {
-			memcpy(o, "\xe2\x80\xa6", 3);
-			o += 3;
-		}
-		i += len;
-	}
-	*o = '\0';
-	return out;
-}
 
 /* Columns on a terminal: UTF-8 continuation bytes take none. */
 static size_t display_width(const char *s)
@@ -68,19 +32,6 @@ static void pad(FILE *out, size_t n)
 		putc(' ', out);
 }
 
-void diff_commas(char *buf, size_t size, uint64_t v)
-{
-	char t[32];
-	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v), o = 0;
-
-	for (int i = 0; i < n && (size_t)o + 2 < size; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = t[i];
-	}
-	buf[o] = '\0';
-}
-
 /* ---- describing the comparison ---- */
 
 const char *ember_diff_unit(const struct ember_diff *d)
@@ -92,11 +43,10 @@ const char *ember_diff_unit(const struct ember_diff *d)
 
 void ember_diff_normalization(const struct ember_diff *d, char *buf, size_t size)
 {
-	char b[32], n[32];
+	char bbuf[EMBER_COUNT_TEXT_MAX], nbuf[EMBER_COUNT_TEXT_MAX];
+	const char *b = ember_count_commas(bbuf, d->total[0]), *n = ember_count_commas(nbuf, d->total[1]);
 	int len;
 
-	diff_commas(b, sizeof(b), d->total[0]);
-	diff_commas(n, sizeof(n), d->total[1]);
 	if (d->norm == EMBER_DIFF_SHARE)
 		len = snprintf(buf, size, "share of each run's samples (BASE %s, NEW %s = 100%%)", b, n);
 	else if (d->per_iteration)
@@ -124,16 +74,16 @@ static const char *const sort_names[] = { "|delta inclusive|", "|delta self|", "
 
 static void run_line(FILE *out, const char *prefix, const struct ember_diff *d, int k)
 {
-	const struct ember_run_meta *m = &d->run[k].meta;
-	char n[32];
+	const struct ember_run_meta *m = ember_profile_meta(&d->run[k]);
+	char nbuf[EMBER_COUNT_TEXT_MAX];
+	const char *n = ember_count_commas(nbuf, d->total[k]);
 
 	/* a file name is the user's text: no control character may break a line */
-	char *name = clean_key(d->name[k] ? d->name[k] : "-", 0);
+	char *name = ember_report_label(d->name[k] ? d->name[k] : "-", 0);
 
-	diff_commas(n, sizeof(n), d->total[k]);
 	if (m->wall_clock)   /* record --idle: the counts are time */
 		fprintf(out, "%s%s %s: wall-clock profile, %.3f s off CPU", prefix, k ? "NEW: " : "BASE:",
-			name ? name : "-", (double)d->run[k].off_cpu_total * d->interval_s[k]);
+			name ? name : "-", (double)ember_profile_off_cpu_total(&d->run[k]) * d->interval_s[k]);
 	else
 		fprintf(out, "%s%s %s: %s samples", prefix, k ? "NEW: " : "BASE:", name ? name : "-", n);
 	free(name);
@@ -307,7 +257,7 @@ static int write_text(FILE *out, const struct ember_diff *d, size_t n, bool term
 	}
 	fprintf(out, "%s\n", by_names[d->by < 3 ? d->by : 0]);
 	for (size_t i = 0; i < n; i++) {
-		char *key = clean_key(d->rows[i].key, terminal ? TERMINAL_KEY_CHARS : 0);
+		char *key = ember_report_label(d->rows[i].key, terminal ? TERMINAL_KEY_CHARS : 0);
 		if (!key) {
 			free(cells);
 			return -1;
@@ -364,7 +314,7 @@ static int write_csv(FILE *out, const struct ember_diff *d, size_t n)
 	fputs(csv_columns, out);
 	for (size_t i = 0; i < n; i++) {
 		const struct ember_diff_row *r = &d->rows[i];
-		char *key = clean_key(r->key, 0);
+		char *key = ember_report_label(r->key, 0);
 		if (!key)
 			return -1;
 		csv_field(out, key);
@@ -406,7 +356,8 @@ static int write_md(FILE *out, const struct ember_diff *d, size_t n)
 	struct tunit u = pick_unit(d, d->nrows);
 	struct cells cells;
 
-	char *bn = clean_key(d->name[0] ? d->name[0] : "BASE", 0), *nn = clean_key(d->name[1] ? d->name[1] : "NEW", 0);
+	char *bn = ember_report_label(d->name[0] ? d->name[0] : "BASE", 0);
+	char *nn = ember_report_label(d->name[1] ? d->name[1] : "NEW", 0);
 
 	fprintf(out, "## ember diff: %s \xe2\x86\x92 %s\n\n", bn ? bn : "BASE", nn ? nn : "NEW");
 	free(bn);
@@ -422,7 +373,7 @@ static int write_md(FILE *out, const struct ember_diff *d, size_t n)
 			fputs(c < C_STATUS ? "--:|" : "---|", out);
 	putc('\n', out);
 	for (size_t i = 0; i < n; i++) {
-		char *key = clean_key(d->rows[i].key, 0);
+		char *key = ember_report_label(d->rows[i].key, 0);
 		if (!key)
 			return -1;
 		row_cells(&cells, d, &d->rows[i], u);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "report.h"
 
 enum { EMBER_DIFF_BASE = 0, EMBER_DIFF_NEW = 1 };
 
@@ -128,7 +129,7 @@ struct ember_diff {
 	double python_share[2];           /* fraction of samples with a Python frame */
 	bool kinds_differ;                /* one run has Python frames, the other none */
 	bool few_matched;                 /* under a fifth of the keys are in both runs */
-	struct ember_strtab *strings;     /* the row keys */
+	struct ember_keys *keys;          /* the matching keys of both runs: the rows' labels */
 };
 
 /* Compare base and new_ (read only; copied).  d->name stays NULL until the

@@ -24,7 +24,4 @@ const char *ember_diff_renames_apply(const struct ember_diff_renames *r, const c
 /* compare.c: the unit of the row values: "%" (share) or "s", "s/iteration". */
 const char *ember_diff_unit(const struct ember_diff *d);
 
-/* delta_table.c: 1234567 -> "1,234,567" into buf[size]. */
-void diff_commas(char *buf, size_t size, uint64_t v);
-
 #endif

@@ -87,18 +87,19 @@ static void frame_text(FILE *t, const struct ember_frame *f)
 static int build_texts(struct ct_ctx *c)
 {
 	const struct ember_profile *p = c->p;
+	uint32_t nframes = ember_profile_nframes(p);
 	FILE *t = open_memstream(&c->text, &c->text_len);
 	struct ember_frame unknown = { .kind = EMBER_FRAME_SPECIAL, .name = "[unknown]" };
 
-	if (!t || !(c->text_off = malloc(((size_t)p->nframes + 1) * sizeof(*c->text_off)))) {
+	if (!t || !(c->text_off = malloc(((size_t)nframes + 1) * sizeof(*c->text_off)))) {
 		if (t)
 			fclose(t);
 		return -1;
 	}
-	for (uint32_t i = 0; i <= p->nframes; i++) {
+	for (uint32_t i = 0; i <= nframes; i++) {
 		fflush(t);
 		c->text_off[i] = c->text_len;
-		frame_text(t, i < p->nframes ? &p->frames[i] : &unknown);
+		frame_text(t, i < nframes ? ember_profile_frame_at(p, i) : &unknown);
 	}
 	return fclose(t) == 0 ? 0 : -1;
 }
@@ -121,7 +122,7 @@ static void event(struct ct_ctx *c, char ph, uint64_t ts, uint32_t frame)
 /* Make the open frames those of stack, at ts. */
 static void transition(struct ct_ctx *c, uint32_t stack, uint64_t ts)
 {
-	uint32_t n, unknown = c->p->nframes;
+	uint32_t n, unknown = ember_profile_nframes(c->p);
 	const uint32_t *ids = ember_profile_stack_frames(c->p, stack, &n);
 	uint32_t common = 0;
 
@@ -165,27 +166,32 @@ static void metadata(struct ct_ctx *c, const char *what, uint32_t pid, uint32_t 
 static void names(struct ct_ctx *c, const uint32_t *threads)
 {
 	const struct ember_profile *p = c->p;
+	const struct ember_run_meta *m = ember_profile_meta(p);
+	uint32_t nthreads = ember_profile_nthreads(p);
 	char buf[32];
 
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		const struct ember_thread *t = &p->threads[threads[i]];
-		if (i && p->threads[threads[i - 1]].pid == t->pid)
+	for (uint32_t i = 0; i < nthreads; i++) {
+		const struct ember_thread *t = ember_profile_thread_at(p, threads[i]);
+		if (i && ember_profile_thread_at(p, threads[i - 1])->pid == t->pid)
 			continue;
 		const char *name = NULL;
-		if (t->pid == p->meta.pid && p->meta.command && *p->meta.command)
-			name = p->meta.command;
-		for (uint32_t j = i; !name && j < p->nthreads && p->threads[threads[j]].pid == t->pid; j++)
-			if (p->threads[threads[j]].tid == t->pid && p->threads[threads[j]].name &&
-			    *p->threads[threads[j]].name)
-				name = p->threads[threads[j]].name;
+		if (t->pid == m->pid && m->command && *m->command)
+			name = m->command;
+		for (uint32_t j = i; !name && j < nthreads; j++) {
+			const struct ember_thread *u = ember_profile_thread_at(p, threads[j]);
+			if (u->pid != t->pid)
+				break;
+			if (u->tid == t->pid && u->name && *u->name)
+				name = u->name;
+		}
 		if (!name) {
 			snprintf(buf, sizeof(buf), "pid %" PRIu32, t->pid);
 			name = buf;
 		}
 		metadata(c, "process_name", t->pid, t->pid, name, i == 0);
 	}
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		const struct ember_thread *t = &p->threads[threads[i]];
+	for (uint32_t i = 0; i < nthreads; i++) {
+		const struct ember_thread *t = ember_profile_thread_at(p, threads[i]);
 		const char *name = t->name;
 		if (!name || !*name) {
 			snprintf(buf, sizeof(buf), "tid %" PRIu32, t->tid);
@@ -198,20 +204,20 @@ static void names(struct ct_ctx *c, const uint32_t *threads)
 static void timeline_events(struct ct_ctx *c, const uint32_t *threads, const size_t *idx, const size_t *start)
 {
 	const struct ember_profile *p = c->p;
-	uint64_t t0 = p->timeline[0].time_ns, slack = c->interval / 2;
+	uint64_t t0 = ember_profile_timed_at(p, 0)->time_ns, slack = c->interval / 2;
 
-	for (size_t i = 1; i < p->ntimeline; i++)
-		if (p->timeline[i].time_ns < t0)
-			t0 = p->timeline[i].time_ns;   /* sorted, unless the caller forgot */
-	for (uint32_t i = 0; i < p->nthreads; i++) {
+	for (size_t i = 1; i < ember_profile_ntimed(p); i++)
+		if (ember_profile_timed_at(p, i)->time_ns < t0)
+			t0 = ember_profile_timed_at(p, i)->time_ns;   /* sorted, unless the caller forgot */
+	for (uint32_t i = 0; i < ember_profile_nthreads(p); i++) {
 		uint32_t t = threads[i];
 		uint64_t end = 0;
 		bool any = false;
 
-		c->pid = p->threads[t].pid;
-		c->tid = p->threads[t].tid;
+		c->pid = ember_profile_thread_at(p, t)->pid;
+		c->tid = ember_profile_thread_at(p, t)->tid;
 		for (size_t k = start[t]; k < start[t + 1]; k++) {
-			const struct ember_timed_sample *s = &p->timeline[idx[k]];
+			const struct ember_timed_sample *s = ember_profile_timed_at(p, idx[k]);
 			uint64_t at = s->time_ns - t0, begin;
 			if (any && at <= ember_count_add(end, slack)) {
 				begin = end;
@@ -234,12 +240,12 @@ static void synthetic_events(struct ct_ctx *c, const uint32_t *rows, size_t nrow
 	uint64_t at = 0;
 
 	for (size_t i = 0; i < nrows; i++) {
-		const struct ember_sample_row *r = &p->rows[rows[i]];
+		const struct ember_sample_row *r = ember_profile_row_at(p, rows[i]);
 		if (r->thread != thread) {
 			close_all(c, at);
 			thread = r->thread;
-			c->pid = p->threads[thread].pid;
-			c->tid = p->threads[thread].tid;
+			c->pid = ember_profile_thread_at(p, thread)->pid;
+			c->tid = ember_profile_thread_at(p, thread)->tid;
 			at = 0;
 		}
 		transition(c, r->stack, at);
@@ -250,7 +256,7 @@ static void synthetic_events(struct ct_ctx *c, const uint32_t *rows, size_t nrow
 
 static void other_data(struct ct_ctx *c, bool sampled)
 {
-	const struct ember_run_meta *m = &c->p->meta;
+	const struct ember_run_meta *m = ember_profile_meta(c->p);
 	FILE *out = c->out;
 
 	fputs_unlocked("{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"exporter\":\"ember@" EMBER_VERSION "\",\"command\":", out);
@@ -274,9 +280,9 @@ int ember_write_chrome_trace(FILE *out, const struct ember_profile *p, const str
 	uint32_t depth = 1;
 	int ret = -1;
 
-	for (uint32_t s = 0; s < p->nstacks; s++)
-		if (p->stack_len[s] > depth)
-			depth = p->stack_len[s];
+	for (uint32_t s = 0; s < ember_profile_nstacks(p); s++)
+		if (ember_profile_stack_depth(p, s) > depth)
+			depth = ember_profile_stack_depth(p, s);
 	c.open = malloc((size_t)depth * sizeof(*c.open));
 	if (!threads || !c.open || build_texts(&c) < 0 ||
 	    (sampled ? ember_export_timeline_by_thread(p, &idx, &start) < 0
@@ -288,7 +294,7 @@ int ember_write_chrome_trace(FILE *out, const struct ember_profile *p, const str
 	flockfile(out);
 	other_data(&c, sampled);
 	fputs_unlocked("\"traceEvents\":[", out);
-	if (p->nthreads) {
+	if (ember_profile_nthreads(p)) {
 		names(&c, threads);
 		if (sampled)
 			timeline_events(&c, threads, idx, start);

@@ -1,6 +1,7 @@
 /* ember exporters: write a struct ember_profile in the formats users open.
  *
- * Every writer takes the profile read-only and a FILE opened by the caller
+ * Every writer takes the profile read-only, reads it through profile.h's
+ * reading functions only, and writes to a FILE opened by the caller
  * (binary mode matters for pprof); it returns 0, or -1 with errno set when
  * writing failed.  Every writer works on native-only profiles, Python-only
  * profiles (from folded input) and mixed ones.  Frame kinds (profile.h)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "flame_tree.h"
-#include "profile_internal.h"
+#include "grow.h"
 
 /* One entry as the partitioning moves it: everything a level needs, so
  * that reading the next label costs one load (prefetched) per entry. */
@@ -193,28 +193,28 @@ static int walk(struct builder *b)
 	if (open_level(b, &st, &cap, &n, 0, in->nentries, 0, 0) < 0)
 		goto out;
 	while (n) {
-		struct level *L = &st[n - 1];
-		if (L->i >= L->hi) {
+		struct level *parent = &st[n - 1];
+		if (parent->i >= parent->hi) {
 			n--;
 			continue;
 		}
-		size_t i = L->i, j = i + 1;
+		size_t i = parent->i, j = i + 1;
 		uint32_t k = a[i].key;
 		uint64_t v[FG_MAX_VALUES] = { 0 };
 
-		while (j < L->hi && a[j].key == k)
+		while (j < parent->hi && a[j].key == k)
 			j++;
 		sum_values(b, a, i, j, v);
-		L->i = j;
+		parent->i = j;
 		if (k == b->end_key) {
-			uint64_t *self = b->t->self + L->node * nv;
+			uint64_t *self = b->t->self + parent->node * nv;
 			for (uint32_t c = 0; c < nv; c++)
 				self[c] += v[c];
 			continue;
 		}
-		uint64_t w = v[in->width_value], start = L->start;
-		uint32_t depth = L->depth + 1;
-		L->start += w;
+		uint64_t w = v[in->width_value], start = parent->start;
+		uint32_t depth = parent->depth + 1;
+		parent->start += w;
 		if (w == 0 || (double)w < in->min_width)
 			continue;
 		size_t child = new_node(b, k, depth, start, v);

@@ -10,7 +10,7 @@
 #include "diff_union.h"
 #include "exporters.h"
 #include "folded_text.h"
-#include "profile_internal.h"
+#include "strtab.h"
 
 /* ---- ember_write_folded ----
  *
@@ -57,7 +57,9 @@ struct folded_ctx {
 /* Frames of a stack as printed: an empty stack prints as [unknown]. */
 static uint32_t stack_frames(const struct folded_ctx *c, uint32_t stack)
 {
-	return c->p->stack_len[stack] ? c->p->stack_len[stack] : 1;
+	uint32_t n = ember_profile_stack_depth(c->p, stack);
+
+	return n ? n : 1;
 }
 
 static const struct folded_text *stack_frame(const struct folded_ctx *c, uint32_t stack, uint32_t k)
@@ -137,7 +139,7 @@ static int intern_text(struct folded_text *t, struct ember_strtab *strings, cons
 /* Rank all texts: sort them once, so that sorting compares integers. */
 static int rank_texts(struct folded_ctx *c, uint32_t nthreads)
 {
-	size_t nf = c->p->nframes, n = nf + nthreads + 1, i;
+	size_t nf = ember_profile_nframes(c->p), n = nf + nthreads + 1, i;
 	struct folded_text **all = malloc(n * sizeof(*all));
 	uint32_t rank = 0;
 
@@ -162,22 +164,25 @@ static int rank_texts(struct folded_ctx *c, uint32_t nthreads)
 static int build_texts(struct folded_ctx *c, struct ember_strtab *strings, uint32_t nthreads)
 {
 	const struct ember_profile *p = c->p;
+	uint32_t nframes = ember_profile_nframes(p);
 	struct text_buf b = { 0 };
 	int ret = -1;
 
-	c->frames = malloc(((size_t)p->nframes + 1) * sizeof(*c->frames));
+	c->frames = malloc(((size_t)nframes + 1) * sizeof(*c->frames));
 	c->threads = malloc(((size_t)nthreads + 1) * sizeof(*c->threads));
 	if (!c->frames || !c->threads || tb_puts(&b, "[unknown]") < 0 ||
 	    intern_text(&c->unknown, strings, &b) < 0)
 		goto out;
-	for (uint32_t i = 0; i < p->nframes; i++) {
+	for (uint32_t i = 0; i < nframes; i++) {
 		b.len = 0;
-		if (folded_frame_text(&b, &p->frames[i]) < 0 || intern_text(&c->frames[i], strings, &b) < 0)
+		if (folded_frame_text(&b, ember_profile_frame_at(p, i)) < 0 ||
+		    intern_text(&c->frames[i], strings, &b) < 0)
 			goto out;
 	}
 	for (uint32_t i = 0; i < nthreads; i++) {
 		b.len = 0;
-		if (folded_thread_text(&b, &p->threads[i]) < 0 || intern_text(&c->threads[i], strings, &b) < 0)
+		if (folded_thread_text(&b, ember_profile_thread_at(p, i)) < 0 ||
+		    intern_text(&c->threads[i], strings, &b) < 0)
 			goto out;
 	}
 	ret = rank_texts(c, nthreads);
@@ -192,8 +197,9 @@ out:
 static uint32_t *rank_stacks(const struct folded_ctx *c)
 {
 	const struct ember_profile *p = c->p;
-	struct folded_stack *st = calloc((size_t)p->nstacks + 1, sizeof(*st));
-	uint32_t *rank = calloc((size_t)p->nstacks + 1, sizeof(*rank));
+	uint32_t nstacks = ember_profile_nstacks(p);
+	struct folded_stack *st = calloc((size_t)nstacks + 1, sizeof(*st));
+	uint32_t *rank = calloc((size_t)nstacks + 1, sizeof(*rank));
 	size_t m = 0;
 
 	if (!st || !rank) {
@@ -201,9 +207,11 @@ static uint32_t *rank_stacks(const struct folded_ctx *c)
 		free(rank);
 		return NULL;
 	}
-	for (uint32_t r = 0; r < p->nrows; r++)
-		st[p->rows[r].stack].count += p->rows[r].count;
-	for (uint32_t s = 0; s < p->nstacks; s++) {
+	for (uint32_t r = 0; r < ember_profile_nrows(p); r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
+		st[row->stack].count += row->count;
+	}
+	for (uint32_t s = 0; s < nstacks; s++) {
 		if (!st[s].count)
 			continue;
 		/* compact in place: m <= s */
@@ -231,13 +239,14 @@ static struct folded_line *sorted_lines(const struct folded_ctx *c, const uint32
 					size_t *n)
 {
 	const struct ember_profile *p = c->p;
-	struct folded_line *lines = malloc(((size_t)p->nrows + 1) * sizeof(*lines));
+	uint32_t nrows = ember_profile_nrows(p);
+	struct folded_line *lines = malloc(((size_t)nrows + 1) * sizeof(*lines));
 
 	*n = 0;
 	if (!lines)
 		return NULL;
-	for (uint32_t r = 0; r < p->nrows; r++) {
-		const struct ember_sample_row *row = &p->rows[r];
+	for (uint32_t r = 0; r < nrows; r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
 		if (row->count)
 			lines[(*n)++] = (struct folded_line){
 				.thread_rank = threads ? c->threads[row->thread].rank : 0,
@@ -335,7 +344,7 @@ static int write_folded(FILE *out, const struct ember_profile *p, bool threads, 
 	uint32_t *stack_rank = NULL;
 	int ret = -1, rc;
 
-	if (!strings || build_texts(&c, strings, threads ? p->nthreads : 0) < 0 ||
+	if (!strings || build_texts(&c, strings, threads ? ember_profile_nthreads(p) : 0) < 0 ||
 	    !(stack_rank = rank_stacks(&c))) {
 		errno = ENOMEM;
 		goto out;

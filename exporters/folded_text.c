@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "folded_text.h"
-#include "profile_internal.h"
+#include "utf8.h"
 
 /* Whitespace as Perl's Unicode \s knows it (flamegraph.pl decodes its input
  * as UTF-8), less the ASCII controls, which never survive sanitising. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "json_out.h"
-#include "profile_internal.h"
+#include "utf8.h"
 
 /* ---- JSON text ---- */
 
@@ -104,25 +104,30 @@ uint64_t ember_export_interval_ns(const struct ember_profile *p)
 
 bool ember_export_timeline_complete(const struct ember_profile *p)
 {
-	if (!p->ntimeline || !p->nthreads)
+	uint32_t nthreads = ember_profile_nthreads(p);
+	size_t ntimed = ember_profile_ntimed(p);
+
+	if (!ntimed || !nthreads)
 		return false;
 
-	uint64_t *diff = calloc(p->nthreads, sizeof(*diff));
+	uint64_t *diff = calloc(nthreads, sizeof(*diff));
 	bool ok = diff != NULL;
 
 	if (!ok)
 		return false;
 	/* rows add, timed samples subtract: every thread must end at 0 */
-	for (uint32_t r = 0; r < p->nrows; r++)
-		diff[p->rows[r].thread] += p->rows[r].count;
-	for (size_t i = 0; i < p->ntimeline && ok; i++) {
-		const struct ember_timed_sample *t = &p->timeline[i];
-		if (t->thread >= p->nthreads || t->stack >= p->nstacks || diff[t->thread] == 0)
+	for (uint32_t r = 0; r < ember_profile_nrows(p); r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
+		diff[row->thread] += row->count;
+	}
+	for (size_t i = 0; i < ntimed && ok; i++) {
+		const struct ember_timed_sample *t = ember_profile_timed_at(p, i);
+		if (t->thread >= nthreads || t->stack >= ember_profile_nstacks(p) || diff[t->thread] == 0)
 			ok = false;
 		else
 			diff[t->thread]--;
 	}
-	for (uint32_t t = 0; t < p->nthreads && ok; t++)
+	for (uint32_t t = 0; t < nthreads && ok; t++)
 		ok = diff[t] == 0;
 	free(diff);
 	return ok;
@@ -131,8 +136,8 @@ bool ember_export_timeline_complete(const struct ember_profile *p)
 static int cmp_threads(const void *x, const void *y, void *arg)
 {
 	const struct ember_profile *p = arg;
-	const struct ember_thread *a = &p->threads[*(const uint32_t *)x];
-	const struct ember_thread *b = &p->threads[*(const uint32_t *)y];
+	const struct ember_thread *a = ember_profile_thread_at(p, *(const uint32_t *)x);
+	const struct ember_thread *b = ember_profile_thread_at(p, *(const uint32_t *)y);
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
@@ -143,13 +148,14 @@ static int cmp_threads(const void *x, const void *y, void *arg)
 
 uint32_t *ember_export_sorted_threads(const struct ember_profile *p)
 {
-	uint32_t *t = malloc(((size_t)p->nthreads + 1) * sizeof(*t));
+	uint32_t nthreads = ember_profile_nthreads(p);
+	uint32_t *t = malloc(((size_t)nthreads + 1) * sizeof(*t));
 
 	if (!t)
 		return NULL;
-	for (uint32_t i = 0; i < p->nthreads; i++)
+	for (uint32_t i = 0; i < nthreads; i++)
 		t[i] = i;
-	qsort_r(t, p->nthreads, sizeof(*t), cmp_threads, (void *)p);
+	qsort_r(t, nthreads, sizeof(*t), cmp_threads, (void *)p);
 	return t;
 }
 
@@ -160,7 +166,7 @@ static int cmp_str(const char *a, const char *b)
 
 static int cmp_frames(const struct ember_profile *p, uint32_t x, uint32_t y)
 {
-	const struct ember_frame *a = &p->frames[x], *b = &p->frames[y];
+	const struct ember_frame *a = ember_profile_frame_at(p, x), *b = ember_profile_frame_at(p, y);
 	int c;
 
 	if (x == y)
@@ -177,8 +183,8 @@ static int cmp_frames(const struct ember_profile *p, uint32_t x, uint32_t y)
 static int cmp_rows(const void *x, const void *y, void *arg)
 {
 	const struct ember_profile *p = arg;
-	const struct ember_sample_row *a = &p->rows[*(const uint32_t *)x];
-	const struct ember_sample_row *b = &p->rows[*(const uint32_t *)y];
+	const struct ember_sample_row *a = ember_profile_row_at(p, *(const uint32_t *)x);
+	const struct ember_sample_row *b = ember_profile_row_at(p, *(const uint32_t *)y);
 	int c;
 
 	if (a->thread != b->thread && (c = cmp_threads(&a->thread, &b->thread, arg)))
@@ -198,13 +204,14 @@ static int cmp_rows(const void *x, const void *y, void *arg)
 
 uint32_t *ember_export_sorted_rows(const struct ember_profile *p, size_t *n)
 {
-	uint32_t *r = malloc(((size_t)p->nrows + 1) * sizeof(*r));
+	uint32_t nrows = ember_profile_nrows(p);
+	uint32_t *r = malloc(((size_t)nrows + 1) * sizeof(*r));
 
 	*n = 0;
 	if (!r)
 		return NULL;
-	for (uint32_t i = 0; i < p->nrows; i++)
-		if (p->rows[i].count)
+	for (uint32_t i = 0; i < nrows; i++)
+		if (ember_profile_row_at(p, i)->count)
 			r[(*n)++] = i;
 	qsort_r(r, *n, sizeof(*r), cmp_rows, (void *)p);
 	return r;
@@ -212,8 +219,10 @@ uint32_t *ember_export_sorted_rows(const struct ember_profile *p, size_t *n)
 
 int ember_export_timeline_by_thread(const struct ember_profile *p, size_t **idx, size_t **start)
 {
-	size_t *s = calloc((size_t)p->nthreads + 2, sizeof(*s));
-	size_t *x = malloc((p->ntimeline + 1) * sizeof(*x));
+	uint32_t nthreads = ember_profile_nthreads(p);
+	size_t ntimed = ember_profile_ntimed(p);
+	size_t *s = calloc((size_t)nthreads + 2, sizeof(*s));
+	size_t *x = malloc((ntimed + 1) * sizeof(*x));
 
 	if (!s || !x) {
 		free(s);
@@ -221,14 +230,18 @@ int ember_export_timeline_by_thread(const struct ember_profile *p, size_t **idx,
 		return -1;
 	}
 	/* counting sort by thread: stable, so each group stays in time order */
-	for (size_t i = 0; i < p->ntimeline; i++)
-		if (p->timeline[i].thread < p->nthreads)
-			s[p->timeline[i].thread + 2]++;
-	for (uint32_t t = 0; t < p->nthreads; t++)
+	for (size_t i = 0; i < ntimed; i++) {
+		uint32_t t = ember_profile_timed_at(p, i)->thread;
+		if (t < nthreads)
+			s[t + 2]++;
+	}
+	for (uint32_t t = 0; t < nthreads; t++)
 		s[t + 2] += s[t + 1];
-	for (size_t i = 0; i < p->ntimeline; i++)
-		if (p->timeline[i].thread < p->nthreads)
-			x[s[p->timeline[i].thread + 1]++] = i;
+	for (size_t i = 0; i < ntimed; i++) {
+		uint32_t t = ember_profile_timed_at(p, i)->thread;
+		if (t < nthreads)
+			x[s[t + 1]++] = i;
+	}
 	*idx = x;
 	*start = s;
 	return 0;

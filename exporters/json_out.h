@@ -1,7 +1,8 @@
 /* Shared by the timeline exporters (speedscope.c, chrome_trace.c, pprof.c):
  * JSON text output that is always valid JSON and valid UTF-8, and the layout
- * decisions every one of them makes alike (interval, sample order).
- * Private to exporters/. */
+ * decisions every one of them makes alike (interval, sample order).  The
+ * exporters' own, but for the JSON text, which `ember dump --json` writes
+ * with too (cli/dump_cmd.c). */
 #ifndef EMBER_JSON_OUT_H
 #define EMBER_JSON_OUT_H
 

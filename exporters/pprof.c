@@ -98,9 +98,9 @@ static void write_samples(struct pp_ctx *c, struct gz *g, const struct pp_labels
 	const struct ember_profile *p = c->p;
 	struct pb m = { 0 }, label = { 0 };
 
-	for (uint32_t r = 0; r < p->nrows && !g->err; r++) {
-		const struct ember_sample_row *row = &p->rows[r];
-		const struct ember_thread *t = &p->threads[row->thread];
+	for (uint32_t r = 0; r < ember_profile_nrows(p) && !g->err; r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
+		const struct ember_thread *t = ember_profile_thread_at(p, row->thread);
 		uint64_t values[2];
 		bool base;
 
@@ -220,7 +220,7 @@ static int collect(struct pp_ctx *c, struct pp_types *vt, struct pp_labels *lk, 
 		   const struct pp_diff *diff)
 {
 	const struct ember_profile *p = c->p;
-	const struct ember_run_meta *meta = &p->meta;
+	const struct ember_run_meta *meta = ember_profile_meta(p);
 	char text[256];
 
 	pp_str(c, "");                     /* string_table[0] */
@@ -235,14 +235,14 @@ static int collect(struct pp_ctx *c, struct pp_types *vt, struct pp_labels *lk, 
 		lk->base_key = pp_str(c, "pprof::base");
 		lk->base_true = pp_str(c, "true");
 	}
-	for (uint32_t r = 0; r < p->nrows && !c->oom; r++) {
-		const struct ember_sample_row *row = &p->rows[r];
+	for (uint32_t r = 0; r < ember_profile_nrows(p) && !c->oom; r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
 		if (!row->count)
 			continue;
 		pp_build_stack(c, row->stack);
 		if (!c->oom && c->stack_root[row->stack])
 			c->maps[c->stack_root[row->stack] - 1].root_samples += row->count;
-		const char *name = p->threads[row->thread].name;
+		const char *name = ember_profile_thread_at(p, row->thread)->name;
 		if (!diff && !lk->thread_name[row->thread] && name && *name)
 			lk->thread_name[row->thread] = pp_str(c, name);
 	}
@@ -273,7 +273,7 @@ static int collect(struct pp_ctx *c, struct pp_types *vt, struct pp_labels *lk, 
 static void stream(struct pp_ctx *c, struct gz *g, const struct pp_types *vt, const struct pp_labels *lk,
 		   const uint32_t comments[5], const struct pp_diff *diff)
 {
-	const struct ember_run_meta *meta = &c->p->meta;
+	const struct ember_run_meta *meta = ember_profile_meta(c->p);
 	uint64_t period = ember_export_interval_ns(c->p);
 	struct pb m = { 0 };
 
@@ -310,7 +310,7 @@ static int write_pprof(FILE *out, const struct ember_profile *p, const struct pp
 	uint32_t comments[5] = { 0 };
 	int ret = -1;
 
-	lk.thread_name = calloc((size_t)p->nthreads + 1, sizeof(uint32_t));
+	lk.thread_name = calloc((size_t)ember_profile_nthreads(p) + 1, sizeof(uint32_t));
 	if (pp_ctx_init(&c, p) < 0 || !lk.thread_name || collect(&c, &vt, &lk, comments, diff) < 0 ||
 	    !(g = calloc(1, sizeof(*g)))) {
 		c.oom = true;

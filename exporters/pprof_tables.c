@@ -4,16 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hash.h"
 #include "pprof_tables.h"
 
 int pp_ctx_init(struct pp_ctx *c, const struct ember_profile *p)
 {
+	size_t nframes = ember_profile_nframes(p), nstacks = ember_profile_nstacks(p);
+
 	*c = (struct pp_ctx){ .p = p };
-	c->frame_func = calloc((size_t)p->nframes + 1, sizeof(uint32_t));
-	c->frame_map = calloc((size_t)p->nframes + 1, sizeof(uint32_t));
-	c->stack_off = calloc((size_t)p->nstacks + 1, sizeof(uint32_t));
-	c->stack_n = calloc((size_t)p->nstacks + 1, sizeof(uint32_t));
-	c->stack_root = calloc((size_t)p->nstacks + 1, sizeof(uint32_t));
+	c->frame_func = calloc(nframes + 1, sizeof(uint32_t));
+	c->frame_map = calloc(nframes + 1, sizeof(uint32_t));
+	c->stack_off = calloc(nstacks + 1, sizeof(uint32_t));
+	c->stack_n = calloc(nstacks + 1, sizeof(uint32_t));
+	c->stack_root = calloc(nstacks + 1, sizeof(uint32_t));
 	c->text = ember_strtab_new();
 	if (!c->frame_func || !c->frame_map || !c->stack_off || !c->stack_n || !c->stack_root || !c->text ||
 	    ember_idtab_init(&c->string_tab) < 0 || ember_idtab_init(&c->func_tab) < 0 ||
@@ -114,7 +118,7 @@ static uint32_t frame_func(struct pp_ctx *c, uint32_t frame)
 	if (c->frame_func[frame])
 		return c->frame_func[frame];
 
-	const struct ember_frame *f = &c->p->frames[frame];
+	const struct ember_frame *f = ember_profile_frame_at(c->p, frame);
 	const char *name = f->name && *f->name ? f->name : "[unknown]";
 	struct pp_func fn = { .name = pp_str(c, name), .filename = pp_str(c, f->file),
 			      .start_line = f->first_line };
@@ -125,7 +129,7 @@ static uint32_t frame_func(struct pp_ctx *c, uint32_t frame)
 /* Mapping id of the module of a native, interpreter or kernel frame; 0. */
 static uint32_t frame_mapping(struct pp_ctx *c, uint32_t frame)
 {
-	const struct ember_frame *f = &c->p->frames[frame];
+	const struct ember_frame *f = ember_profile_frame_at(c->p, frame);
 
 	if (c->frame_map[frame])
 		return c->frame_map[frame] - 1;
@@ -231,7 +235,6 @@ void pp_build_stack(struct pp_ctx *c, uint32_t stack)
 
 	uint32_t n;
 	const uint32_t *ids = ember_profile_stack_frames(c->p, stack, &n);
-	const struct ember_frame *fr = c->p->frames;
 
 	c->stack_off[stack] = (uint32_t)c->stack_locs_len;
 	if (n == 0) {
@@ -250,18 +253,19 @@ void pp_build_stack(struct pp_ctx *c, uint32_t stack)
 	uint32_t count = 0, root = 0;
 	for (uint32_t b = n; b-- > 0;) {
 		uint32_t a = b;
-		while (a > 0 && joins(&fr[ids[a - 1]], &fr[ids[a]]))
+		while (a > 0 && joins(ember_profile_frame_at(c->p, ids[a - 1]), ember_profile_frame_at(c->p, ids[a])))
 			a--;
 		for (uint32_t k = b + 1; k-- > a;)   /* innermost first */
-			push_line(c, frame_func(c, ids[k]), fr[ids[k]].line);
+			push_line(c, frame_func(c, ids[k]), ember_profile_frame_at(c->p, ids[k])->line);
 		uint32_t mapping = frame_mapping(c, ids[a]);
 		if (c->oom)
 			return;
 		if (mapping) {
 			struct pp_mapping *m = &c->maps[mapping - 1];
 			for (uint32_t k = a; k <= b; k++) {
-				m->has_filenames |= fr[ids[k]].file && *fr[ids[k]].file;
-				m->has_lines |= fr[ids[k]].line != 0;
+				const struct ember_frame *f = ember_profile_frame_at(c->p, ids[k]);
+				m->has_filenames |= f->file && *f->file;
+				m->has_lines |= f->line != 0;
 			}
 			m->has_inline |= b > a;
 		}

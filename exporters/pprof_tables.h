@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile_internal.h"
+#include "idtab.h"
+#include "profile.h"
+#include "strtab.h"
 #include "text.h"
 
 struct pp_func {

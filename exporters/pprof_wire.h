@@ -11,7 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "profile_internal.h"
+#include "grow.h"
 
 /* ---- protobuf encoding ---- */
 

@@ -40,8 +40,11 @@
 #include <string.h>
 
 #include "exporters.h"
-#include "profile_internal.h"
+#include "grow.h"
+#include "hash.h"
+#include "idtab.h"
 #include "pstats_marshal.h"
+#include "strtab.h"
 #include "text.h"
 
 #define NO_KEY UINT32_MAX
@@ -176,7 +179,7 @@ oom:
 /* Key of frame id f, NO_KEY for skipped frames; *err on OOM. */
 static uint32_t frame_key(struct ps_ctx *c, uint32_t f, bool *err)
 {
-	const struct ember_frame *fr = &c->p->frames[f];
+	const struct ember_frame *fr = ember_profile_frame_at(c->p, f);
 	uint32_t k;
 
 	if (c->frame_key[f] != KEY_UNSET)
@@ -202,7 +205,7 @@ static uint32_t frame_key(struct ps_ctx *c, uint32_t f, bool *err)
 
 static uint32_t thread_key(struct ps_ctx *c, uint32_t t)
 {
-	const struct ember_thread *th = &c->p->threads[t];
+	const struct ember_thread *th = ember_profile_thread_at(c->p, t);
 	char tid[32];
 
 	if (c->thread_key[t] != NO_KEY)
@@ -217,15 +220,15 @@ static uint32_t thread_key(struct ps_ctx *c, uint32_t t)
 
 static bool edge_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct ps_edge *e = &((const struct ps_ctx *)ctx)->edges[id];
+	const struct ps_edge *e = &((const struct ps_ctx *)ctx)->edges[id], *k = key;
 
-	return id_pair_eq(e->callee, e->caller, key);
+	return e->callee == k->callee && e->caller == k->caller;
 }
 
 static struct ps_edge *edge(struct ps_ctx *c, uint32_t callee, uint32_t caller)
 {
-	struct id_pair q = { callee, caller };
-	uint64_t h = id_pair_hash(&q);
+	struct ps_edge q = { .callee = callee, .caller = caller };
+	uint64_t h = ember_hash_pair(callee, caller);
 	uint32_t id = ember_idtab_find(&c->edge_index, h, edge_eq, c, &q);
 
 	if (id != UINT32_MAX)
@@ -244,7 +247,7 @@ static struct ps_edge *edge(struct ps_ctx *c, uint32_t callee, uint32_t caller)
  * each.  seq has room for the stack's depth + 3. */
 static int add_row(struct ps_ctx *c, uint32_t r, bool threads, uint32_t *seq)
 {
-	const struct ember_sample_row *row = &c->p->rows[r];
+	const struct ember_sample_row *row = ember_profile_row_at(c->p, r);
 	uint32_t n = 0, nf, stamp = r + 1;
 	const uint32_t *ids = ember_profile_stack_frames(c->p, row->stack, &nf);
 	uint64_t w = row->count;
@@ -347,19 +350,22 @@ static void write_dict(FILE *out, const struct ps_ctx *c, struct ps_key *const *
 static int build(struct ps_ctx *c, bool threads)
 {
 	const struct ember_profile *p = c->p;
-	uint32_t maxdepth = 0;
+	uint32_t nframes = ember_profile_nframes(p), nthreads = ember_profile_nthreads(p);
+	uint32_t nrows = ember_profile_nrows(p), maxdepth = 0;
 
-	c->frame_key = malloc(((size_t)p->nframes + 1) * sizeof(*c->frame_key));
-	c->thread_key = malloc(((size_t)p->nthreads + 1) * sizeof(*c->thread_key));
+	c->frame_key = malloc(((size_t)nframes + 1) * sizeof(*c->frame_key));
+	c->thread_key = malloc(((size_t)nthreads + 1) * sizeof(*c->thread_key));
 	if (!c->frame_key || !c->thread_key)
 		return -1;
-	for (uint32_t i = 0; i < p->nframes; i++)
+	for (uint32_t i = 0; i < nframes; i++)
 		c->frame_key[i] = KEY_UNSET;
-	for (uint32_t i = 0; i < p->nthreads; i++)
+	for (uint32_t i = 0; i < nthreads; i++)
 		c->thread_key[i] = NO_KEY;
-	for (uint32_t r = 0; r < p->nrows; r++)
-		if (p->stack_len[p->rows[r].stack] > maxdepth)
-			maxdepth = p->stack_len[p->rows[r].stack];
+	for (uint32_t r = 0; r < nrows; r++) {
+		uint32_t depth = ember_profile_stack_depth(p, ember_profile_row_at(p, r)->stack);
+		if (depth > maxdepth)
+			maxdepth = depth;
+	}
 
 	uint32_t *seq = malloc(((size_t)maxdepth + 3) * sizeof(*seq));
 	if (!seq)
@@ -367,8 +373,8 @@ static int build(struct ps_ctx *c, bool threads)
 	int ret = 0;
 	if (threads && (c->all_key = builtin_key(c, "<", "all threads", ">")) == NO_KEY)
 		ret = -1;
-	for (uint32_t r = 0; r < p->nrows && ret == 0; r++)
-		if (p->rows[r].count)
+	for (uint32_t r = 0; r < nrows && ret == 0; r++)
+		if (ember_profile_row_at(p, r)->count)
 			ret = add_row(c, r, threads, seq);
 	free(seq);
 	return ret;

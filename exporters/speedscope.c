@@ -22,7 +22,8 @@
 
 #include "exporters.h"
 #include "json_out.h"
-#include "profile_internal.h"
+#include "hash.h"
+#include "idtab.h"
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 #define NO_FRAME UINT32_MAX
@@ -106,7 +107,7 @@ static int use_stack(struct ss_ctx *c, uint32_t stack)
 	for (uint32_t k = 0; k < n; k++) {
 		if (c->index[ids[k]] != NO_FRAME)
 			continue;
-		struct ss_frame f = frame_of(&c->p->frames[ids[k]]);
+		struct ss_frame f = frame_of(ember_profile_frame_at(c->p, ids[k]));
 		if ((c->index[ids[k]] = add_frame(c, &f)) == NO_FRAME)
 			return -1;
 	}
@@ -191,7 +192,7 @@ static void put_thread_profile(FILE *out, const struct ss_ctx *c, const struct s
 	const struct ember_profile *p = c->p;
 
 	fputs_unlocked("{\"type\":\"sampled\",\"name\":", out);
-	put_thread_name(out, &p->threads[t], pids);
+	put_thread_name(out, ember_profile_thread_at(p, t), pids);
 	put_profile_head(out, ember_count_mul(l->total[t], interval));
 
 	/* runs of one stack: (stack, samples), written twice (samples, weights) */
@@ -201,9 +202,9 @@ static void put_thread_profile(FILE *out, const struct ss_ctx *c, const struct s
 		if (l->tl_idx) {
 			size_t i = l->tl_start[t], end = l->tl_start[t + 1];
 			while (i < end) {
-				uint32_t stack = p->timeline[l->tl_idx[i]].stack;
+				uint32_t stack = ember_profile_timed_at(p, l->tl_idx[i])->stack;
 				size_t j = i + 1;
-				while (j < end && p->timeline[l->tl_idx[j]].stack == stack)
+				while (j < end && ember_profile_timed_at(p, l->tl_idx[j])->stack == stack)
 					j++;
 				if (pass == 0) {
 					put_stack(out, c, stack, first);
@@ -217,8 +218,8 @@ static void put_thread_profile(FILE *out, const struct ss_ctx *c, const struct s
 			}
 		} else {
 			size_t i = *row_pos;
-			for (; i < l->nrows && p->rows[l->rows[i]].thread == t; i++) {
-				const struct ember_sample_row *r = &p->rows[l->rows[i]];
+			for (; i < l->nrows && ember_profile_row_at(p, l->rows[i])->thread == t; i++) {
+				const struct ember_sample_row *r = ember_profile_row_at(p, l->rows[i]);
 				if (pass == 0) {
 					put_stack(out, c, r->stack, first);
 				} else {
@@ -240,27 +241,31 @@ static int layout(struct ss_ctx *c, struct ss_layout *l)
 	const struct ember_profile *p = c->p;
 	uint32_t *sorted = ember_export_sorted_threads(p);
 
-	l->total = calloc((size_t)p->nthreads + 1, sizeof(*l->total));
+	uint32_t nthreads = ember_profile_nthreads(p);
+
+	l->total = calloc((size_t)nthreads + 1, sizeof(*l->total));
 	l->threads = sorted;
 	if (!sorted || !l->total)
 		return -1;
-	for (uint32_t r = 0; r < p->nrows; r++)
-		l->total[p->rows[r].thread] += p->rows[r].count;
-	for (uint32_t i = 0; i < p->nthreads; i++)
+	for (uint32_t r = 0; r < ember_profile_nrows(p); r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
+		l->total[row->thread] += row->count;
+	}
+	for (uint32_t i = 0; i < nthreads; i++)
 		if (l->total[sorted[i]])
 			sorted[l->nthreads++] = sorted[i];
 
 	if (ember_export_timeline_complete(p)) {
 		if (ember_export_timeline_by_thread(p, &l->tl_idx, &l->tl_start) < 0)
 			return -1;
-		for (size_t i = 0; i < p->ntimeline; i++)
-			if (use_stack(c, p->timeline[i].stack) < 0)
+		for (size_t i = 0; i < ember_profile_ntimed(p); i++)
+			if (use_stack(c, ember_profile_timed_at(p, i)->stack) < 0)
 				return -1;
 	} else {
 		if (!(l->rows = ember_export_sorted_rows(p, &l->nrows)))
 			return -1;
 		for (size_t i = 0; i < l->nrows; i++)
-			if (use_stack(c, p->rows[l->rows[i]].stack) < 0)
+			if (use_stack(c, ember_profile_row_at(p, l->rows[i])->stack) < 0)
 				return -1;
 	}
 	return 0;
@@ -273,17 +278,20 @@ int ember_write_speedscope(FILE *out, const struct ember_profile *p, const struc
 	struct ss_ctx c = { .p = p, .unknown = NO_FRAME };
 	struct ss_layout l = { 0 };
 	uint64_t interval = ember_export_interval_ns(p);
+	size_t nframes = ember_profile_nframes(p);
+	const char *command = ember_profile_meta(p)->command;
+	const char *name = command && *command ? command : "ember profile";
 	int ret = -1;
 
-	c.index = malloc(((size_t)p->nframes + 1) * sizeof(*c.index));
-	c.frames = malloc(((size_t)p->nframes + 1) * sizeof(*c.frames));
+	c.index = malloc((nframes + 1) * sizeof(*c.index));
+	c.frames = malloc((nframes + 1) * sizeof(*c.frames));
 	if (!c.index || !c.frames || ember_idtab_init(&c.tab) < 0) {
 		free(c.index);
 		free(c.frames);
 		errno = ENOMEM;
 		return -1;
 	}
-	memset(c.index, 0xff, ((size_t)p->nframes + 1) * sizeof(*c.index));
+	memset(c.index, 0xff, (nframes + 1) * sizeof(*c.index));
 	if (layout(&c, &l) < 0) {
 		errno = ENOMEM;
 		goto out;
@@ -292,7 +300,7 @@ int ember_write_speedscope(FILE *out, const struct ember_profile *p, const struc
 	bool pids = false;
 	uint32_t active = 0;
 	for (uint32_t i = 1; i < l.nthreads; i++) {
-		if (p->threads[l.threads[i]].pid != p->threads[l.threads[0]].pid)
+		if (ember_profile_thread_at(p, l.threads[i])->pid != ember_profile_thread_at(p, l.threads[0])->pid)
 			pids = true;
 		if (l.total[l.threads[i]] > l.total[l.threads[active]])
 			active = i;
@@ -300,7 +308,7 @@ int ember_write_speedscope(FILE *out, const struct ember_profile *p, const struc
 
 	flockfile(out);
 	fputs_unlocked("{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"exporter\":\"ember@" EMBER_VERSION "\",\n\"name\":", out);
-	ember_json_str(out, p->meta.command && *p->meta.command ? p->meta.command : "ember profile");
+	ember_json_str(out, name);
 	fputs_unlocked(",\n\"activeProfileIndex\":", out);
 	ember_json_u64(out, active);
 	fputs_unlocked(",\n\"shared\":{\"frames\":[", out);
@@ -315,7 +323,7 @@ int ember_write_speedscope(FILE *out, const struct ember_profile *p, const struc
 	if (l.nthreads == 0) {
 		/* No samples: one empty profile, so that speedscope opens the file. */
 		fputs_unlocked("{\"type\":\"sampled\",\"name\":", out);
-		ember_json_str(out, p->meta.command && *p->meta.command ? p->meta.command : "ember profile");
+		ember_json_str(out, name);
 		put_profile_head(out, 0);
 		fputs_unlocked(",\"samples\":[],\"weights\":[]}", out);
 	}

@@ -29,7 +29,6 @@
 
 #include "exporters.h"
 #include "flame_tree.h"
-#include "profile_internal.h"
 #include "svg_internal.h"
 #include "svg_labels.h"
 #include "svg_writer.h"
@@ -37,18 +36,48 @@
 
 /* ---- rendering ---- */
 
+#define ROOT_COLOUR "#c8c8d2"        /* the "all" frame */
+#define ROOT_NAME "all"
+#define CORNER_RX "2"                /* rounded corners of frames and swatches */
+#define LABEL_X 3                    /* a frame label's left edge, from the frame's */
+#define LABEL_BASELINE 10.5          /* ... and its baseline, from the frame's top */
+#define LABEL_MIN_GLYPHS 3           /* a narrower frame has no label */
+#define LABEL_CUT ".."               /* the end of a cut label, as flamegraph.pl */
+#define LEGEND_GAP 18                /* between one kind's legend text and the next swatch */
+#define TITLE_BUTTON_W 90            /* room the title leaves for a button on either side */
+#define SUBTITLE_HALF_LINE 7         /* a two-line subtitle's lines, above and below SUBTITLE_Y */
+#define FOOTER_BASELINE 4            /* the footer's text, below the middle of its row */
+#define NO_SAMPLES_Y (YPAD_TOP + FRAME_H - 4)
+#define DEFAULT_WIDTH 1200
+#define MIN_PLOT_WIDTH 100           /* the narrowest plot, inside the margins */
+#define DEFAULT_MIN_WIDTH_PX 0.1     /* frames narrower than this are pruned */
+#define OFF_CPU_COLUMN 1             /* the value column of a wall-clock graph's off-CPU time */
+#define OFF_CPU_SHADES 64            /* shades of the off-CPU hues */
+#define MIDDOT " \xc2\xb7 "           /* between the subtitle's parts */
+#define NS_PER_S 1000000000u
+
+/* " width=.. height=.. rx=..": a legend swatch's size and corners. */
+static void write_swatch_size(struct svg_writer *w)
+{
+	W_LIT(w, " width=\"");
+	w_u64(w, SWATCH);
+	W_LIT(w, "\" height=\"");
+	w_u64(w, SWATCH);
+	W_LIT(w, "\" rx=\"" CORNER_RX "\"");
+}
+
 static void plain_colour(const struct svg_graph *g, size_t node, char out[8])
 {
 	uint32_t label = g->tree->nodes[node].label;
 
 	if (label == FG_NONE)
-		memcpy(out, "#c8c8d2", 8);
+		memcpy(out, ROOT_COLOUR, sizeof ROOT_COLOUR);
 	else
-		memcpy(out, g->labels->l[label].colour, 8);
+		memcpy(out, g->labels->label[label].colour, SVG_COLOUR_LEN + 1);
 }
 
 /* " (1,234 samples, 12.34%": a tooltip's count and share, left open. */
-static void tooltip_head(const struct svg_graph *g, size_t node, struct w *w)
+static void tooltip_head(const struct svg_graph *g, size_t node, struct svg_writer *w)
 {
 	uint64_t n = g->tree->nodes[node].width, total = g->tree->total;
 
@@ -62,7 +91,7 @@ static void tooltip_head(const struct svg_graph *g, size_t node, struct w *w)
 }
 
 /* " (1,234 samples, 12.34%)" */
-static void plain_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+static void plain_tooltip(const struct svg_graph *g, size_t node, struct svg_writer *w)
 {
 	tooltip_head(g, node, w);
 	W_LIT(w, ")");
@@ -74,13 +103,15 @@ static void plain_tooltip(const struct svg_graph *g, size_t node, struct w *w)
  * tooltip with some says how much. */
 static uint64_t off_part(const struct svg_graph *g, size_t node)
 {
-	return g->tree->nvalues > 1 ? g->tree->values[node * g->tree->nvalues + 1] : 0;
+	return g->tree->nvalues > OFF_CPU_COLUMN ? g->tree->values[node * g->tree->nvalues + OFF_CPU_COLUMN] : 0;
 }
 
+/* Off-CPU time's hue: violets, varied by v1 and v2. */
 static void off_cpu_colour_of(double v1, double v2, char out[8])
 {
-	snprintf(out, 8, "#%02x%02x%02x", (unsigned)(150 + 50 * v1) & 0xff, (unsigned)(120 + 40 * v1) & 0xff,
-		 (unsigned)(200 + 45 * v2) & 0xff);
+	static const struct svg_channel off_cpu[3] = { { 150, 50, 0 }, { 120, 40, 0 }, { 200, 45, 1 } };
+
+	svg_colour(off_cpu, v1, v2, 0, out);
 }
 
 static void wall_colour(const struct svg_graph *g, size_t node, char out[8])
@@ -92,14 +123,15 @@ static void wall_colour(const struct svg_graph *g, size_t node, char out[8])
 		plain_colour(g, node, out);
 		return;
 	}
-	const char *c = g->labels->l[label].colour;   /* its shade, moved to the off-CPU hues */
+	const char *c = g->labels->label[label].colour;   /* its shade, moved to the off-CPU hues */
 	unsigned r = 0, gr = 0;
 	sscanf(c + 1, "%2x%2x", &r, &gr);
-	off_cpu_colour_of((r % 64) / 64.0, (gr % 64) / 64.0, out);
+	off_cpu_colour_of((double)(r % OFF_CPU_SHADES) / OFF_CPU_SHADES, (double)(gr % OFF_CPU_SHADES) / OFF_CPU_SHADES,
+			  out);
 }
 
 /* " (1,234 us, 12.34%, 80% off CPU)" */
-static void wall_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+static void wall_tooltip(const struct svg_graph *g, size_t node, struct svg_writer *w)
 {
 	uint64_t n = g->tree->nodes[node].width, off = off_part(g, node);
 
@@ -113,18 +145,19 @@ static void wall_tooltip(const struct svg_graph *g, size_t node, struct w *w)
 }
 
 /* Right-aligned on the legend row: the off-CPU swatch. */
-static void wall_legend(const struct svg_graph *g, struct w *w)
+static void wall_legend(const struct svg_graph *g, struct svg_writer *w)
 {
 	static const char text[] = "off CPU (sleeping, blocked, waiting)";
 	char fill[8];
-	double x_end = g->width - XPAD, y = FONT_SIZE * 6;
+	double x_end = g->width - XPAD, y = LEGEND_Y;
 
 	off_cpu_colour_of(0.5, 0.5, fill);
 	W_LIT(w, "<g id=\"offcpulegend\"><title>more than half of the frame's time was spent off CPU</title><rect");
-	w_attr_num(w, " x=\"", x_end - (double)(sizeof text - 1) * CHAR_W - 14);
-	w_attr_num(w, " y=\"", y - 10);
-	W_LIT(w, " width=\"10\" height=\"10\" rx=\"2\" fill=\"");
-	w_put(w, fill, 7);
+	w_attr_num(w, " x=\"", x_end - (double)(sizeof text - 1) * CHAR_W - SWATCH_TEXT_X);
+	w_attr_num(w, " y=\"", y - SWATCH);
+	write_swatch_size(w);
+	W_LIT(w, " fill=\"");
+	w_put(w, fill, SVG_COLOUR_LEN);
 	W_LIT(w, "\"/>");
 	w_attr_num(w, "<text text-anchor=\"end\" x=\"", x_end);
 	w_attr_num(w, " y=\"", y);
@@ -138,16 +171,16 @@ static const char *const kind_names[EMBER_FRAME_KIND_COUNT] = {
 	[EMBER_FRAME_INTERP] = "interpreter", [EMBER_FRAME_SPECIAL] = "special",
 };
 
-static void write_frame(struct w *w, const struct svg_graph *g, size_t i, double scale, unsigned height)
+static void write_frame(struct svg_writer *w, const struct svg_graph *g, size_t i, double scale, unsigned height)
 {
 	const struct fg_node *nd = &g->tree->nodes[i];
-	const struct svg_label *l = nd->label == FG_NONE ? NULL : &g->labels->l[nd->label];
+	const struct svg_label *l = nd->label == FG_NONE ? NULL : &g->labels->label[nd->label];
 	double x = XPAD + (double)nd->start * scale, wd = (double)nd->width * scale;
 	double y = g->icicle ? YPAD_TOP + nd->depth * FRAME_H
 			     : height - YPAD_BOTTOM - (nd->depth + 1.0) * FRAME_H + FRAME_PAD;
 	char fill[8];
-	const char *name = l ? g->labels->esc + l->esc_off : "all";
-	size_t name_len = l ? l->esc_len : 3, units = l ? l->units : 3;
+	const char *name = l ? g->labels->esc + l->esc_off : ROOT_NAME;
+	size_t name_len = l ? l->esc_len : sizeof ROOT_NAME - 1, units = l ? l->units : sizeof ROOT_NAME - 1;
 
 	W_LIT(w, "<g class=\"k");
 	w_u64(w, l ? (uint64_t)l->kind : EMBER_FRAME_SPECIAL);
@@ -165,30 +198,32 @@ static void write_frame(struct w *w, const struct svg_graph *g, size_t i, double
 	w_attr_num(w, " y=\"", y);
 	w_attr_num(w, " width=\"", wd);
 	g->style->colour(g, i, fill);
-	W_LIT(w, " height=\"15\" fill=\"");
-	w_put(w, fill, 7);
-	W_LIT(w, "\" rx=\"2\"/>");
+	W_LIT(w, " height=\"");
+	w_u64(w, FRAME_H - FRAME_PAD);
+	W_LIT(w, "\" fill=\"");
+	w_put(w, fill, SVG_COLOUR_LEN);
+	W_LIT(w, "\" rx=\"" CORNER_RX "\"/>");
 
 	/* flamegraph.pl's label fit: whole glyphs of an average width, and
-	 * ".." when cut; nothing under 3 glyphs. */
+	 * LABEL_CUT when cut; nothing under LABEL_MIN_GLYPHS glyphs. */
 	size_t fit = (size_t)(wd / CHAR_W);
-	if (fit < 3) {
+	if (fit < LABEL_MIN_GLYPHS) {
 		W_LIT(w, "<text/></g>\n");
 		return;
 	}
-	w_attr_num(w, "<text x=\"", x + 3);
-	w_attr_num(w, " y=\"", y + 10.5);
+	w_attr_num(w, "<text x=\"", x + LABEL_X);
+	w_attr_num(w, " y=\"", y + LABEL_BASELINE);
 	W_LIT(w, ">");
 	if (units <= fit) {
 		w_put(w, name, name_len);
 	} else {
-		svg_xml(w, l->text, l->len, fit - 2);
-		W_LIT(w, "..");
+		svg_xml(w, l->text, l->len, fit - (sizeof LABEL_CUT - 1));
+		W_LIT(w, LABEL_CUT);
 	}
 	W_LIT(w, "</text></g>\n");
 }
 
-static void write_legend(struct w *w)
+static void write_legend(struct svg_writer *w)
 {
 	static const enum ember_frame_kind order[] = { EMBER_FRAME_PYTHON, EMBER_FRAME_NATIVE, EMBER_FRAME_INTERP,
 						       EMBER_FRAME_KERNEL, EMBER_FRAME_SPECIAL };
@@ -204,21 +239,22 @@ static void write_legend(struct w *w)
 		w_puts(w, kind_names[order[i]]);
 		W_LIT(w, " frames</title><rect");
 		w_attr_num(w, " x=\"", x);
-		w_attr_num(w, " y=\"", FONT_SIZE * 6 - 10);
-		W_LIT(w, " width=\"10\" height=\"10\" rx=\"2\" fill=\"");
-		w_put(w, fill, 7);
+		w_attr_num(w, " y=\"", LEGEND_Y - SWATCH);
+		write_swatch_size(w);
+		W_LIT(w, " fill=\"");
+		w_put(w, fill, SVG_COLOUR_LEN);
 		W_LIT(w, "\"/>");
-		w_attr_num(w, "<text x=\"", x + 14);
-		w_attr_num(w, " y=\"", FONT_SIZE * 6);
+		w_attr_num(w, "<text x=\"", x + SWATCH_TEXT_X);
+		w_attr_num(w, " y=\"", LEGEND_Y);
 		W_LIT(w, ">");
 		w_puts(w, kind_names[order[i]]);
 		W_LIT(w, "</text></g>");
-		x += 14 + strlen(kind_names[order[i]]) * CHAR_W + 18;
+		x += SWATCH_TEXT_X + strlen(kind_names[order[i]]) * CHAR_W + LEGEND_GAP;
 	}
 	W_LIT(w, "</g>\n");
 }
 
-static void write_text(struct w *w, const char *id, const char *cls, double x, double y, const char *s)
+static void write_text(struct svg_writer *w, const char *id, const char *cls, double x, double y, const char *s)
 {
 	W_LIT(w, "<text id=\"");
 	w_puts(w, id);
@@ -235,22 +271,22 @@ static void write_text(struct w *w, const char *id, const char *cls, double x, d
 
 /* One line, or two when the text has a '\n' (a diff's subtitle says how
  * runs are compared and what the colours mean): both fit above the legend. */
-static void write_subtitle(struct w *w, const char *s, unsigned width)
+static void write_subtitle(struct svg_writer *w, const char *s, unsigned width)
 {
 	const char *nl = strchr(s, '\n');
 
 	if (!nl) {
-		write_text(w, "subtitle", NULL, width / 2.0, FONT_SIZE * 4, s);
+		write_text(w, "subtitle", NULL, width / 2.0, SUBTITLE_Y, s);
 		return;
 	}
 	W_LIT(w, "<text id=\"subtitle\"");
 	w_attr_num(w, " x=\"", width / 2.0);
-	w_attr_num(w, " y=\"", FONT_SIZE * 4 - 7);
+	w_attr_num(w, " y=\"", SUBTITLE_Y - SUBTITLE_HALF_LINE);
 	W_LIT(w, ">");
 	svg_xml(w, s, (size_t)(nl - s), SIZE_MAX);
 	W_LIT(w, "</text>\n<text id=\"subtitle2\" style=\"text-anchor:middle;fill:#444\"");
 	w_attr_num(w, " x=\"", width / 2.0);
-	w_attr_num(w, " y=\"", FONT_SIZE * 4 + 7);
+	w_attr_num(w, " y=\"", SUBTITLE_Y + SUBTITLE_HALF_LINE);
 	W_LIT(w, ">");
 	svg_xml(w, nl + 1, strlen(nl + 1), SIZE_MAX);
 	W_LIT(w, "</text>\n");
@@ -260,7 +296,7 @@ static void write_subtitle(struct w *w, const char *s, unsigned width)
  * one group drawn after the frames, so that the script can keep it at the
  * top of a window scrolled down a tall graph (its bar, unpainted until then,
  * hides the frames passing under it). */
-static void write_header(struct w *w, const struct svg_graph *g)
+static void write_header(struct svg_writer *w, const struct svg_graph *g)
 {
 	unsigned width = g->width;
 
@@ -270,16 +306,17 @@ static void write_header(struct w *w, const struct svg_graph *g)
 	W_LIT(w, "/>\n");
 
 	/* the title, cut to fit between the buttons; whole in its tooltip */
-	size_t title_units = (size_t)((width - 2.0 * (XPAD + 90)) / (TITLE_SIZE * 0.59));
+	size_t cut = sizeof LABEL_CUT - 1;
+	size_t title_units = (size_t)((width - 2.0 * (XPAD + TITLE_BUTTON_W)) / (TITLE_SIZE * GLYPH_W_RATIO));
 	W_LIT(w, "<text id=\"title\"");
 	w_attr_num(w, " x=\"", width / 2.0);
-	w_attr_num(w, " y=\"", FONT_SIZE * 2);
+	w_attr_num(w, " y=\"", TITLE_Y);
 	W_LIT(w, "><title>");
 	svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
 	W_LIT(w, "</title>");
-	if (svg_text_units(g->title, strlen(g->title)) > title_units && title_units > 2) {
-		svg_xml(w, g->title, strlen(g->title), title_units - 2);
-		W_LIT(w, "..");
+	if (svg_text_units(g->title, strlen(g->title)) > title_units && title_units > cut) {
+		svg_xml(w, g->title, strlen(g->title), title_units - cut);
+		W_LIT(w, LABEL_CUT);
 	} else {
 		svg_xml(w, g->title, strlen(g->title), SIZE_MAX);
 	}
@@ -288,26 +325,26 @@ static void write_header(struct w *w, const struct svg_graph *g)
 	write_legend(w);
 	if (g->style->legend)
 		g->style->legend(g, w);
-	write_text(w, "unzoom", "btn hide", XPAD, FONT_SIZE * 2, "Reset Zoom");
-	write_text(w, "search", "btn", width - XPAD, FONT_SIZE * 2, "Search");
+	write_text(w, "unzoom", "btn hide", XPAD, TITLE_Y, "Reset Zoom");
+	write_text(w, "search", "btn", width - XPAD, TITLE_Y, "Search");
 	W_LIT(w, "</g>\n");
 }
 
 /* The row under the frames: the hovered frame's details and the search's
  * share, kept at the bottom of the window like the header at its top. */
-static void write_footer(struct w *w, unsigned width, unsigned height)
+static void write_footer(struct svg_writer *w, unsigned width, unsigned height)
 {
 	W_LIT(w, "<g id=\"footer\"><rect class=\"bar\" x=\"0\"");
 	w_attr_num(w, " y=\"", height - YPAD_BOTTOM);
 	w_attr_num(w, " width=\"", width);
 	w_attr_num(w, " height=\"", YPAD_BOTTOM);
 	W_LIT(w, "/>\n");
-	write_text(w, "details", NULL, XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
-	write_text(w, "matched", NULL, width - XPAD, height - YPAD_BOTTOM / 2.0 + 4, " ");
+	write_text(w, "details", NULL, XPAD, height - YPAD_BOTTOM / 2.0 + FOOTER_BASELINE, " ");
+	write_text(w, "matched", NULL, width - XPAD, height - YPAD_BOTTOM / 2.0 + FOOTER_BASELINE, " ");
 	W_LIT(w, "</g>\n");
 }
 
-static void render(struct w *w, const struct svg_graph *g)
+static void render(struct svg_writer *w, const struct svg_graph *g)
 {
 	const struct fg_tree *t = g->tree;
 	unsigned width = g->width;
@@ -331,7 +368,7 @@ static void render(struct w *w, const struct svg_graph *g)
 	w_puts(w, num);
 
 	if (!t->total)
-		write_text(w, "nosamples", NULL, width / 2.0, YPAD_TOP + FRAME_H - 4, "No samples");
+		write_text(w, "nosamples", NULL, width / 2.0, NO_SAMPLES_Y, "No samples");
 	W_LIT(w, "<g id=\"frames\">\n");
 	for (size_t i = 0; t->total && i < t->nnodes; i++)
 		write_frame(w, g, i, scale, height);
@@ -355,40 +392,48 @@ static void render(struct w *w, const struct svg_graph *g)
 
 /* ---- the profile's graph ---- */
 
+/* "DATE · 99 Hz · 1,234 samples · 5.00 s · lost 0 · truncated 0", and
+ * the mismatched and unwind error counts when there are any. */
 static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 {
-	const struct ember_run_meta *m = &p->meta;
+	const struct ember_run_meta *m = ember_profile_meta(p);
 	char *s = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&s, &len);
-	const char *sep = "";
+	const char *sep = "";   /* before the next part: none before the first */
 
 	if (!f)
 		return NULL;
 	if (m->start_unix_ns) {
-		time_t t = (time_t)(m->start_unix_ns / 1000000000u);
+		time_t t = (time_t)(m->start_unix_ns / NS_PER_S);
 		struct tm tm;
 		char date[64];
-		if (gmtime_r(&t, &tm) && strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm))
-			fprintf(f, "%s", date), sep = " \xc2\xb7 ";
+		if (gmtime_r(&t, &tm) && strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm)) {
+			fprintf(f, "%s", date);
+			sep = MIDDOT;
+		}
 	}
-	if (m->freq_hz)
-		fprintf(f, "%s%" PRIu32 " Hz", sep, m->freq_hz), sep = " \xc2\xb7 ";
-	else if (m->interval_ns)
-		fprintf(f, "%sone sample per %.3g ms", sep, (double)m->interval_ns / 1e6), sep = " \xc2\xb7 ";
+	if (m->freq_hz) {
+		fprintf(f, "%s%" PRIu32 " Hz", sep, m->freq_hz);
+		sep = MIDDOT;
+	} else if (m->interval_ns) {
+		fprintf(f, "%sone sample per %.3g ms", sep, (double)m->interval_ns / 1e6);
+		sep = MIDDOT;
+	}
 	char num[32];
 	if (m->wall_clock)
 		fprintf(f, "%s%.3f s wall-clock time, %.3f s of it off CPU", sep,
-			(double)total * ember_profile_interval_s(p), (double)p->off_cpu_total * ember_profile_interval_s(p));
+			(double)total * ember_profile_interval_s(p),
+			(double)ember_profile_off_cpu_total(p) * ember_profile_interval_s(p));
 	else
-		fprintf(f, "%s%s samples", sep, commas(num, total));
+		fprintf(f, "%s%s samples", sep, ember_count_commas(num, total));
 	if (m->duration_ns)
-		fprintf(f, " \xc2\xb7 %.2f s", (double)m->duration_ns / 1e9);
-	fprintf(f, " \xc2\xb7 lost %" PRIu64 " \xc2\xb7 truncated %" PRIu64, m->lost, m->truncated);
+		fprintf(f, MIDDOT "%.2f s", (double)m->duration_ns / 1e9);
+	fprintf(f, MIDDOT "lost %" PRIu64 MIDDOT "truncated %" PRIu64, m->lost, m->truncated);
 	if (m->mismatched)
-		fprintf(f, " \xc2\xb7 mismatched %" PRIu64, m->mismatched);
+		fprintf(f, MIDDOT "mismatched %" PRIu64, m->mismatched);
 	if (m->unwind_errors)
-		fprintf(f, " \xc2\xb7 unwind errors %" PRIu64, m->unwind_errors);
+		fprintf(f, MIDDOT "unwind errors %" PRIu64, m->unwind_errors);
 	if (fclose(f) != 0) {
 		free(s);
 		return NULL;
@@ -398,13 +443,13 @@ static char *subtitle_text(const struct ember_profile *p, uint64_t total)
 
 int svg_write_graph(FILE *out, const struct svg_graph *g)
 {
-	struct w *w = malloc(sizeof(*w));
+	struct svg_writer *w = malloc(sizeof(*w));
 
 	if (!w) {
 		errno = ENOMEM;
 		return -1;
 	}
-	*w = (struct w){ .f = out };
+	*w = (struct svg_writer){ .f = out };
 	flockfile(out);
 	render(w, g);
 	w_flush(w);
@@ -420,9 +465,9 @@ int svg_write_graph(FILE *out, const struct svg_graph *g)
 
 unsigned svg_width(unsigned width_px)
 {
-	unsigned width = width_px ? width_px : 1200;
+	unsigned width = width_px ? width_px : DEFAULT_WIDTH;
 
-	return width < 2 * XPAD + 100 ? 2 * XPAD + 100 : width;
+	return width < 2 * XPAD + MIN_PLOT_WIDTH ? 2 * XPAD + MIN_PLOT_WIDTH : width;
 }
 
 void svg_input_free(struct svg_input *in)
@@ -440,17 +485,19 @@ void svg_input_free(struct svg_input *in)
 static int input_build(struct svg_input *in, const struct ember_profile *p, bool threads, uint32_t nvalues,
 		       uint32_t width_value, unsigned width, double min_width_px, bool off_cpu)
 {
-	const struct svg_labels *L = &in->labels;
+	const struct svg_labels *labels = &in->labels;
 
 	memset(in, 0, sizeof(*in));
 	if (svg_labels_build(&in->labels, p, threads) < 0)
 		return -1;
-	in->entries = malloc(((size_t)p->nrows + 1) * sizeof(*in->entries));
-	in->values = calloc(((size_t)p->nrows + 1) * nvalues, sizeof(*in->values));
+	uint32_t nrows = ember_profile_nrows(p);
+
+	in->entries = malloc(((size_t)nrows + 1) * sizeof(*in->entries));
+	in->values = calloc(((size_t)nrows + 1) * nvalues, sizeof(*in->values));
 	if (!in->entries || !in->values)
 		return -1;
-	for (uint32_t r = 0; r < p->nrows; r++) {
-		const struct ember_sample_row *row = &p->rows[r];
+	for (uint32_t r = 0; r < nrows; r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
 		struct fg_entry *e = &in->entries[in->n];
 		uint32_t col = nvalues > 1 && !off_cpu ? row->thread : 0;
 		if (!row->count)
@@ -460,16 +507,18 @@ static int input_build(struct svg_input *in, const struct ember_profile *p, bool
 			in->total[1] += row->count;
 		}
 		e->ids = ember_profile_stack_frames(p, row->stack, &e->n);
-		if (!e->n)
-			e->ids = &L->unknown, e->n = 1;   /* maps to the [unknown] label */
-		e->head = threads ? L->thread[row->thread] : FG_NONE;
+		if (!e->n) {   /* an empty stack: one frame, the [unknown] label */
+			e->ids = &labels->unknown;
+			e->n = 1;
+		}
+		e->head = threads ? labels->thread[row->thread] : FG_NONE;
 		in->values[in->n * nvalues + col] = row->count;
 		in->total[col] += row->count;
 		in->n++;
 	}
-	double min_px = min_width_px > 0 ? min_width_px : 0.1;
+	double min_px = min_width_px > 0 ? min_width_px : DEFAULT_MIN_WIDTH_PX;
 	struct fg_input fi = { .entries = in->entries, .nentries = in->n, .values = in->values, .nvalues = nvalues,
-			       .width_value = width_value, .map = L->map, .nlabels = L->n,
+			       .width_value = width_value, .map = labels->map, .nlabels = labels->n,
 			       .min_width = min_px * (double)in->total[width_value] / (width - 2.0 * XPAD) };
 	return fg_tree_build(&in->tree, &fi);
 }
@@ -482,6 +531,7 @@ int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool th
 
 int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember_export_opts *o)
 {
+	const struct ember_run_meta *m = ember_profile_meta(p);
 	struct ember_export_opts defaults = { 0 };
 	struct svg_input in;
 	int ret = -1;
@@ -489,13 +539,12 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	if (!o)
 		o = &defaults;
 	unsigned width = svg_width(o->width_px);
-	bool wall = p->off_cpu_total > 0;
+	bool wall = ember_profile_off_cpu_total(p) > 0;
 	if (input_build(&in, p, o->threads, wall ? 2 : 1, 0, width, o->min_width_px, wall) < 0)
 		goto oom;
 	if (o->title)
 		in.title = strdup(o->title);
-	else if (asprintf(&in.title, "ember: %s", p->meta.command && *p->meta.command ? p->meta.command
-										 : "flame graph") < 0)
+	else if (asprintf(&in.title, "ember: %s", m->command && *m->command ? m->command : "flame graph") < 0)
 		in.title = NULL;
 	in.subtitle = subtitle_text(p, in.total[0]);
 	if (!in.title || !in.subtitle)
@@ -505,7 +554,7 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	if (wall)
 		style = (struct svg_style){ .colour = wall_colour, .tooltip = wall_tooltip, .legend = wall_legend };
 	struct svg_graph g = { .labels = &in.labels, .tree = &in.tree, .style = &style, .title = in.title,
-			       .subtitle = in.subtitle, .unit = p->meta.wall_clock ? "us" : "samples", .width = width,
+			       .subtitle = in.subtitle, .unit = m->wall_clock ? "us" : "samples", .width = width,
 			       .icicle = o->icicle };
 	ret = svg_write_graph(out, &g);
 	svg_input_free(&in);

@@ -46,17 +46,19 @@ static bool within_noise(const struct diff_style *ds, uint64_t b, uint64_t n)
 	return ds->o->within_noise && ds->o->within_noise(ds->o->noise_ctx, b, n);
 }
 
+#define DIFF_LEVELS 210
+
 /* flamegraph.pl's color_scale: white at no change, towards (255,0,0) for
- * growth and (0,0,255) for shrinking, 210 levels; but linear in the
+ * growth and (0,0,255) for shrinking, DIFF_LEVELS levels; but linear in the
  * compared unit, not in raw counts. */
 static void diff_colour_of(double d, double max, char out[8])
 {
 	if (!(max > 0) || d == 0) {
-		memcpy(out, "#ffffff", 8);
+		memcpy(out, "#ffffff", SVG_COLOUR_LEN + 1);
 		return;
 	}
 	double t = fabs(d) / max;
-	int v = (int)(210 * (1 - (t < 1 ? t : 1)));
+	int v = (int)(DIFF_LEVELS * (1 - (t < 1 ? t : 1)));
 	if (d > 0)
 		snprintf(out, 8, "#ff%02x%02x", v, v);
 	else
@@ -90,7 +92,7 @@ static void fmt_value(char *buf, size_t size, const struct ember_diff_export_opt
 
 /* " (self A -> B, delta D[, within noise]; incl A -> B, delta D; N samples in NEW)"
  * -- no " (" after the first: the script cuts the name at the last one. */
-static void diff_tooltip(const struct svg_graph *g, size_t node, struct w *w)
+static void diff_tooltip(const struct svg_graph *g, size_t node, struct svg_writer *w)
 {
 	const struct diff_style *ds = g->style->ctx;
 	const struct ember_diff_export_opts *o = ds->o;
@@ -113,7 +115,7 @@ static void diff_tooltip(const struct svg_graph *g, size_t node, struct w *w)
 			W_LIT(w, ", within noise");
 	}
 	W_LIT(w, "; ");
-	w_puts(w, commas(num, g->tree->nodes[node].width));
+	w_puts(w, ember_count_commas(num, g->tree->nodes[node].width));
 	W_LIT(w, " samples in ");
 	w_puts(w, o->reverse ? "BASE" : "NEW");
 	if (o->per) {
@@ -123,41 +125,61 @@ static void diff_tooltip(const struct svg_graph *g, size_t node, struct w *w)
 	W_LIT(w, ")");
 }
 
+/* The colour scale of the legend: DIFF_SWATCHES swatches from -max to
+ * +max, each DIFF_SWATCH_W wide, one every DIFF_SWATCH_STEP pixels, between
+ * "self time: shrank -X" (DIFF_SHRANK_GAP before them) and "+X grew"
+ * (DIFF_GREW_GAP after them). */
+#define DIFF_SWATCHES 5
+#define DIFF_SWATCH_W 14
+#define DIFF_SWATCH_STEP 16
+#define DIFF_GREW_GAP 6
+#define DIFF_SHRANK_GAP 10
+#define GREW " grew"
+
 /* Right-aligned on the legend row: "self time: shrank -X [5 swatches] +X grew". */
-static void diff_legend(const struct svg_graph *g, struct w *w)
+static void diff_legend(const struct svg_graph *g, struct svg_writer *w)
 {
 	const struct diff_style *ds = g->style->ctx;
+	const int half = DIFF_SWATCHES / 2;
 	char lo[48], hi[48], txt[96], fill[8];
-	double x_end = g->width - XPAD, y = FONT_SIZE * 6;
+	double x_end = g->width - XPAD, y = LEGEND_Y;
 
 	fmt_value(lo, sizeof(lo), ds->o, -ds->max, true);
 	fmt_value(hi, sizeof(hi), ds->o, ds->max, true);
 	W_LIT(w, "<g id=\"difflegend\">");
-	snprintf(txt, sizeof(txt), "%s grew", hi);
+	snprintf(txt, sizeof(txt), "%s" GREW, hi);
 	w_attr_num(w, "<text text-anchor=\"end\" x=\"", x_end);
 	w_attr_num(w, " y=\"", y);
 	W_LIT(w, ">");
 	w_puts(w, txt);
 	W_LIT(w, "</text>");
-	double x = x_end - (double)strlen(txt) * CHAR_W - 6 - 5 * 16;
-	for (int i = -2; i <= 2; i++, x += 16) {
-		double d = ds->max * i / 2.0;
+	double x = x_end - (double)strlen(txt) * CHAR_W - DIFF_GREW_GAP - DIFF_SWATCHES * DIFF_SWATCH_STEP;
+	for (int i = -half; i <= half; i++) {
+		double d = ds->max * i / half;
 		diff_colour_of(d, ds->max, fill);
 		fmt_value(txt, sizeof(txt), ds->o, d, true);
 		W_LIT(w, "<rect");
 		w_attr_num(w, " x=\"", x);
-		w_attr_num(w, " y=\"", y - 10);
-		W_LIT(w, " width=\"14\" height=\"10\" stroke=\"#999\" stroke-width=\"0.5\" fill=\"");
-		w_put(w, fill, 7);
+		w_attr_num(w, " y=\"", y - SWATCH);
+		W_LIT(w, " width=\"");
+		w_u64(w, DIFF_SWATCH_W);
+		W_LIT(w, "\" height=\"");
+		w_u64(w, SWATCH);
+		W_LIT(w, "\" stroke=\"#999\" stroke-width=\"0.5\" fill=\"");
+		w_put(w, fill, SVG_COLOUR_LEN);
 		W_LIT(w, "\"><title>");
-		if (i)
-			W_LIT(w, "self change "), w_puts(w, txt);
-		else
+		if (i) {
+			W_LIT(w, "self change ");
+			w_puts(w, txt);
+		} else {
 			W_LIT(w, "no change, or a change within noise");
+		}
 		W_LIT(w, "</title></rect>");
+		x += DIFF_SWATCH_STEP;
 	}
 	snprintf(txt, sizeof(txt), "self time: shrank %s", lo);
-	w_attr_num(w, "<text text-anchor=\"end\" x=\"", x_end - (double)strlen(hi) * CHAR_W - 5 * CHAR_W - 10 - 5 * 16);
+	w_attr_num(w, "<text text-anchor=\"end\" x=\"", x_end - (double)strlen(hi) * CHAR_W - (sizeof GREW - 1) * CHAR_W -
+		   DIFF_SHRANK_GAP - DIFF_SWATCHES * DIFF_SWATCH_STEP);
 	w_attr_num(w, " y=\"", y);
 	W_LIT(w, ">");
 	w_puts(w, txt);
@@ -189,10 +211,10 @@ static int make_texts(const struct ember_diff_export_opts *o, const struct diff_
 	if (ds->max > 0)
 		rc = asprintf(subtitle, "%s \xc2\xb7 widths: %s, %s samples\nself time: red grew, blue shrank, "
 			      "full colour \xc2\xb1%s (largest change), white: no change beyond noise", norm, run,
-			      commas(num, width_total), max + (max[0] == '+'));
+			      ember_count_commas(num, width_total), max + (max[0] == '+'));
 	else
 		rc = asprintf(subtitle, "%s \xc2\xb7 widths: %s, %s samples\nno change in self time beyond noise", norm,
-			      run, commas(num, width_total));
+			      run, ember_count_commas(num, width_total));
 	if (rc < 0)
 		*subtitle = NULL;
 	return *title && *subtitle ? 0 : -1;

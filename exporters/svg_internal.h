@@ -17,14 +17,21 @@
 #include "svg_labels.h"
 #include "svg_writer.h"
 
+/* Layout, in pixels unless said otherwise. */
 #define FONT_SIZE 12
-#define CHAR_W (FONT_SIZE * 0.59)   /* average glyph width, as flamegraph.pl */
-#define FRAME_H 16
+#define GLYPH_W_RATIO 0.59           /* average glyph width over the font size, as flamegraph.pl */
+#define CHAR_W (FONT_SIZE * GLYPH_W_RATIO)
+#define FRAME_H 16                   /* a frame's row; its rectangle is FRAME_H - FRAME_PAD high */
 #define FRAME_PAD 1
-#define XPAD 10
+#define XPAD 10                      /* left and right margins */
 #define YPAD_TOP (FONT_SIZE * 7)     /* title, subtitle, legend rows */
 #define YPAD_BOTTOM (FONT_SIZE * 2 + 10)
 #define TITLE_SIZE 17
+#define TITLE_Y (FONT_SIZE * 2)      /* baseline of the title and the buttons */
+#define SUBTITLE_Y (FONT_SIZE * 4)   /* baseline of a one-line subtitle, the middle of a two-line one */
+#define LEGEND_Y (FONT_SIZE * 6)     /* baseline of the legend row */
+#define SWATCH 10                    /* a legend swatch's height (and a kind swatch's width) */
+#define SWATCH_TEXT_X 14             /* from a kind swatch's left edge to its text */
 #define SEARCH_COLOUR "rgb(230,0,230)"
 
 /* ---- a graph's input ---- */
@@ -63,8 +70,8 @@ struct svg_graph;
  * differential graph supplies its own. */
 struct svg_style {
 	void (*colour)(const struct svg_graph *g, size_t node, char out[8]);
-	void (*tooltip)(const struct svg_graph *g, size_t node, struct w *w);
-	void (*legend)(const struct svg_graph *g, struct w *w);   /* NULL: none */
+	void (*tooltip)(const struct svg_graph *g, size_t node, struct svg_writer *w);
+	void (*legend)(const struct svg_graph *g, struct svg_writer *w);   /* NULL: none */
 	const void *ctx;
 };
 

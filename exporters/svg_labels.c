@@ -8,9 +8,12 @@
 #include <string.h>
 
 #include "folded_text.h"
-#include "profile_internal.h"
+#include "grow.h"
+#include "hash.h"
+#include "strtab.h"
 #include "svg_labels.h"
 #include "svg_writer.h"
+#include "utf8.h"
 
 /* Display width of a character, in average glyphs: CJK and emoji are wide. */
 static unsigned cp_units(uint32_t cp)
@@ -18,7 +21,7 @@ static unsigned cp_units(uint32_t cp)
 	return cp >= 0x2e80 ? 2 : 1;
 }
 
-size_t svg_xml(struct w *w, const char *s, size_t n, size_t max_units)
+size_t svg_xml(struct svg_writer *w, const char *s, size_t n, size_t max_units)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, units = 0;
@@ -99,19 +102,32 @@ static const char *frame_text(struct ember_strtab *st, const struct ember_frame 
 	return ember_strtab_intern(st, *buf, n);
 }
 
-/* Colours by kind; v1..v3 in [0,1) vary the shade per name, stably. */
+void svg_colour(const struct svg_channel c[3], double v1, double v2, double v3, char out[8])
+{
+	const double v[3] = { v1, v2, v3 };
+	int rgb[3];
+
+	for (int i = 0; i < 3; i++)
+		rgb[i] = (int)(c[i].base + c[i].span * v[c[i].var]);
+	snprintf(out, 8, "#%02x%02x%02x", rgb[0] & 0xff, rgb[1] & 0xff, rgb[2] & 0xff);
+}
+
+/* Each kind's hue: red, green and blue, each varied by one of v1..v3
+ * (native: reds, Python: greens, kernel: blues, the interpreter's:
+ * yellows, synthetic frames: greys). */
+static const struct svg_channel kind_channels[EMBER_FRAME_KIND_COUNT][3] = {
+	[EMBER_FRAME_NATIVE] = { { 205, 50, 2 }, { 70, 90, 0 }, { 30, 40, 1 } },
+	[EMBER_FRAME_PYTHON] = { { 70, 70, 0 }, { 180, 60, 1 }, { 70, 50, 2 } },
+	[EMBER_FRAME_KERNEL] = { { 70, 60, 0 }, { 140, 60, 0 }, { 210, 45, 1 } },
+	[EMBER_FRAME_INTERP] = { { 190, 50, 0 }, { 180, 45, 0 }, { 70, 40, 1 } },
+	[EMBER_FRAME_SPECIAL] = { { 180, 40, 0 }, { 180, 40, 0 }, { 190, 40, 0 } },
+};
+
 void svg_kind_colour(enum ember_frame_kind kind, double v1, double v2, double v3, char out[8])
 {
-	int r, g, b;
-
-	switch (kind) {
-	case EMBER_FRAME_PYTHON: r = 70 + 70 * v1, g = 180 + 60 * v2, b = 70 + 50 * v3; break;
-	case EMBER_FRAME_KERNEL: r = 70 + 60 * v1, g = 140 + 60 * v1, b = 210 + 45 * v2; break;
-	case EMBER_FRAME_INTERP: r = 190 + 50 * v1, g = 180 + 45 * v1, b = 70 + 40 * v2; break;
-	case EMBER_FRAME_SPECIAL: r = g = 180 + 40 * v1, b = 190 + 40 * v1; break;
-	default: r = 205 + 50 * v3, g = 70 + 90 * v1, b = 30 + 40 * v2; break;
-	}
-	snprintf(out, 8, "#%02x%02x%02x", r & 0xff, g & 0xff, b & 0xff);
+	/* a kind this build does not know is drawn as native code */
+	svg_colour(kind_channels[(unsigned)kind < EMBER_FRAME_KIND_COUNT ? kind : EMBER_FRAME_NATIVE], v1, v2, v3,
+		   out);
 }
 
 static void label_colour(struct svg_label *l)
@@ -122,17 +138,17 @@ static void label_colour(struct svg_label *l)
 }
 
 /* Escaped text of every label, one buffer. */
-static int escape_labels(struct svg_labels *L)
+static int escape_labels(struct svg_labels *labels)
 {
 	size_t size = 0;
-	FILE *mem = open_memstream(&L->esc, &size);
-	struct w *w = malloc(sizeof(*w));
+	FILE *mem = open_memstream(&labels->esc, &size);
+	struct svg_writer *w = malloc(sizeof(*w));
 	bool err = !mem || !w;
 
 	if (!err) {
-		*w = (struct w){ .f = mem };
-		for (uint32_t i = 0; i < L->n; i++) {
-			struct svg_label *l = &L->l[i];
+		*w = (struct svg_writer){ .f = mem };
+		for (uint32_t i = 0; i < labels->n; i++) {
+			struct svg_label *l = &labels->label[i];
 			l->esc_off = w->written;
 			svg_xml(w, l->text, l->len, SIZE_MAX);
 			l->esc_len = (uint32_t)(w->written - l->esc_off);
@@ -146,42 +162,42 @@ static int escape_labels(struct svg_labels *L)
 	return err ? -1 : 0;
 }
 
-void svg_labels_free(struct svg_labels *L)
+void svg_labels_free(struct svg_labels *labels)
 {
-	free(L->l);
-	free(L->esc);
-	free(L->map);
-	free(L->thread);
-	ember_strtab_free(L->strings);
-	memset(L, 0, sizeof(*L));
+	free(labels->label);
+	free(labels->esc);
+	free(labels->map);
+	free(labels->thread);
+	ember_strtab_free(labels->strings);
+	memset(labels, 0, sizeof(*labels));
 }
 
-int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool threads)
+int svg_labels_build(struct svg_labels *labels, const struct ember_profile *p, bool threads)
 {
-	uint32_t nf = p->nframes, nt = threads ? p->nthreads : 0;
+	uint32_t nf = ember_profile_nframes(p), nt = threads ? ember_profile_nthreads(p) : 0;
 	size_t nsrc = (size_t)nf + 1 + nt, cap = 4096;
 	struct label_src *src = malloc(nsrc * sizeof(*src));
 	char *buf = malloc(cap);
 	int ret = -1;
 
-	memset(L, 0, sizeof(*L));
-	L->unknown = nf;
-	L->strings = ember_strtab_new();
-	L->map = malloc(((size_t)nf + 1) * sizeof(*L->map));
-	L->thread = malloc(((size_t)nt + 1) * sizeof(*L->thread));
-	L->l = malloc(nsrc * sizeof(*L->l));
-	if (!src || !buf || !L->strings || !L->map || !L->thread || !L->l)
+	memset(labels, 0, sizeof(*labels));
+	labels->unknown = nf;
+	labels->strings = ember_strtab_new();
+	labels->map = malloc(((size_t)nf + 1) * sizeof(*labels->map));
+	labels->thread = malloc(((size_t)nt + 1) * sizeof(*labels->thread));
+	labels->label = malloc(nsrc * sizeof(*labels->label));
+	if (!src || !buf || !labels->strings || !labels->map || !labels->thread || !labels->label)
 		goto out;
 	for (uint32_t i = 0; i < nf; i++) {
-		src[i] = (struct label_src){ .src = i, .kind = p->frames[i].kind,
-					     .scanned = p->frames[i].flags & EMBER_FRAME_CALLER_SCANNED };
-		if (!(src[i].text = frame_text(L->strings, &p->frames[i], &buf, &cap, &src[i].len)))
+		const struct ember_frame *f = ember_profile_frame_at(p, i);
+		src[i] = (struct label_src){ .src = i, .kind = f->kind, .scanned = f->flags & EMBER_FRAME_CALLER_SCANNED };
+		if (!(src[i].text = frame_text(labels->strings, f, &buf, &cap, &src[i].len)))
 			goto out;
 	}
-	src[nf] = (struct label_src){ .text = ember_strtab_intern(L->strings, "[unknown]", 9), .len = 9,
+	src[nf] = (struct label_src){ .text = ember_strtab_intern(labels->strings, "[unknown]", 9), .len = 9,
 				      .src = nf, .kind = EMBER_FRAME_SPECIAL };
 	for (uint32_t t = 0; t < nt; t++) {
-		const struct ember_thread *th = &p->threads[t];
+		const struct ember_thread *th = ember_profile_thread_at(p, t);
 		const char *name = th->name && *th->name ? th->name : "thread";
 		char *raw = NULL;
 		struct ember_frame f = { .kind = EMBER_FRAME_SPECIAL, .file = "", .module = "" };
@@ -189,7 +205,7 @@ int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool t
 			goto out;
 		f.name = raw;
 		src[nf + 1 + t] = (struct label_src){ .src = nf + 1 + t, .kind = EMBER_FRAME_SPECIAL };
-		src[nf + 1 + t].text = frame_text(L->strings, &f, &buf, &cap, &src[nf + 1 + t].len);
+		src[nf + 1 + t].text = frame_text(labels->strings, &f, &buf, &cap, &src[nf + 1 + t].len);
 		free(raw);
 		if (!src[nf + 1 + t].text)
 			goto out;
@@ -199,22 +215,22 @@ int svg_labels_build(struct svg_labels *L, const struct ember_profile *p, bool t
 	qsort(src, nsrc, sizeof(*src), cmp_label_src);
 	for (size_t i = 0; i < nsrc; i++) {
 		if (!i || src[i].text != src[i - 1].text || src[i].scanned != src[i - 1].scanned) {
-			struct svg_label *l = &L->l[L->n++];
+			struct svg_label *l = &labels->label[labels->n++];
 			*l = (struct svg_label){ .text = src[i].text, .len = src[i].len, .kind = src[i].kind,
 						 .caller_scanned = src[i].scanned };
 			l->units = (uint32_t)svg_text_units(l->text, l->len);
 			label_colour(l);
 		}
 		if (src[i].src <= nf)
-			L->map[src[i].src] = L->n - 1;
+			labels->map[src[i].src] = labels->n - 1;
 		else
-			L->thread[src[i].src - nf - 1] = L->n - 1;
+			labels->thread[src[i].src - nf - 1] = labels->n - 1;
 	}
-	ret = escape_labels(L);
+	ret = escape_labels(labels);
 out:
 	free(src);
 	free(buf);
 	if (ret < 0)
-		svg_labels_free(L);
+		svg_labels_free(labels);
 	return ret;
 }

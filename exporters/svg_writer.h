@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-struct w {
+#include "profile.h"
+
+struct svg_writer {
 	FILE *f;
 	size_t n;
 	size_t written;        /* bytes put so far */
@@ -18,14 +20,14 @@ struct w {
 	char buf[1 << 16];
 };
 
-static inline void w_flush(struct w *w)
+static inline void w_flush(struct svg_writer *w)
 {
 	if (w->n && fwrite_unlocked(w->buf, 1, w->n, w->f) != w->n)
 		w->err = true;
 	w->n = 0;
 }
 
-static inline void w_put(struct w *w, const void *s, size_t n)
+static inline void w_put(struct svg_writer *w, const void *s, size_t n)
 {
 	w->written += n;
 	if (n > sizeof(w->buf) - w->n) {
@@ -43,7 +45,7 @@ static inline void w_put(struct w *w, const void *s, size_t n)
 #define w_puts(w, s) w_put((w), (s), strlen(s))
 #define W_LIT(w, lit) w_put((w), lit, sizeof(lit) - 1)
 
-static inline void w_u64(struct w *w, uint64_t v)
+static inline void w_u64(struct svg_writer *w, uint64_t v)
 {
 	char t[24];
 	int i = sizeof(t);
@@ -54,30 +56,15 @@ static inline void w_u64(struct w *w, uint64_t v)
 	w_put(w, t + i, sizeof(t) - (size_t)i);
 }
 
-/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts), at the end of
- * buf[32]; returns its start. */
-static inline char *commas(char *buf, uint64_t v)
+/* 1234567 -> "1,234,567" (flamegraph.pl's tooltip counts). */
+static inline void w_commas(struct svg_writer *w, uint64_t v)
 {
-	char *p = buf + 31;
-	int digits = 0;
-
-	*p = '\0';
-	do {
-		if (digits++ && digits % 3 == 1)
-			*--p = ',';
-		*--p = (char)('0' + v % 10);
-	} while (v /= 10);
-	return p;
-}
-
-static inline void w_commas(struct w *w, uint64_t v)
-{
-	char buf[32];
-	w_puts(w, commas(buf, v));
+	char buf[EMBER_COUNT_TEXT_MAX];
+	w_puts(w, ember_count_commas(buf, v));
 }
 
 /* v >= 0 with 1 or 2 decimals */
-static inline void w_fixed(struct w *w, double v, unsigned decimals)
+static inline void w_fixed(struct svg_writer *w, double v, unsigned decimals)
 {
 	uint64_t scale = decimals == 2 ? 100 : 10;
 	uint64_t x = (uint64_t)((v > 0 ? v : 0) * (double)scale + 0.5);
@@ -88,7 +75,7 @@ static inline void w_fixed(struct w *w, double v, unsigned decimals)
 }
 
 /* name="v" with one decimal (name includes the leading space and ="). */
-static inline void w_attr_num(struct w *w, const char *name, double v)
+static inline void w_attr_num(struct svg_writer *w, const char *name, double v)
 {
 	w_puts(w, name);
 	w_fixed(w, v, 1);

@@ -1,6 +1,7 @@
 /* Text buffers and sanitising (text.h). */
-#include "profile_internal.h"
+#include "grow.h"
 #include "text.h"
+#include "utf8.h"
 
 int tb_put(struct text_buf *b, const void *s, size_t n)
 {

@@ -1,9 +1,9 @@
 /* Reading .ember files (ember_file.h).  The content is decompressed as it
- * is parsed, a section at a time: memory follows what the sections hold,
- * not what they claim, and content that grows far faster than its
- * compressed bytes is refused early.  Every length and index is checked
- * against what has been read, so a corrupt or truncated file gives an
- * error with the byte offset (or the gzip layer's word on it), never a
+ * is parsed (ember_content.c), a section at a time: memory follows what the
+ * sections hold, not what they claim, and content that grows far faster
+ * than its compressed bytes is refused early.  Every length and index is
+ * checked against what has been read, so a corrupt or truncated file gives
+ * an error with the byte offset (or the gzip layer's word on it), never a
  * crash. */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "ember_content.h"
 #include "ember_file.h"
 #include "input.h"
-#include "readers.h"
-#include "profile.h"
 #include "profile_internal.h"
+#include "readers.h"
 #include "varint.h"
 
 struct rbuf {
@@ -336,188 +335,17 @@ static const struct {
 	{ SEC_END, "end marker", read_end },
 };
 
-/* ---- The content, decompressed as it is parsed ---- */
+/* ---- Sections ---- */
 
-/* Inflated bytes are handed to the parser through a window of this size. */
-#define CONTENT_WINDOW ((size_t)64 << 10)
-/* A gzip bomb: content past BOMB_FLOOR bytes that has grown to more than
- * BOMB_RATIO times the compressed bytes it came from.  Junk (zeros after
- * the header, bytes after a section's items or after the end marker) is
- * refused where it starts; this bounds content that parses.  Recordings
- * compress 1.2 to 2 times; only stacks of thousands of frames of one
- * recursive function come near: about 90 times at 1,000 frames deep, 200
- * at 3,000.  deflate's limit is 1032. */
-#define BOMB_FLOOR ((uint64_t)64 << 20)
-#define BOMB_RATIO 250
 /* A known section's buffer grows by at most this much past the bytes that
  * came, so a length a section only claims allocates nothing. */
 #define BODY_STEP ((size_t)1 << 20)
-/* Content read past a parse error to reach the gzip trailer. */
-#define DRAIN_MAX ((uint64_t)64 << 20)
-
-enum content_state {
-	C_OK, C_END, C_TRUNCATED, C_GZIP_ERROR, C_READ_ERROR, C_BOMB, C_OOM,
-};
-
-struct content {
-	struct ember_input *in;
-	bool gzip, member_end;
-	z_stream z;
-	uint8_t *win;          /* content bytes win[wpos..wlen) not yet parsed */
-	size_t wpos, wlen;
-	uint64_t total;        /* content bytes decompressed so far */
-	enum content_state state;
-	char zmsg[96];         /* zlib's word on a C_GZIP_ERROR */
-};
-
-/* Offset within the content of the next byte to parse. */
-static uint64_t content_pos(const struct content *c)
-{
-	return c->total - (c->wlen - c->wpos);
-}
-
-/* Feed the compressed bytes at hand to zlib: some content, or a state. */
-static void content_inflate(struct content *c, size_t avail)
-{
-	struct ember_input *in = c->in;
-
-	c->z.next_in = (Bytef *)(in->data + in->pos);
-	c->z.avail_in = avail > UINT32_MAX ? UINT32_MAX : (uInt)avail;
-	c->z.next_out = c->win;
-	c->z.avail_out = (uInt)CONTENT_WINDOW;
-	uInt before = c->z.avail_in;
-	int ret = inflate(&c->z, Z_NO_FLUSH);
-	in->pos += before - c->z.avail_in;
-	c->wlen = CONTENT_WINDOW - c->z.avail_out;
-	if (ret == Z_STREAM_END) {
-		c->member_end = true;
-	} else if (ret == Z_MEM_ERROR) {
-		c->state = C_OOM;
-	} else if (ret != Z_OK && ret != Z_BUF_ERROR) {
-		const char *m = c->z.msg ? c->z.msg : "invalid data";
-		if (!strcmp(m, "incorrect data check"))
-			m = "CRC mismatch";
-		else if (!strcmp(m, "incorrect length check"))
-			m = "length mismatch";
-		snprintf(c->zmsg, sizeof c->zmsg, "%s", m);
-		c->state = C_GZIP_ERROR;
-	}
-}
-
-/* The next window of content: true, or false with c->state saying why not
- * (C_END: the content ended cleanly). */
-static bool content_fill(struct content *c)
-{
-	struct ember_input *in = c->in;
-
-	c->wpos = c->wlen = 0;
-	while (c->state == C_OK && c->wlen == 0) {
-		long long avail = ember_input_fill(in, c->member_end ? 2 : 1);
-		if (avail < 0) {
-			c->state = in->read_errno == ENOMEM ? C_OOM : C_READ_ERROR;
-		} else if (!c->gzip) {
-			c->wlen = (size_t)avail < CONTENT_WINDOW ? (size_t)avail : CONTENT_WINDOW;
-			memcpy(c->win, in->data + in->pos, c->wlen);
-			in->pos += c->wlen;
-			if (!avail)
-				c->state = C_END;
-		} else if (c->member_end && !ember_input_is_gzip(in->data + in->pos, (size_t)avail)) {
-			/* As gzip reads it: what follows the last member is ignored. */
-			c->state = C_END;
-		} else if (avail == 0) {
-			c->state = C_TRUNCATED;
-		} else {
-			if (c->member_end && inflateReset(&c->z) == Z_OK)
-				c->member_end = false;   /* a further member continues the content */
-			content_inflate(c, (size_t)avail);
-		}
-	}
-	c->total += c->wlen;
-	if (c->gzip && c->total > BOMB_FLOOR && c->total / BOMB_RATIO > ember_input_consumed(in)) {
-		c->state = C_BOMB;
-		c->wlen = 0;
-	}
-	return c->wlen > 0;
-}
-
-static int content_byte(struct content *c)
-{
-	if (c->wpos == c->wlen && !content_fill(c))
-		return -1;
-	return c->win[c->wpos++];
-}
-
-/* Up to n bytes of content into dst (skipped when dst is NULL): how many
- * there were. */
-static uint64_t content_read(struct content *c, uint8_t *dst, uint64_t n)
-{
-	uint64_t done = 0;
-
-	while (done < n && (c->wpos < c->wlen || content_fill(c))) {
-		size_t k = c->wlen - c->wpos;
-		if (k > n - done)
-			k = (size_t)(n - done);
-		if (dst)
-			memcpy(dst + done, c->win + c->wpos, k);
-		c->wpos += k;
-		done += k;
-	}
-	return done;
-}
-
-/* A uvarint of the content: true, or false at its end, on an error, or
- * when it is longer than 64 bits (c->state then C_OK). */
-static bool content_u(struct content *c, uint64_t *v)
-{
-	*v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		int b = content_byte(c);
-		if (b < 0)
-			return false;
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
-}
-
-/* One line for a content that stopped (c->state not C_OK or C_END): the
- * gzip layer's fault, the input's, or memory.  recognised: the .ember
- * magic was seen.  Returns the load status. */
-static int content_error(const struct content *c, bool recognised, char *err, size_t errlen)
-{
-	const char *name = c->in->name;
-
-	switch (c->state) {
-	case C_READ_ERROR:
-		snprintf(err, errlen, "%s: %s", name, strerror(c->in->read_errno));
-		return EMBER_LOAD_NOINPUT;
-	case C_TRUNCATED:
-		snprintf(err, errlen, "%s: truncated %s: the compressed data ends early (after %llu bytes)", name,
-			 recognised ? ".ember file" : "gzip data", (unsigned long long)ember_input_consumed(c->in));
-		break;
-	case C_GZIP_ERROR:
-		snprintf(err, errlen, recognised ? "%s: corrupt .ember (gzip: %s)" : "%s: corrupt gzip data (%s)", name,
-			 c->zmsg);
-		break;
-	case C_BOMB:
-		snprintf(err, errlen, "%s: corrupt .ember: past %llu MiB it decompresses to more than %d times its "
-			 "compressed size (a gzip bomb?)", name, (unsigned long long)(BOMB_FLOOR >> 20), BOMB_RATIO);
-		break;
-	default:
-		snprintf(err, errlen, "%s: out of memory", name);
-		break;
-	}
-	return EMBER_LOAD_BADDATA;
-}
-
-/* ---- Sections ---- */
 
 /* How a parse ended. */
 enum parse_end { P_OK, P_CORRUPT, P_TRUNCATED, P_CONTENT, P_OOM };
 
 struct parse {
-	struct content c;
+	struct ember_content c;
 	struct reader rd;
 	uint8_t *body;         /* the current known section's bytes */
 	size_t body_cap;
@@ -544,7 +372,7 @@ static enum parse_end read_body(struct parse *ps, uint64_t slen)
 		uint64_t step = slen - got < BODY_STEP ? slen - got : BODY_STEP;
 		if (ember_grow((void **)&ps->body, &ps->body_cap, 1, (size_t)(got + step)) < 0)
 			return P_OOM;
-		uint64_t k = content_read(&ps->c, ps->body + got, step);
+		uint64_t k = ember_content_read(&ps->c, ps->body + got, step);
 		got += k;
 		if (k < step)
 			return short_read(ps);
@@ -556,7 +384,7 @@ static enum parse_end read_body(struct parse *ps, uint64_t slen)
  * its reader (or skipped, when no reader knows the tag). */
 static enum parse_end parse_section(struct parse *ps, int tag)
 {
-	uint64_t slen, at = content_pos(&ps->c) - 1;
+	uint64_t slen, at = ember_content_pos(&ps->c) - 1;
 	size_t i = 0, nreaders = sizeof(section_readers) / sizeof(section_readers[0]);
 
 	ps->at = at;
@@ -569,16 +397,16 @@ static enum parse_end parse_section(struct parse *ps, int tag)
 	}
 	ps->seen[tag / 64] |= 1ull << (tag % 64);
 	snprintf(ps->what, sizeof ps->what, "bad length of section '%c'", tag);
-	if (!content_u(&ps->c, &slen))
+	if (!ember_content_u(&ps->c, &slen))
 		return ps->c.state == C_OK ? P_CORRUPT : short_read(ps);
 	while (i < nreaders && section_readers[i].tag != tag)
 		i++;
 	if (i == nreaders)   /* from a newer ember of the same format version: skippable by design */
-		return content_read(&ps->c, NULL, slen) == slen ? P_OK : short_read(ps);
+		return ember_content_read(&ps->c, NULL, slen) == slen ? P_OK : short_read(ps);
 	enum parse_end e = read_body(ps, slen);
 	if (e != P_OK)
 		return e;
-	struct rbuf s = { ps->body, (size_t)slen, 0, (size_t)content_pos(&ps->c) - (size_t)slen, false };
+	struct rbuf s = { ps->body, (size_t)slen, 0, (size_t)ember_content_pos(&ps->c) - (size_t)slen, false };
 	snprintf(ps->what, sizeof ps->what, "bad %s", section_readers[i].what);
 	if (section_readers[i].read(&ps->rd, &s) < 0)
 		return P_OOM;
@@ -593,7 +421,7 @@ static enum parse_end parse_section(struct parse *ps, int tag)
 static enum parse_end parse_sections(struct parse *ps)
 {
 	while (!ps->rd.seen_end) {
-		int tag = content_byte(&ps->c);
+		int tag = ember_content_byte(&ps->c);
 		if (tag < 0)
 			return short_read(ps);
 		enum parse_end e = parse_section(ps, tag);
@@ -601,8 +429,8 @@ static enum parse_end parse_sections(struct parse *ps)
 			return e;
 	}
 	snprintf(ps->what, sizeof ps->what, "data after the end marker");
-	ps->at = content_pos(&ps->c);
-	if (content_byte(&ps->c) >= 0)
+	ps->at = ember_content_pos(&ps->c);
+	if (ember_content_byte(&ps->c) >= 0)
 		return P_CORRUPT;
 	return ps->c.state == C_END ? P_OK : P_CONTENT;
 }
@@ -613,14 +441,14 @@ static enum parse_end parse_header(struct parse *ps, bool *recognised, uint64_t 
 	uint8_t magic[8];
 
 	*recognised = false;
-	if (content_read(&ps->c, magic, 8) < 8)
+	if (ember_content_read(&ps->c, magic, 8) < 8)
 		return ps->c.state == C_END ? P_CORRUPT : P_CONTENT;
 	if (memcmp(magic, EMBER_FILE_MAGIC, 8) != 0)
 		return P_CORRUPT;
 	*recognised = true;
 	snprintf(ps->what, sizeof ps->what, "bad header");
 	ps->at = 8;
-	if (!content_u(&ps->c, version))
+	if (!ember_content_u(&ps->c, version))
 		return ps->c.state == C_OK ? P_CORRUPT : short_read(ps);
 	return P_OK;
 }
@@ -631,7 +459,7 @@ static int parse_message(struct parse *ps, enum parse_end e, bool recognised, ch
 	const char *name = ps->c.in->name;
 
 	if (e == P_CONTENT || (e != P_OOM && ps->c.state != C_OK && ps->c.state != C_END && ps->c.state != C_BOMB))
-		return content_error(&ps->c, recognised, err, errlen);
+		return ember_content_error(&ps->c, recognised, err, errlen);
 	if (e == P_CORRUPT && !recognised) {
 		snprintf(err, errlen, "%s: not an .ember profile (%s)", name,
 			 ps->c.gzip ? "gzip-compressed, but not an .ember file: folded stacks are read uncompressed"
@@ -666,15 +494,12 @@ static enum parse_end parse_all(struct parse *ps, bool *recognised, char *err, s
 
 int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip, char *err, size_t errlen)
 {
-	struct parse ps = { .c = { .in = in, .gzip = gzip }, .rd = { .p = p } };
+	struct parse ps = { .rd = { .p = p } };
 	bool recognised = false;
 	int rc = EMBER_LOAD_BADDATA;
 
 	err[0] = 0;
-	ps.c.win = malloc(CONTENT_WINDOW);
-	/* 16 + the largest window: gzip only, its CRC and length checked */
-	if (!ps.c.win || (gzip && inflateInit2(&ps.c.z, 16 + MAX_WBITS) != Z_OK)) {
-		free(ps.c.win);
+	if (ember_content_begin(&ps.c, in, gzip) < 0) {
 		snprintf(err, errlen, "%s: out of memory", in->name);
 		return EMBER_LOAD_BADDATA;
 	}
@@ -682,20 +507,15 @@ int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip,
 	if (e == P_OK && !err[0]) {
 		rc = EMBER_LOAD_OK;
 	} else if (e != P_OK) {
-		/* Content that makes no sense may be the gzip layer's fault (a
-		 * flipped compressed byte shows only in the CRC at the end):
-		 * read on, so that the message names the real cause; as far
-		 * as DRAIN_MAX, for an input that does not end. */
-		uint64_t stop = ps.c.total + DRAIN_MAX;
-		while ((e == P_CORRUPT || e == P_TRUNCATED) && ps.c.total < stop && content_fill(&ps.c))
-			;
+		/* Content that makes no sense may be the gzip layer's fault:
+		 * read on, so that the message names the real cause. */
+		if (e == P_CORRUPT || e == P_TRUNCATED)
+			ember_content_drain(&ps.c);
 		rc = parse_message(&ps, e, recognised, err, errlen);
 	} else {
 		/* a newer version: err says so */
 	}
-	if (gzip)
-		inflateEnd(&ps.c.z);
-	free(ps.c.win);
+	ember_content_end(&ps.c);
 	free(ps.body);
 	free(ps.rd.strs);
 	free(ps.rd.flags);
@@ -730,13 +550,12 @@ bool ember_profile_is_ember_file(const char *path)
 	long long n = ember_input_fill(&in, 8);
 	bool yes = n >= 8 && memcmp(in.data + in.pos, EMBER_FILE_MAGIC, 8) == 0;
 	if (n >= 2 && ember_input_is_gzip(in.data + in.pos, (size_t)n)) {
-		struct content c = { .in = &in, .gzip = true, .win = malloc(CONTENT_WINDOW) };
+		struct ember_content c;
 		uint8_t magic[8];
-		if (c.win && inflateInit2(&c.z, 16 + MAX_WBITS) == Z_OK) {
-			yes = content_read(&c, magic, 8) == 8 && memcmp(magic, EMBER_FILE_MAGIC, 8) == 0;
-			inflateEnd(&c.z);
+		if (ember_content_begin(&c, &in, true) == 0) {
+			yes = ember_content_read(&c, magic, 8) == 8 && memcmp(magic, EMBER_FILE_MAGIC, 8) == 0;
+			ember_content_end(&c);
 		}
-		free(c.win);
 	}
 	ember_input_end(&in);
 	close(fd);

@@ -1,6 +1,7 @@
-/* The profile model: interning of frames, stacks and threads, and sample
- * rows aggregated per (stack, thread).  Items live in plain arrays indexed by
- * id; an id table per kind finds the id of an item in O(1). */
+/* The profile model: interning of frames, stacks and threads, sample rows
+ * aggregated per (stack, thread, flags), the timeline, and a profile's rows
+ * copied into another through id maps.  Items live in plain arrays indexed
+ * by id; an id table per kind finds the id of an item in O(1). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +199,24 @@ uint32_t ember_profile_stack(struct ember_profile *p, const uint32_t *ids, uint3
 
 /* ---- threads ---- */
 
+/* Two 32-bit ids as one key of an id table: (pid, tid), (stack, thread).
+ * Its hash, and whether an item's two ids equal it. */
+struct id_pair {
+	uint32_t a, b;
+};
+
+static uint64_t id_pair_hash(const struct id_pair *k)
+{
+	return ember_hash_mix((uint64_t)k->a << 32 | k->b);
+}
+
+static bool id_pair_eq(uint32_t a, uint32_t b, const void *key)
+{
+	const struct id_pair *k = key;
+
+	return a == k->a && b == k->b;
+}
+
 static bool thread_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct ember_thread *t = &((const struct ember_profile *)ctx)->threads[id];
@@ -316,9 +335,49 @@ int ember_profile_add_row_depth(struct ember_profile *p, uint32_t stack, uint32_
 	return 0;
 }
 
-uint64_t ember_profile_total(const struct ember_profile *p)
+/* ---- a profile from another ---- */
+
+int ember_profile_set_meta(struct ember_profile *p, const struct ember_run_meta *m)
 {
-	return p->total;
+	p->meta = *m;
+	p->meta.command = ember_profile_cstr(p, m->command);
+	p->meta.source = ember_profile_cstr(p, m->source);
+	return p->meta.command && p->meta.source ? 0 : -1;
+}
+
+void ember_profile_set_count_max(struct ember_profile *p, uint64_t max)
+{
+	p->count_max = max;
+}
+
+int ember_profile_add_rows_of(struct ember_profile *p, const struct ember_profile *src,
+			      const struct ember_profile_map *m)
+{
+	uint32_t *ids = NULL;
+	size_t cap = 0;
+	int ret = -1;
+
+	for (uint32_t r = 0; r < src->nrows; r++) {
+		const struct ember_sample_row *row = &src->rows[r];
+		uint32_t n, k, depth = 0;
+		const uint32_t *sf = ember_profile_stack_frames(src, row->stack, &n);
+		if (!row->count)
+			continue;
+		if (EMBER_GROW(ids, cap, (size_t)n + 1) < 0)
+			goto out;
+		for (k = 0; k < n; k++)
+			if (!(depth && m->merge_runs && m->merge_runs[sf[k]] && ids[depth - 1] == m->frame[sf[k]]))
+				ids[depth++] = m->frame[sf[k]];
+		uint32_t stack = ember_profile_stack(p, ids, depth);
+		uint32_t thread = m->thread ? m->thread[row->thread] : m->one_thread;
+		if (stack == UINT32_MAX ||
+		    ember_profile_add_row(p, stack, thread, row->flags & m->row_flags, row->count) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(ids);
+	return ret;
 }
 
 /* ---- timeline ---- */

@@ -8,7 +8,11 @@
  * Stacks are stored root first (index 0 is the outermost frame), which is the
  * order of folded output and of flame graphs.
  *
- * Not thread-safe: one profile belongs to one thread of the cold path. */
+ * This header is the whole contract: building a profile (the record side,
+ * the readers of files, diff's copies), reading one ("Reading a profile":
+ * every consumer reads through those functions), and the files.  Reports
+ * over a profile are report.h's.  Not thread-safe: one profile belongs to
+ * one thread of the cold path. */
 #ifndef EMBER_PROFILE_H
 #define EMBER_PROFILE_H
 
@@ -59,13 +63,15 @@ struct ember_thread {
 
 /* ---- Sample counts ----
  *
- * The row counts of a profile add up to at most p->count_max, which is
- * EMBER_COUNT_MAX (2^63 - 1) unless the profile says otherwise.  So no sum
- * over rows wraps (a frame's total, a thread's, the profile's), every count
- * fits the signed 64-bit integers of pprof and of most consumers, and every
- * percentage is of the true total.  ember_profile_add holds the line: what
+ * The row counts of a profile add up to at most its count_max, which is
+ * EMBER_COUNT_MAX (2^63 - 1) unless set otherwise
+ * (ember_profile_set_count_max).  So no sum over rows wraps (a frame's
+ * total, a thread's, the profile's), every count fits the signed 64-bit
+ * integers of pprof and of most consumers, and every percentage is of the
+ * true total.  ember_profile_add holds the line: what
  * would take the total past count_max is cut off (the count saturates) and
- * p->saturated says so, for the caller to reject the input or warn. */
+ * ember_profile_saturated says so, for the caller to reject the input or
+ * warn. */
 #define EMBER_COUNT_MAX ((uint64_t)INT64_MAX)
 
 /* a + b and a x b, or UINT64_MAX where they would wrap: for weights (counts
@@ -80,6 +86,25 @@ static inline uint64_t ember_count_mul(uint64_t a, uint64_t b)
 {
 	uint64_t r;
 	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* Room for any count with thousands separators: 20 digits, 6 commas, NUL. */
+#define EMBER_COUNT_TEXT_MAX 32
+
+/* v as "1,234,567" (flamegraph.pl's tooltips, the diff's totals), at the
+ * end of buf; returns where it starts. */
+static inline char *ember_count_commas(char buf[EMBER_COUNT_TEXT_MAX], uint64_t v)
+{
+	char *p = buf + EMBER_COUNT_TEXT_MAX - 1;
+	int digits = 0;
+
+	*p = '\0';
+	do {
+		if (digits++ && digits % 3 == 1)
+			*--p = ',';
+		*--p = (char)('0' + v % 10);
+	} while (v /= 10);
+	return p;
 }
 
 /* Aggregated count of one stack on one thread (and one kind of time). */
@@ -134,6 +159,11 @@ struct ember_timed_sample {
 
 struct ember_strtab;
 
+/* A profile.  Its layout is here so that a profile can live on the stack or
+ * inside another struct (a diff holds two), and so that the reading
+ * functions below are inline; its fields are the model's own (profile/),
+ * except meta, which whoever builds a profile fills.  Everyone else reads
+ * through "Reading a profile" below. */
 struct ember_profile {
 	struct ember_strtab *strings;
 
@@ -166,6 +196,13 @@ struct ember_profile {
 	struct ember_run_meta meta;
 };
 
+/* ---- Building a profile ----
+ *
+ * ember_profile_init, then frames, stacks and threads interned, rows and
+ * timed samples added; whoever builds the profile fills p->meta (strings
+ * interned with ember_profile_cstr).  ember_profile_free frees it all. */
+
+/* 0, or -1 on OOM (p is then free). */
 int ember_profile_init(struct ember_profile *p);
 void ember_profile_free(struct ember_profile *p);
 
@@ -180,22 +217,15 @@ uint32_t ember_profile_frame(struct ember_profile *p, const struct ember_frame *
  * OOM or when an id is not a frame of p. */
 uint32_t ember_profile_stack(struct ember_profile *p, const uint32_t *ids, uint32_t n);
 
-static inline const uint32_t *ember_profile_stack_frames(const struct ember_profile *p,
-							  uint32_t stack, uint32_t *n)
-{
-	*n = p->stack_len[stack];
-	return p->stack_frames + p->stack_off[stack];
-}
-
 /* Index of thread (pid, tid), adding it if new; a non-empty name replaces the
  * old one (threads are named by their last comm).  UINT32_MAX on OOM. */
 uint32_t ember_profile_thread(struct ember_profile *p, uint32_t pid, uint32_t tid,
 			      const char *name);
 
 /* Add count samples of stack on thread.  When the profile's total would
- * pass p->count_max, only what fits is added and p->saturated is set (see
- * "Sample counts" above).  Returns 0, or -1 on OOM or when stack or thread
- * is not an id of p. */
+ * pass its count_max, only what fits is added and the profile is saturated
+ * (see "Sample counts" above).  Returns 0, or -1 on OOM or when stack or
+ * thread is not an id of p. */
 int ember_profile_add(struct ember_profile *p, uint32_t stack, uint32_t thread, uint64_t count);
 /* The same into the row of stack, thread and flags (enum ember_row_flags;
  * -1 for an unknown flag). */
@@ -206,14 +236,136 @@ int ember_profile_add_row(struct ember_profile *p, uint32_t stack, uint32_t thre
 int ember_profile_add_row_depth(struct ember_profile *p, uint32_t stack, uint32_t thread, uint32_t flags,
 				uint32_t depth, uint64_t count);
 
-/* Sum of all row counts (never above p->count_max). */
-uint64_t ember_profile_total(const struct ember_profile *p);
-
 /* Append one timed sample (does not touch rows: call ember_profile_add too).
  * Returns 0, or -1 on OOM or a bad id. */
 int ember_profile_add_timed(struct ember_profile *p, uint64_t time_ns, uint32_t stack, uint32_t thread);
 /* Sort the timeline by time (stable).  Call once after adding out of order. */
 void ember_profile_sort_timeline(struct ember_profile *p);
+
+/* p->meta = *m, with m's strings (command, source) interned in p.  0, or
+ * -1 on OOM. */
+int ember_profile_set_meta(struct ember_profile *p, const struct ember_run_meta *m);
+
+/* The most p's rows may add up to ("Sample counts"): for a profile that holds
+ * several runs, each at most EMBER_COUNT_MAX.  Before any row is added. */
+void ember_profile_set_count_max(struct ember_profile *p, uint64_t max);
+
+/* How the rows of one profile map into another (ember_profile_add_rows_of). */
+struct ember_profile_map {
+	const uint32_t *frame;       /* by frame id of the source: a frame id of the destination */
+	const bool *merge_runs;      /* NULL, or by frame id of the source: consecutive frames of a stack
+	                              * that are marked and map to one frame become that frame once */
+	const uint32_t *thread;      /* by thread index of the source: a thread of the destination;
+	                              * NULL: every row goes to one_thread */
+	uint32_t one_thread;
+	uint32_t row_flags;          /* the row flags kept (enum ember_row_flags; 0: none) */
+};
+
+/* Add every row of src with samples to p, its stack's frames and its thread
+ * mapped by m, with ember_profile_add_row (so rows that map alike add up).
+ * 0, or -1 on OOM or when m maps to an id p does not have. */
+int ember_profile_add_rows_of(struct ember_profile *p, const struct ember_profile *src,
+			      const struct ember_profile_map *m);
+
+/* ---- Reading a profile ----
+ *
+ * Ids are dense: frames 0 .. nframes - 1, stacks 0 .. nstacks - 1, threads
+ * 0 .. nthreads - 1, rows 0 .. nrows - 1, timed samples 0 .. ntimed - 1; an
+ * id is valid when below its count.  A profile only grows: an item never
+ * changes once added (a row's count may rise, a thread's name change), so
+ * ids read before stay valid.  The pointers returned are valid until the
+ * next call that adds to p.  Inline: every writer calls them per frame. */
+
+static inline uint32_t ember_profile_nframes(const struct ember_profile *p)
+{
+	return p->nframes;
+}
+
+/* Frame id: its strings are p's interned ones, never NULL. */
+static inline const struct ember_frame *ember_profile_frame_at(const struct ember_profile *p, uint32_t id)
+{
+	return &p->frames[id];
+}
+
+static inline uint32_t ember_profile_nstacks(const struct ember_profile *p)
+{
+	return p->nstacks;
+}
+
+/* The frame ids of stack, root first: *n of them (0 for an empty stack). */
+static inline const uint32_t *ember_profile_stack_frames(const struct ember_profile *p, uint32_t stack,
+							 uint32_t *n)
+{
+	*n = p->stack_len[stack];
+	return p->stack_frames + p->stack_off[stack];
+}
+
+/* The number of frames of stack. */
+static inline uint32_t ember_profile_stack_depth(const struct ember_profile *p, uint32_t stack)
+{
+	return p->stack_len[stack];
+}
+
+static inline uint32_t ember_profile_nthreads(const struct ember_profile *p)
+{
+	return p->nthreads;
+}
+
+static inline const struct ember_thread *ember_profile_thread_at(const struct ember_profile *p, uint32_t i)
+{
+	return &p->threads[i];
+}
+
+/* Rows come in the order they were first added; one per (stack, thread,
+ * flags).  A row's count may be 0 (a stack of a live profile that has not
+ * run since, or a row of a file written so). */
+static inline uint32_t ember_profile_nrows(const struct ember_profile *p)
+{
+	return p->nrows;
+}
+
+static inline const struct ember_sample_row *ember_profile_row_at(const struct ember_profile *p, uint32_t r)
+{
+	return &p->rows[r];
+}
+
+/* The timeline, in time order (ember_profile_sort_timeline); empty for a
+ * profile read from folded stacks.  It may hold fewer samples than the rows
+ * count (a capped recording): json_out.h's writers check. */
+static inline size_t ember_profile_ntimed(const struct ember_profile *p)
+{
+	return p->ntimeline;
+}
+
+static inline const struct ember_timed_sample *ember_profile_timed_at(const struct ember_profile *p, size_t i)
+{
+	return &p->timeline[i];
+}
+
+/* What the run was: command, rate, counters (strings interned, never NULL
+ * once set; command is "" from ember_profile_init on). */
+static inline const struct ember_run_meta *ember_profile_meta(const struct ember_profile *p)
+{
+	return &p->meta;
+}
+
+/* Sum of all row counts (never above the profile's count_max). */
+static inline uint64_t ember_profile_total(const struct ember_profile *p)
+{
+	return p->total;
+}
+
+/* ... of the rows flagged EMBER_ROW_OFF_CPU. */
+static inline uint64_t ember_profile_off_cpu_total(const struct ember_profile *p)
+{
+	return p->off_cpu_total;
+}
+
+/* An add was cut at count_max: the counts are lower bounds. */
+static inline bool ember_profile_saturated(const struct ember_profile *p)
+{
+	return p->saturated;
+}
 
 /* Seconds one sample stands for (meta.interval_ns, else 1/freq_hz, else 0.01). */
 double ember_profile_interval_s(const struct ember_profile *p);
@@ -264,118 +416,5 @@ int ember_profile_load_fd(struct ember_profile *p, int fd, const char *name, int
 #define EMBER_STDIN_NAME "<stdin>"
 /* What messages call the input at path: EMBER_STDIN_NAME for "-", else path. */
 const char *ember_profile_input_name(const char *path);
-
-/* ---- Reports: top functions, the table `record` and `report` print ---- */
-
-#include <stdio.h>
-
-enum ember_report_key {
-	EMBER_REPORT_BY_FUNCTION = 0, /* name + file */
-	EMBER_REPORT_BY_LINE,         /* name + file:line */
-	EMBER_REPORT_BY_MODULE,       /* ELF module, or Python file */
-};
-
-/* Self and total samples per key, a key being what key_of(ctx, frame)
- * returns for a frame: keys are small integers (an id table's ids), or
- * UINT32_MAX on OOM; synthetic frames ([truncated], [unknown], thread roots)
- * are counted under no key.  A key's total counts a sample once however
- * often the key is on its stack (recursion, several lines of one function);
- * its self counts the samples whose leaf frame has it.  *self and *total
- * get nkeys counts each (1 + the largest key; the caller frees both).
- * `report` and `diff` both count with it.  0, or -1 on OOM. */
-typedef uint32_t (*ember_report_key_fn)(void *ctx, const struct ember_frame *f);
-int ember_report_count(const struct ember_profile *p, ember_report_key_fn key_of, void *ctx, uint32_t *nkeys,
-		       uint64_t **self, uint64_t **total);
-
-/* A wall-clock profile (meta.wall_clock): its time on and off CPU, in all
- * and for each of its busiest threads (when it has more than one). */
-void ember_report_wall_split(FILE *out, const struct ember_profile *p);
-
-/* Print "top N by self" and "top N by total" tables with percentages of
- * ember_profile_total; top 0 prints every row.  Labels are shortened to 80
- * characters and control characters print as '?'. */
-void ember_report_print(FILE *out, const struct ember_profile *p,
-			enum ember_report_key key, size_t top);
-/* Print label as those tables do: at most max characters (a longer one
- * keeps its first two thirds and its end around an ellipsis), control
- * characters as '?'. */
-void ember_report_put_label(FILE *out, const char *label, size_t max);
-
-/* A frame name that stands for code without symbols as ember, perf and
- * others write it, "[MODULE+0xHEX]": the length of MODULE (which starts at
- * name + 1), or 0 when name is not one (report_unsym.c). */
-size_t ember_unsymbolized_module(const char *name);
-
-/* Samples that end in code without symbols: those whose innermost native
- * frame (kernel and synthetic frames left out; a Python leaf is named) has
- * EMBER_FRAME_NO_SYMBOL, over the on-CPU rows of p (report_unsym.c). */
-struct ember_unsym_module {
-	char *label;           /* the module's basename, "[unknown]" for none */
-	uint64_t count;        /* samples ending in its code without symbols */
-};
-struct ember_unsym {
-	uint64_t count;        /* such samples */
-	uint64_t of;           /* all on-CPU samples */
-	struct ember_unsym_module *modules; /* those with a count, most first (ties by label) */
-	size_t nmodules;
-};
-/* Fill *u (free with ember_unsym_free).  0, or -1 on OOM. */
-int ember_report_unsymbolized(const struct ember_profile *p, struct ember_unsym *u);
-void ember_unsym_free(struct ember_unsym *u);
-/* The one line that says so, "ember: 12.3% of samples (456) end in code
- * without symbols: libfoo.so 10.1%, ...", when they are at least 1% of the
- * samples; nothing otherwise. */
-void ember_report_unsymbolized_print(FILE *out, const struct ember_profile *p);
-
-/* ---- The live table of `ember top` (top.c) ----
- *
- * Own and total samples per function, over the last interval and since the
- * start, from a profile that only grows while it is sampled (rows and
- * counts are added, ids stay): ember_top_update takes the profile's counts
- * as the end of an interval, and the interval is what was added since the
- * update before.  Tables are computed from those two snapshots, so that a
- * paused view can still be sorted, filtered and switched. */
-
-enum ember_top_view {
-	EMBER_TOP_MERGED = 0,  /* Python and native frames, the interpreter's own left out */
-	EMBER_TOP_PYTHON,      /* Python frames only: own time is the innermost Python function's */
-	EMBER_TOP_NATIVE,      /* native (and kernel) frames only, the interpreter's included */
-	EMBER_TOP_VIEW_COUNT
-};
-
-enum ember_top_sort {
-	EMBER_TOP_BY_OWN = 0,  /* own samples in the interval */
-	EMBER_TOP_BY_TOTAL,    /* total samples in the interval */
-	EMBER_TOP_BY_OWN_ALL,  /* own samples since the start */
-	EMBER_TOP_BY_TOTAL_ALL,/* total samples since the start */
-	EMBER_TOP_SORT_COUNT
-};
-
-struct ember_top_row {
-	const char *label;     /* "name" or, Python, "qualname (file:first line)"; lives as the model */
-	uint64_t own_now, total_now;   /* samples in the last interval */
-	uint64_t own_all, total_all;   /* samples since the start */
-};
-
-struct ember_top_table {
-	struct ember_top_row *rows;    /* every function with a sample in the view, sorted */
-	size_t nrows;
-	uint64_t samples_now, samples_all; /* samples of the thread(s) shown: the 100% */
-};
-
-struct ember_top;
-/* NULL on OOM. */
-struct ember_top *ember_top_new(void);
-void ember_top_free(struct ember_top *t);
-/* End an interval at p's counts now.  p must be the profile of every
- * earlier call, grown since.  0, or -1 on OOM. */
-int ember_top_update(struct ember_top *t, const struct ember_profile *p);
-/* The table of view over thread (an index of p->threads; UINT32_MAX: all
- * threads), sorted by sort (ties: the other count of the same span, then,
- * for an interval's sort, its count since the start, then the label).  out's
- * rows belong to t, valid until the next table or ember_top_free.  0, or
- * -1 on OOM. */
-int ember_top_table(struct ember_top *t, const struct ember_profile *p, enum ember_top_view view,
-		    uint32_t thread, enum ember_top_sort sort, struct ember_top_table *out);
 
 #endif

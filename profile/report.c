@@ -10,132 +10,17 @@
  * that both the start of a name and the file:line at its end stay visible. */
 #define LABEL_MAX_CHARS 80
 
-struct report_key {
-	const char *ident;     /* interned identity bytes: equal keys, equal pointer */
-	const char *label;     /* interned display text */
+/* A key's counts while the rows are made; id: the final, deterministic
+ * tie-break (the order keys were met). */
+struct key_count {
+	const char *label;
 	uint64_t self, total;
-	uint32_t order;        /* creation order: the final, deterministic tie-break */
-};
-
-struct report_keys {
-	enum ember_report_key key;
-	bool def_line;         /* Python function labels end in their first line: "f (file:12)" */
-	struct ember_strtab *strings;
-	struct ember_idtab index;
-	struct report_key *keys;
-	size_t nkeys, cap;
-	char *buf;             /* scratch for building ident and label */
-	size_t buf_len, buf_cap;
-};
-
-static bool key_eq(const void *ctx, uint32_t id, const void *key)
-{
-	return ((const struct report_keys *)ctx)->keys[id].ident == key;
-}
-
-static int buf_put(struct report_keys *k, const char *s, size_t n)
-{
-	if (ember_grow((void **)&k->buf, &k->buf_cap, 1, k->buf_len + n + 1) < 0)
-		return -1;
-	memcpy(k->buf + k->buf_len, s, n);
-	k->buf_len += n;
-	return 0;
-}
-
-static int buf_puts(struct report_keys *k, const char *s)
-{
-	return buf_put(k, s, strlen(s));
-}
-
-static int buf_putu(struct report_keys *k, uint32_t v)
-{
-	char num[16];
-	int n = snprintf(num, sizeof(num), "%" PRIu32, v);
-
-	return buf_put(k, num, (size_t)n);
-}
-
-/* Intern the scratch buffer; NULL on OOM. */
-static const char *buf_intern(struct report_keys *k)
-{
-	return ember_strtab_intern(k->strings, k->buf ? k->buf : "", k->buf_len);
-}
-
-/* The identity of f's key in k->buf (embedded NULs separate the fields, so
- * "a" + "bc" never equals "ab" + "c"). */
-static int build_ident(struct report_keys *k, const struct ember_frame *f, enum ember_report_key key)
-{
-	char kind = (char)('0' + f->kind);
-
-	k->buf_len = 0;
-	if (key == EMBER_REPORT_BY_MODULE)
-		return buf_puts(k, f->kind == EMBER_FRAME_PYTHON ? f->file : f->module);
-	if (buf_put(k, &kind, 1) < 0 || buf_put(k, "", 1) < 0 ||
-	    buf_puts(k, f->name) < 0 || buf_put(k, "", 1) < 0 || buf_puts(k, f->file) < 0)
-		return -1;
-	if (key == EMBER_REPORT_BY_LINE)
-		return buf_put(k, "", 1) < 0 || buf_putu(k, f->line) < 0 ? -1 : 0;
-	return 0;
-}
-
-static int build_label(struct report_keys *k, const struct ember_frame *f, enum ember_report_key key)
-{
-	const char *name = *f->name ? f->name : "[unknown]";
-
-	k->buf_len = 0;
-	if (key == EMBER_REPORT_BY_MODULE) {
-		const char *m = f->kind == EMBER_FRAME_PYTHON ? f->file : f->module;
-		return buf_puts(k, *m ? m : "[unknown]");
-	}
-	if (buf_puts(k, name) < 0)
-		return -1;
-	/* Native names are unique enough alone; a Python name ("__init__",
-	 * "run") means little without its file. */
-	bool with_file = *f->file && (key == EMBER_REPORT_BY_LINE || f->kind == EMBER_FRAME_PYTHON);
-	if (!with_file)
-		return 0;
-	if (buf_puts(k, " (") < 0 || buf_puts(k, f->file) < 0)
-		return -1;
-	if (key == EMBER_REPORT_BY_LINE && f->line &&
-	    (buf_put(k, ":", 1) < 0 || buf_putu(k, f->line) < 0))
-		return -1;
-	if (key == EMBER_REPORT_BY_FUNCTION && k->def_line && f->first_line &&
-	    (buf_put(k, ":", 1) < 0 || buf_putu(k, f->first_line) < 0))
-		return -1;
-	return buf_put(k, ")", 1);
-}
-
-/* Key id of frame f (an ember_report_key_fn; ctx is the struct
- * report_keys), adding the key if new; UINT32_MAX on OOM. */
-uint32_t report_key_of(void *ctx, const struct ember_frame *f)
-{
-	struct report_keys *k = ctx;
-	enum ember_report_key key = k->key;
-	const char *ident, *label;
 	uint32_t id;
-	uint64_t h;
-
-	if (build_ident(k, f, key) < 0 || !(ident = buf_intern(k)))
-		return UINT32_MAX;
-	h = ember_hash_ptr(ident);
-	id = ember_idtab_find(&k->index, h, key_eq, k, ident);
-	if (id != UINT32_MAX)
-		return id;
-	if (k->nkeys >= UINT32_MAX - 1 ||
-	    build_label(k, f, key) < 0 || !(label = buf_intern(k)) ||
-	    ember_grow((void **)&k->keys, &k->cap, sizeof(*k->keys), k->nkeys + 1) < 0)
-		return UINT32_MAX;
-	id = (uint32_t)k->nkeys;
-	if (ember_idtab_insert(&k->index, h, id) < 0)
-		return UINT32_MAX;
-	k->keys[id] = (struct report_key){ .ident = ident, .label = label, .order = id };
-	k->nkeys++;
-	return id;
-}
+};
 
 static int cmp_by_self(const void *a, const void *b)
 {
-	const struct report_key *x = a, *y = b;
+	const struct key_count *x = a, *y = b;
 	int c;
 
 	if (x->self != y->self)
@@ -144,7 +29,7 @@ static int cmp_by_self(const void *a, const void *b)
 		return c;
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 int report_count_weighted(const struct ember_profile *p, const uint32_t *frame_key, const bool *skip,
@@ -232,59 +117,6 @@ out:
 	return ret;
 }
 
-struct report_keys *report_keys_new(enum ember_report_key key, bool def_line)
-{
-	struct report_keys *k = calloc(1, sizeof(*k));
-
-	if (!k)
-		return NULL;
-	k->key = key;
-	k->def_line = def_line;
-	if (!(k->strings = ember_strtab_new()) || ember_idtab_init(&k->index) < 0) {
-		report_keys_free(k);
-		return NULL;
-	}
-	return k;
-}
-
-void report_keys_free(struct report_keys *k)
-{
-	if (!k)
-		return;
-	free(k->buf);
-	free(k->keys);
-	ember_idtab_free(&k->index);
-	ember_strtab_free(k->strings);
-	free(k);
-}
-
-uint32_t report_keys_count(const struct report_keys *k)
-{
-	return (uint32_t)k->nkeys;
-}
-
-const char *report_key_label(const struct report_keys *k, uint32_t id)
-{
-	return id < k->nkeys ? k->keys[id].label : "";
-}
-
-/* Count self and total for every key. */
-static int count_keys(const struct ember_profile *p, struct report_keys *k)
-{
-	uint64_t *self, *total;
-	uint32_t n;
-
-	if (ember_report_count(p, report_key_of, k, &n, &self, &total) < 0)
-		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		k->keys[i].self = self[i];
-		k->keys[i].total = total[i];
-	}
-	free(self);
-	free(total);
-	return 0;
-}
-
 void ember_report_rows_free(struct ember_report_row *rows, size_t nrows)
 {
 	if (!rows)
@@ -297,85 +129,112 @@ void ember_report_rows_free(struct ember_report_row *rows, size_t nrows)
 int ember_report_rows(const struct ember_profile *p, enum ember_report_key key,
 		      struct ember_report_row **rows, size_t *nrows)
 {
-	struct report_keys k = { .key = key };
+	struct ember_keys *k = ember_keys_new(key, EMBER_KEYS_EXACT);
 	struct ember_report_row *out = NULL;
+	struct key_count *kc = NULL;
+	uint64_t *self = NULL, *total = NULL;
+	uint32_t nkeys;
 	size_t n = 0;
 	int ret = -1;
 
 	*rows = NULL;
 	*nrows = 0;
-	k.strings = ember_strtab_new();
-	if (!k.strings || ember_idtab_init(&k.index) < 0 || count_keys(p, &k) < 0)
+	if (!k || ember_report_count(p, ember_key_of, k, &nkeys, &self, &total) < 0 ||
+	    !(kc = malloc(((size_t)nkeys + 1) * sizeof(*kc))))
 		goto out;
 	/* Keys of frames that never occur in a counted stack have total 0. */
-	for (size_t i = 0; i < k.nkeys; i++)
-		if (k.keys[i].total)
-			k.keys[n++] = k.keys[i];
+	for (uint32_t i = 0; i < nkeys; i++)
+		if (total[i])
+			kc[n++] = (struct key_count){ .label = ember_key_label(k, i), .self = self[i],
+						      .total = total[i], .id = i };
 	if (n) {
-		qsort(k.keys, n, sizeof(*k.keys), cmp_by_self);
+		qsort(kc, n, sizeof(*kc), cmp_by_self);
 		out = calloc(n, sizeof(*out));
 		if (!out)
 			goto out;
 		for (size_t i = 0; i < n; i++) {
-			out[i].label = strdup(k.keys[i].label);
+			out[i].label = strdup(kc[i].label);
 			if (!out[i].label) {
 				ember_report_rows_free(out, i);
 				out = NULL;
 				goto out;
 			}
-			out[i].self = k.keys[i].self;
-			out[i].total = k.keys[i].total;
+			out[i].self = kc[i].self;
+			out[i].total = kc[i].total;
 		}
 	}
 	*rows = out;
 	*nrows = n;
 	ret = 0;
 out:
-	free(k.buf);
-	free(k.keys);
-	ember_idtab_free(&k.index);
-	ember_strtab_free(k.strings);
+	free(kc);
+	free(self);
+	free(total);
+	ember_keys_free(k);
 	return ret;
 }
 
 /* ---- printing ---- */
 
-/* Print one character for a terminal: control characters (C0, DEL, C1)
- * could move the cursor or start escape sequences, so they become '?'. */
-static void put_cp(FILE *out, uint32_t cp)
+/* label as the tables show it into out, which has room for 3 x
+ * strlen(label) + 4 bytes (an ill-formed byte becomes 3): control
+ * characters (C0, DEL, C1), which could move a terminal's cursor or start
+ * an escape sequence and would break a row of any format, as '?'; with max
+ * > 0 at most max characters, a longer label keeping its first two thirds
+ * and its end around U+2026.  Returns the length written (NUL-terminated). */
+static size_t shorten_label(const char *label, size_t max, char *out)
 {
-	if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
-		putc('?', out);
-	else if (cp < 0x80)
-		putc((int)cp, out);
-	else if (cp < 0x800)
-		fprintf(out, "%c%c", 0xc0 | cp >> 6, 0x80 | (cp & 0x3f));
-	else if (cp < 0x10000)
-		fprintf(out, "%c%c%c", 0xe0 | cp >> 12, 0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
-	else
-		fprintf(out, "%c%c%c%c", 0xf0 | cp >> 18, 0x80 | (cp >> 12 & 0x3f),
-			0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
+	const unsigned char *s = (const unsigned char *)label;
+	size_t n = strlen(label), chars = 0, head, tail, idx = 0;
+	char *o = out;
+	uint32_t cp;
+
+	for (size_t i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
+		chars++;
+	head = !max || chars <= max ? chars : (max - 1) * 2 / 3;
+	tail = !max || chars <= max ? 0 : max - 1 - head;
+	for (size_t i = 0; i < n; idx++) {
+		size_t len = ember_utf8_next(s + i, n - i, &cp);
+		if (idx < head || idx >= chars - tail) {
+			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+				*o++ = '?';
+			} else if (cp == 0xfffd) {   /* also for ill-formed bytes */
+				memcpy(o, "\xef\xbf\xbd", 3);
+				o += 3;
+			} else {
+				memcpy(o, s + i, len);
+				o += len;
+			}
+		} else if (idx == head) {
+			memcpy(o, "\xe2\x80\xa6", 3);   /* U+2026 HORIZONTAL ELLIPSIS */
+			o += 3;
+		}
+		i += len;
+	}
+	*o = '\0';
+	return (size_t)(o - out);
+}
+
+char *ember_report_label(const char *label, size_t max)
+{
+	char *out = malloc(3 * strlen(label) + 4);
+
+	if (out)
+		shorten_label(label, max, out);
+	return out;
 }
 
 void ember_report_put_label(FILE *out, const char *label, size_t max)
 {
-	const unsigned char *s = (const unsigned char *)label;
-	size_t n = strlen(label), chars = 0, head, tail, i, idx;
-	uint32_t cp;
+	char small[512];
+	size_t need = 3 * strlen(label) + 4;
+	char *buf = need <= sizeof small ? small : malloc(need);
 
-	for (i = 0; i < n; i += ember_utf8_next(s + i, n - i, &cp))
-		chars++;
-	if (!max)
-		return;
-	head = chars <= max ? chars : (max - 1) * 2 / 3;
-	tail = chars <= max ? 0 : max - 1 - head;
-	for (i = 0, idx = 0; i < n; idx++) {
-		i += ember_utf8_next(s + i, n - i, &cp);
-		if (idx < head || idx >= chars - tail)
-			put_cp(out, cp);
-		else if (idx == head)
-			fputs("\xe2\x80\xa6", out); /* U+2026 HORIZONTAL ELLIPSIS */
-	}
+	if (!buf)
+		return;   /* out of memory: the label is left out, the table goes on */
+	fwrite(buf, 1, shorten_label(label, max, buf), out);
+	if (buf != small)
+		free(buf);
 }
 
 static int cmp_by_total(const void *a, const void *b)

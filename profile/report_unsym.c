@@ -44,14 +44,14 @@ static int cmp_rows(const void *a, const void *b)
  * (kernel and synthetic frames), so that the leaf of the view is the
  * innermost frame in user space.  A Python leaf has no key: its native
  * leaf, the eval loop, was replaced by the Python frames. */
-static int unsym_keys(const struct ember_profile *p, struct report_keys *k, uint32_t *frame_key, bool *skip)
+static int unsym_keys(const struct ember_profile *p, struct ember_keys *k, uint32_t *frame_key, bool *skip)
 {
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		const struct ember_frame *f = &p->frames[i];
 		bool native = f->kind == EMBER_FRAME_NATIVE || f->kind == EMBER_FRAME_INTERP;
 		skip[i] = f->kind == EMBER_FRAME_KERNEL || f->kind == EMBER_FRAME_SPECIAL;
 		frame_key[i] = UINT32_MAX;
-		if (native && (f->flags & EMBER_FRAME_NO_SYMBOL) && (frame_key[i] = report_key_of(k, f)) == UINT32_MAX)
+		if (native && (f->flags & EMBER_FRAME_NO_SYMBOL) && (frame_key[i] = ember_key_of(k, f)) == UINT32_MAX)
 			return -1;
 	}
 	return 0;
@@ -59,15 +59,15 @@ static int unsym_keys(const struct ember_profile *p, struct report_keys *k, uint
 
 /* u's modules: those with a count, sorted.  0, or -1 on OOM (what was
  * made so far stays in u, for ember_unsym_free). */
-static int unsym_rows(const struct report_keys *k, const uint64_t *self, struct ember_unsym *u)
+static int unsym_rows(const struct ember_keys *k, const uint64_t *self, struct ember_unsym *u)
 {
-	uint32_t nk = report_keys_count(k);
+	uint32_t nk = ember_keys_count(k);
 	if (!(u->modules = calloc(nk ? nk : 1, sizeof(*u->modules))))
 		return -1;
 	for (uint32_t i = 0; i < nk; i++) {
 		if (!self[i])
 			continue;
-		if (!(u->modules[u->nmodules].label = strdup(report_key_label(k, i))))
+		if (!(u->modules[u->nmodules].label = strdup(ember_key_label(k, i))))
 			return -1;
 		u->modules[u->nmodules++].count = self[i];
 	}
@@ -78,7 +78,7 @@ static int unsym_rows(const struct report_keys *k, const uint64_t *self, struct 
 int ember_report_unsymbolized(const struct ember_profile *p, struct ember_unsym *u)
 {
 	memset(u, 0, sizeof(*u));
-	struct report_keys *k = report_keys_new(EMBER_REPORT_BY_MODULE, false);
+	struct ember_keys *k = ember_keys_new(EMBER_REPORT_BY_MODULE, EMBER_KEYS_EXACT);
 	uint32_t *frame_key = malloc(((size_t)p->nframes + 1) * sizeof(*frame_key));
 	bool *skip = malloc((size_t)p->nframes + 1);
 	uint64_t *weight = calloc((size_t)p->nstacks + 1, sizeof(*weight));
@@ -93,7 +93,7 @@ int ember_report_unsymbolized(const struct ember_profile *p, struct ember_unsym 
 		weight[p->rows[r].stack] += p->rows[r].count;
 		u->of += p->rows[r].count;
 	}
-	uint32_t nk = report_keys_count(k);
+	uint32_t nk = ember_keys_count(k);
 	uint64_t *total = calloc((size_t)nk + 1, sizeof(*total));
 	self = calloc((size_t)nk + 1, sizeof(*self));
 	if (!total || !self || report_count_weighted(p, frame_key, skip, weight, nk, self, total) < 0) {
@@ -111,7 +111,7 @@ out:
 	free(weight);
 	free(skip);
 	free(frame_key);
-	report_keys_free(k);
+	ember_keys_free(k);
 	return ret;
 }
 

@@ -1,7 +1,7 @@
-/* The live table of `ember top` (profile.h, ember_top_*): two snapshots of
+/* The live table of `ember top` (report.h, ember_top_*): two snapshots of
  * a growing profile's row counts, and per table the functions' own and
  * total samples in the interval between them and since the start, counted
- * with the reports' keys (report.c). */
+ * with the reports' keys (report_keys.c). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "profile_internal.h"
 
 struct ember_top {
-	struct report_keys *keys;      /* by function, Python ones with their first line */
+	struct ember_keys *keys;       /* by function, Python ones with their first line */
 	uint32_t *frame_key;           /* frame id -> key, UINT32_MAX: none (synthetic) */
 	size_t nframe_keys, frame_key_cap;
 	uint64_t *now, *prev;          /* row counts at the last update and the one before */
@@ -24,7 +24,7 @@ struct ember_top *ember_top_new(void)
 {
 	struct ember_top *t = calloc(1, sizeof(*t));
 
-	if (t && !(t->keys = report_keys_new(EMBER_REPORT_BY_FUNCTION, true))) {
+	if (t && !(t->keys = ember_keys_new(EMBER_REPORT_BY_FUNCTION, EMBER_KEYS_EXACT_DEF_LINE))) {
 		free(t);
 		return NULL;
 	}
@@ -35,7 +35,7 @@ void ember_top_free(struct ember_top *t)
 {
 	if (!t)
 		return;
-	report_keys_free(t->keys);
+	ember_keys_free(t->keys);
 	free(t->frame_key);
 	free(t->now);
 	free(t->prev);
@@ -72,7 +72,7 @@ static int key_frames(struct ember_top *t, const struct ember_profile *p)
 		const struct ember_frame *f = &p->frames[i];
 		t->frame_key[i] = UINT32_MAX;
 		if (f->kind != EMBER_FRAME_SPECIAL &&
-		    (t->frame_key[i] = report_key_of(t->keys, f)) == UINT32_MAX)
+		    (t->frame_key[i] = ember_key_of(t->keys, f)) == UINT32_MAX)
 			return -1;
 	}
 	t->nframe_keys = p->nframes;
@@ -164,7 +164,7 @@ static int make_rows(struct ember_top *t, enum ember_top_sort sort, uint32_t nke
 	for (uint32_t k = 0; k < nkeys; k++) {
 		if (!total_all[k])
 			continue;
-		t->rows[n++] = (struct ember_top_row){ .label = report_key_label(t->keys, k),
+		t->rows[n++] = (struct ember_top_row){ .label = ember_key_label(t->keys, k),
 						       .own_now = own_now[k], .total_now = total_now[k],
 						       .own_all = own_all[k], .total_all = total_all[k] };
 	}
@@ -186,7 +186,7 @@ int ember_top_table(struct ember_top *t, const struct ember_profile *p, enum emb
 	memset(out, 0, sizeof(*out));
 	if (key_frames(t, p) < 0)
 		return -1;
-	nkeys = report_keys_count(t->keys);
+	nkeys = ember_keys_count(t->keys);
 	w = calloc(2 * ((size_t)p->nstacks + 1), sizeof(*w));
 	c = calloc(4 * ((size_t)nkeys + 1), sizeof(*c));
 	skip = calloc((size_t)p->nframes + 1, sizeof(*skip));

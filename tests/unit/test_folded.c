@@ -384,13 +384,13 @@ static void test_scaling(void)
 	size_t lines = 0;
 	for (const char *c = text; *c; c++)
 		lines += *c == '\n';
-	CHECK(lines == p.nrows);
+	CHECK(lines == ember_profile_nrows(&p));
 	free(text);
 	text = folded(&p, false);
 	lines = 0;
 	for (const char *c = text; *c; c++)
 		lines += *c == '\n';
-	CHECK(lines == p.nstacks);
+	CHECK(lines == ember_profile_nstacks(&p));
 	free(text);
 	ember_profile_free(&p);
 }

@@ -410,7 +410,7 @@ static void test_huge_counts(void)
 	uint32_t ab[] = { a, b };
 	CHECK(ember_profile_add(&p, ember_profile_stack(&p, ab, 1), th, big) == 0);
 	CHECK(ember_profile_add(&p, ember_profile_stack(&p, ab, 2), th, less) == 0);
-	CHECK(ember_profile_total(&p) == big + less && !p.saturated);
+	CHECK(ember_profile_total(&p) == big + less && !ember_profile_saturated(&p));
 
 	char *ss = render(ember_write_speedscope, &p, &len);
 	CHECK(ss && strstr(ss, "\"endValue\":18446744073709551615"));

@@ -7,7 +7,8 @@
 
 #include "check.h"
 #include "profile.h"
-#include "profile_internal.h"
+#include "report.h"
+#include "strtab.h"
 
 static uint32_t frame(struct ember_profile *p, enum ember_frame_kind kind, const char *name,
 		      const char *file, uint32_t line, const char *module)
@@ -85,7 +86,7 @@ static void test_frames(void)
 	uint32_t e = frame(&p, EMBER_FRAME_NATIVE, "main", "main.c", 10, "");
 	CHECK(a == 0 && b == a);
 	CHECK(c != a && d != a && e != a && d != c && e != c && e != d);
-	CHECK(p.nframes == 4);
+	CHECK(ember_profile_nframes(&p) == 4);
 
 	struct ember_frame f = { .kind = EMBER_FRAME_NATIVE, .name = "main", .file = "main.c",
 				 .line = 10, .module = "app", .inlined = true };
@@ -95,16 +96,16 @@ static void test_frames(void)
 	CHECK(ember_profile_frame(&p, &f) != inl);
 
 	/* Stored strings are the interned ones: pointer equality works. */
-	CHECK(p.frames[a].name == ember_profile_cstr(&p, "main"));
-	CHECK(p.frames[a].module == p.frames[c].module);
-	CHECK(p.frames[a].name != name);
+	CHECK(ember_profile_frame_at(&p, a)->name == ember_profile_cstr(&p, "main"));
+	CHECK(ember_profile_frame_at(&p, a)->module == ember_profile_frame_at(&p, c)->module);
+	CHECK(ember_profile_frame_at(&p, a)->name != name);
 
 	/* NULL strings are the empty string. */
 	struct ember_frame g = { .kind = EMBER_FRAME_SPECIAL, .name = "[truncated]" };
 	uint32_t t1 = ember_profile_frame(&p, &g);
 	CHECK(t1 != UINT32_MAX);
-	CHECK_STR(p.frames[t1].file, "");
-	CHECK_STR(p.frames[t1].module, "");
+	CHECK_STR(ember_profile_frame_at(&p, t1)->file, "");
+	CHECK_STR(ember_profile_frame_at(&p, t1)->module, "");
 	g.file = "";
 	CHECK(ember_profile_frame(&p, &g) == t1);
 	ember_profile_free(&p);
@@ -156,21 +157,22 @@ static void test_stacks_threads_rows(void)
 	uint32_t t1 = ember_profile_thread(&p, 100, 100, "app");
 	uint32_t t2 = ember_profile_thread(&p, 100, 101, NULL);
 	CHECK(t1 == 0 && t2 == 1);
-	CHECK_STR(p.threads[t2].name, "");
+	CHECK_STR(ember_profile_thread_at(&p, t2)->name, "");
 	CHECK(ember_profile_thread(&p, 100, 100, "") == t1);
-	CHECK_STR(p.threads[t1].name, "app");      /* empty name keeps the old */
+	CHECK_STR(ember_profile_thread_at(&p, t1)->name, "app");      /* empty name keeps the old */
 	CHECK(ember_profile_thread(&p, 100, 100, "worker") == t1);
-	CHECK_STR(p.threads[t1].name, "worker");   /* a new comm renames */
+	CHECK_STR(ember_profile_thread_at(&p, t1)->name, "worker");   /* a new comm renames */
 	CHECK(ember_profile_thread(&p, 200, 100, "other") == 2); /* same tid, other pid */
-	CHECK(p.nthreads == 3);
+	CHECK(ember_profile_nthreads(&p) == 3);
 
 	CHECK(ember_profile_add(&p, s1, t1, 3) == 0);
 	CHECK(ember_profile_add(&p, s1, t1, 4) == 0);
 	CHECK(ember_profile_add(&p, s1, t2, 1) == 0);
 	CHECK(ember_profile_add(&p, s2, t1, 10) == 0);
-	CHECK(p.nrows == 3);
-	CHECK(p.rows[0].stack == s1 && p.rows[0].thread == t1 && p.rows[0].count == 7);
-	CHECK(p.rows[1].count == 1 && p.rows[2].count == 10);
+	CHECK(ember_profile_nrows(&p) == 3);
+	const struct ember_sample_row *r0 = ember_profile_row_at(&p, 0);
+	CHECK(r0->stack == s1 && r0->thread == t1 && r0->count == 7);
+	CHECK(ember_profile_row_at(&p, 1)->count == 1 && ember_profile_row_at(&p, 2)->count == 10);
 	CHECK(ember_profile_total(&p) == 18);
 	CHECK(ember_profile_add(&p, 999, t1, 1) == -1);
 	CHECK(ember_profile_add(&p, s1, 999, 1) == -1);
@@ -378,9 +380,9 @@ static void test_scaling(void)
 			CHECK(0);
 		added += 1 + (seed >> 20) % 5;
 	}
-	CHECK(p.nframes == 20000);
-	CHECK(p.nstacks == 20000);
-	CHECK(p.nrows <= 160000);
+	CHECK(ember_profile_nframes(&p) == 20000);
+	CHECK(ember_profile_nstacks(&p) == 20000);
+	CHECK(ember_profile_nrows(&p) <= 160000);
 	CHECK(ember_profile_total(&p) == added);
 
 	struct ember_report_row *rows;
@@ -407,19 +409,20 @@ static void test_saturation(void)
 	CHECK(max == 9223372036854775807ull);
 	/* up to the limit exactly: nothing is cut */
 	CHECK(ember_profile_init(&p) == 0);
-	CHECK(p.count_max == max && !p.saturated);
+	CHECK(p.count_max == max && !ember_profile_saturated(&p));
 	uint32_t a = frame(&p, EMBER_FRAME_NATIVE, "a", "", 0, "app");
 	uint32_t b = frame(&p, EMBER_FRAME_NATIVE, "b", "", 0, "app");
 	uint32_t c = frame(&p, EMBER_FRAME_NATIVE, "c", "", 0, "app");
 	uint32_t t = ember_profile_thread(&p, 1, 1, "main");
 	CHECK(ember_profile_add(&p, stack(&p, 1, a), t, max - 10) == 0);
 	CHECK(ember_profile_add(&p, stack(&p, 2, a, b), t, 10) == 0);
-	CHECK(ember_profile_total(&p) == max && !p.saturated);
+	CHECK(ember_profile_total(&p) == max && !ember_profile_saturated(&p));
 	/* one more sample: cut, on a new row and on an existing one */
 	CHECK(ember_profile_add(&p, stack(&p, 2, a, c), t, 1) == 0);
 	CHECK(ember_profile_add(&p, stack(&p, 1, a), t, max) == 0);
-	CHECK(ember_profile_total(&p) == max && p.saturated);
-	CHECK(p.nrows == 3 && p.rows[0].count == max - 10 && p.rows[1].count == 10 && p.rows[2].count == 0);
+	CHECK(ember_profile_total(&p) == max && ember_profile_saturated(&p));
+	CHECK(ember_profile_nrows(&p) == 3 && ember_profile_row_at(&p, 0)->count == max - 10 &&
+	      ember_profile_row_at(&p, 1)->count == 10 && ember_profile_row_at(&p, 2)->count == 0);
 	ember_profile_free(&p);
 
 	/* three counts of 2^63 - 1 (a folded file's worth): the first fills the
@@ -432,7 +435,7 @@ static void test_saturation(void)
 	CHECK(ember_profile_add(&p, stack(&p, 1, a), t, max) == 0);
 	CHECK(ember_profile_add(&p, stack(&p, 1, b), t, max) == 0);
 	CHECK(ember_profile_add(&p, stack(&p, 1, c), t, max) == 0);
-	CHECK(ember_profile_total(&p) == max && p.saturated);
+	CHECK(ember_profile_total(&p) == max && ember_profile_saturated(&p));
 	char *text = report_text(&p, EMBER_REPORT_BY_FUNCTION, 0);
 	const char *expect =
 		"ember: top 1 by self (of 9223372036854775807 samples):\n"
@@ -454,7 +457,7 @@ static void test_saturation(void)
 	CHECK(ember_profile_add(&p, stack(&p, 2, a, b), t, max / 2) == 0);
 	CHECK(ember_profile_add(&p, stack(&p, 2, a, b), t2, max / 2) == 0);
 	CHECK(ember_profile_add(&p, stack(&p, 1, a), t2, 1) == 0);
-	CHECK(ember_profile_total(&p) == max && !p.saturated);
+	CHECK(ember_profile_total(&p) == max && !ember_profile_saturated(&p));
 	struct ember_report_row *rows;
 	size_t n;
 	CHECK(ember_report_rows(&p, EMBER_REPORT_BY_FUNCTION, &rows, &n) == 0 && n == 2);

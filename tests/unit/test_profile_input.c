@@ -20,7 +20,6 @@
 #include "test_files.h"
 #include "exporters.h"
 #include "profile.h"
-#include "profile_internal.h"
 
 static double now_s(void)
 {
@@ -120,7 +119,7 @@ static void test_folded_streams(void)
 
 	/* a pipe */
 	CHECK(load_pipe(&b, text, len, 1, &w, err) == EMBER_LOAD_OK);
-	CHECK(ember_profile_total(&b) == total && b.meta.samples == total);
+	CHECK(ember_profile_total(&b) == total && ember_profile_meta(&b)->samples == total);
 	char *got = folded_of(&b);
 	CHECK_STR(got, want);
 	free(got);
@@ -179,7 +178,7 @@ static void test_folded_limits(void)
 		memcpy(deep + 2 * i, "f;", 2);
 	memcpy(deep + 2 * n - 1, " 7\n", 4);
 	CHECK(load_pipe(&p, deep, 2 * n + 2, 1, &w, err) == EMBER_LOAD_OK);
-	CHECK(ember_profile_total(&p) == 7 && p.nstacks == 1 && p.stack_len[0] == n);
+	CHECK(ember_profile_total(&p) == 7 && ember_profile_nstacks(&p) == 1 && ember_profile_stack_depth(&p, 0) == n);
 	ember_profile_free(&p);
 	free(deep);
 
@@ -224,7 +223,7 @@ static void test_folded_nul_and_counts(void)
 	static const char max[] = "a 9223372036854775807\n";
 	write_file(tmp("max.folded"), max, sizeof max - 1);
 	CHECK(load_path(&p, tmp("max.folded"), &w, err) == EMBER_LOAD_OK && ember_profile_total(&p) == EMBER_COUNT_MAX);
-	CHECK(!p.saturated);
+	CHECK(!ember_profile_saturated(&p));
 	ember_profile_free(&p);
 	static const char sum[] = "a 9223372036854775806\nb 1\n";
 	write_file(tmp("sum.folded"), sum, sizeof sum - 1);

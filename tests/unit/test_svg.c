@@ -16,8 +16,8 @@
 #include "check.h"
 #include "test_files.h"
 #include "exporters.h"
-#include "profile_internal.h"
 #include "synthetic_profiles.h"
+#include "utf8.h"
 
 static const char *python = "/usr/bin/python3", *checker;
 
@@ -431,7 +431,7 @@ static void test_saturated_counts(void)
 	add(&p, &a, 1, EMBER_COUNT_MAX);
 	add(&p, &b, 1, EMBER_COUNT_MAX);
 	add(&p, &c, 1, EMBER_COUNT_MAX);
-	CHECK(p.saturated);
+	CHECK(ember_profile_saturated(&p));
 	char *svg = svg_of(&p, NULL);
 	CHECK(svg && strstr(svg, "<title>all (9,223,372,036,854,775,807 samples, 100.00%)</title>"));
 	CHECK(svg && strstr(svg, "<title>a (9,223,372,036,854,775,807 samples, 100.00%)</title>"));

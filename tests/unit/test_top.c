@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "profile.h"
+#include "report.h"
 
 /* Frames of the sample set. */
 enum { F_START, F_EVAL, F_MAIN, F_WORK12, F_WORK13, F_HELPER, F_MEMCPY, NF };
