@@ -19,7 +19,9 @@
  * Python frames have mapping_id 0 (unknown mapping, allowed).
  *
  * Labels on each sample: "thread" (the thread name, when it has one), "tid"
- * and "pid" (numbers), e.g. pprof -tagfocus=tid=4250.  Comments (pprof
+ * and "pid" (numbers), e.g. pprof -tagfocus=tid=4250; a pool thread's
+ * samples put under their dispatcher's stack (docs/pools.md) also
+ * "dispatcher_frames": how many frames from the root are the dispatcher's.  Comments (pprof
  * -comments): the exporter, the command, the sample counters.
  *
  * A differential profile (ember_write_pprof_diff, `ember diff -o X.pb.gz`)
@@ -57,6 +59,7 @@ static void write_value_type(struct gz *g, struct pb *m, uint32_t field, uint32_
 
 struct pp_labels {
 	uint32_t thread, tid, pid;   /* key string indices */
+	uint32_t dispatcher;         /* "dispatcher_frames", when a row is attributed; else 0 */
 	uint32_t *thread_name;       /* by thread index; 0: no label */
 	uint32_t base_key, base_true;   /* diff: "pprof::base", "true" */
 };
@@ -133,6 +136,12 @@ static void write_samples(struct pp_ctx *c, struct gz *g, const struct pp_labels
 		pb_uint(&label, 1, lk->pid);
 		pb_uint(&label, 3, t->pid);
 		pb_msg(&m, 3, &label);
+		if (row->depth) {
+			label.len = 0;
+			pb_uint(&label, 1, lk->dispatcher);
+			pb_uint(&label, 3, row->depth);
+			pb_msg(&m, 3, &label);
+		}
 		gz_field(g, 2, &m);
 	}
 	free(m.b);
@@ -231,6 +240,9 @@ static int collect(struct pp_ctx *c, struct pp_types *vt, struct pp_labels *lk, 
 	lk->thread = pp_str(c, "thread");
 	lk->tid = pp_str(c, "tid");
 	lk->pid = pp_str(c, "pid");
+	for (uint32_t r = 0; r < ember_profile_nrows(p) && !diff && !lk->dispatcher; r++)
+		if (ember_profile_row_at(p, r)->depth)
+			lk->dispatcher = pp_str(c, "dispatcher_frames");
 	if (diff) {
 		lk->base_key = pp_str(c, "pprof::base");
 		lk->base_true = pp_str(c, "true");

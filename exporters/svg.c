@@ -191,6 +191,7 @@ static void write_frame(struct svg_writer *w, const struct svg_graph *g, size_t 
 	W_LIT(w, "\"><title>");
 	w_put(w, name, name_len);
 	g->style->tooltip(g, i, w);
+	svg_workers_tooltip(g->workers, i, nd->width, g->unit, w);
 	if (l && l->caller_scanned)
 		W_LIT(w, "\nno unwind info here: its caller was found by scanning the stack");
 	W_LIT(w, "</title><rect");
@@ -553,10 +554,14 @@ int ember_write_svg(FILE *out, const struct ember_profile *p, const struct ember
 	struct svg_style style = { .colour = plain_colour, .tooltip = plain_tooltip };
 	if (wall)
 		style = (struct svg_style){ .colour = wall_colour, .tooltip = wall_tooltip, .legend = wall_legend };
+	struct svg_workers workers;
+	if (svg_workers_build(&workers, &in, p, o->threads) < 0)
+		goto oom;
 	struct svg_graph g = { .labels = &in.labels, .tree = &in.tree, .style = &style, .title = in.title,
 			       .subtitle = in.subtitle, .unit = m->wall_clock ? "us" : "samples", .width = width,
-			       .icicle = o->icicle };
+			       .icicle = o->icicle, .workers = &workers };
 	ret = svg_write_graph(out, &g);
+	svg_workers_free(&workers);
 	svg_input_free(&in);
 	return ret;
 oom:

@@ -60,12 +60,38 @@ int svg_input_build(struct svg_input *in, const struct ember_profile *p, bool th
 		    uint32_t width_value, unsigned width, double min_width_px);
 void svg_input_free(struct svg_input *in);
 
+/* ---- samples that ran on pool threads (svg_workers.c) ---- */
+
+/* Per visible node, the samples of attributed rows (docs/pools.md) in the
+ * worker's part of their stack, and the worker threads that ran them. */
+#define SVG_WORKER_NAMES 3
+struct svg_worker_node {
+	uint64_t count;
+	uint32_t thread[SVG_WORKER_NAMES];   /* the first threads, as thread indexes of p */
+	uint32_t nthreads;                   /* how many threads in all */
+};
+struct svg_workers {
+	struct svg_worker_node *node;        /* by node; NULL when p has no attributed row */
+	const struct ember_profile *p;
+};
+/* For in's tree, drawn from p (threads: a root per thread).  0, or -1 on
+ * OOM (wk is then empty). */
+int svg_workers_build(struct svg_workers *wk, const struct svg_input *in, const struct ember_profile *p,
+		      bool threads);
+void svg_workers_free(struct svg_workers *wk);
+/* The tooltip's line for node (its width in unit): "ran on worker thread
+ * OMP (1235), under the stack that dispatched its work", or how much of
+ * it did; nothing for a node no worker's sample reached. */
+void svg_workers_tooltip(const struct svg_workers *wk, size_t node, uint64_t width, const char *unit,
+			 struct svg_writer *w);
+
 /* ---- rendering ---- */
 
 struct svg_graph;
 
 /* What differs between graph kinds: the fill of a node, the numbers of its
- * tooltip (after the name; the script cuts the name at the last " ("), and
+ * tooltip (after the name; the script cuts the name at the last " (" of
+ * the tooltip's first line), and
  * an optional extra legend drawn right-aligned on the legend row.  A
  * differential graph supplies its own. */
 struct svg_style {
@@ -83,6 +109,7 @@ struct svg_graph {
 	const char *unit;              /* "samples" */
 	unsigned width;
 	bool icicle;
+	const struct svg_workers *workers;   /* NULL: none (every sample ran on its own thread's stack) */
 };
 
 /* Render g to out (buffered, under one stdio lock).  0, or -1 with errno. */

@@ -17,7 +17,7 @@
 
 enum ember_file_section {
 	SEC_META = 'M', SEC_STRINGS = 'S', SEC_FRAME_FLAGS = 'X', SEC_FRAMES = 'F', SEC_STACKS = 'K',
-	SEC_THREADS = 'T', SEC_ROW_FLAGS = 'W', SEC_ROWS = 'R', SEC_TIMELINE = 'L', SEC_END = 'E',
+	SEC_THREADS = 'T', SEC_ROW_FLAGS = 'W', SEC_ATTRIBUTED = 'A', SEC_ROWS = 'R', SEC_TIMELINE = 'L', SEC_END = 'E',
 };
 
 #endif

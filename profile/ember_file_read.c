@@ -59,6 +59,11 @@ struct frame_flag {
 	uint8_t flags;
 };
 
+/* An attributed row: how many of its stack's frames are the dispatcher's. */
+struct row_depth {
+	uint32_t row, depth;
+};
+
 /* What the sections read so far left for the next ones. */
 struct reader {
 	struct ember_profile *p;
@@ -70,6 +75,8 @@ struct reader {
 	uint64_t total_rows;
 	struct frame_flag *row_flags; /* from the row flags section, row indexes ascending */
 	size_t nrow_flags, row_flags_cap;
+	struct row_depth *depths;     /* from the attributed rows' section, row indexes ascending */
+	size_t ndepths, depths_cap;
 };
 
 /* Each section reader takes the section's bytes in s; a malformed section
@@ -263,11 +270,33 @@ static int read_row_flags(struct reader *rd, struct rbuf *s)
 	return 0;
 }
 
+static int read_attributed(struct reader *rd, struct rbuf *s)
+{
+	uint64_t n = get_u(s);
+
+	if (s->bad || rd->seen_rows || n > s->len) {
+		s->bad = true;
+		return 0;
+	}
+	for (uint64_t i = 0; i < n && !s->bad; i++) {
+		uint64_t id = get_u(s), depth = get_u(s);
+		if (s->bad || id >= UINT32_MAX || !depth || depth >= UINT32_MAX ||
+		    (rd->ndepths && id <= rd->depths[rd->ndepths - 1].row)) {
+			s->bad = true;
+			break;
+		}
+		if (EMBER_GROW(rd->depths, rd->depths_cap, rd->ndepths + 1) < 0)
+			return -1;
+		rd->depths[rd->ndepths++] = (struct row_depth){ (uint32_t)id, (uint32_t)depth };
+	}
+	return 0;
+}
+
 static int read_rows(struct reader *rd, struct rbuf *s)
 {
 	struct ember_profile *p = rd->p;
 	uint64_t n = get_u(s);
-	size_t fl = 0;
+	size_t fl = 0, at = 0;
 
 	rd->seen_rows = true;
 	for (uint64_t i = 0; i < n && !s->bad; i++) {
@@ -275,12 +304,15 @@ static int read_rows(struct reader *rd, struct rbuf *s)
 		while (fl < rd->nrow_flags && rd->row_flags[fl].id < i)
 			fl++;
 		uint32_t flags = fl < rd->nrow_flags && rd->row_flags[fl].id == i ? rd->row_flags[fl].flags : 0;
+		while (at < rd->ndepths && rd->depths[at].row < i)
+			at++;
+		uint32_t depth = at < rd->ndepths && rd->depths[at].row == i ? rd->depths[at].depth : 0;
 		/* The samples of a profile add up to at most EMBER_COUNT_MAX, as
 		 * the folded reader requires too: more is a corrupt file. */
 		if (s->bad || st >= p->nstacks || th >= p->nthreads || c > EMBER_COUNT_MAX - rd->total_rows ||
-		    ember_profile_add_row(p, (uint32_t)st, (uint32_t)th, flags, c) != 0)
+		    ember_profile_add_row_depth(p, (uint32_t)st, (uint32_t)th, flags, depth, c) != 0)
 			s->bad = true;
-		/* one row per (stack, thread, flags), as written */
+		/* one row per (stack, thread, flags, depth), as written */
 		if (p->nrows != i + 1)
 			s->bad = true;
 		rd->total_rows += c;
@@ -330,6 +362,7 @@ static const struct {
 	{ SEC_THREADS, "thread table", read_threads },
 	{ SEC_STACKS, "stack table", read_stacks },
 	{ SEC_ROW_FLAGS, "row flags", read_row_flags },
+	{ SEC_ATTRIBUTED, "attributed rows", read_attributed },
 	{ SEC_ROWS, "sample rows", read_rows },
 	{ SEC_TIMELINE, "timeline", read_timeline },
 	{ SEC_END, "end marker", read_end },
@@ -520,6 +553,7 @@ int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip,
 	free(ps.rd.strs);
 	free(ps.rd.flags);
 	free(ps.rd.row_flags);
+	free(ps.rd.depths);
 	return rc;
 }
 

@@ -174,18 +174,38 @@ static void write_stacks(struct wbuf *sec, const struct ember_profile *p)
 	}
 }
 
+/* The row flags the W section holds: an attributed row says so in the A
+ * section (a reader that skips it still reads the row right). */
+#define W_FLAGS EMBER_ROW_OFF_CPU
+
 /* Row flags, for the rows that have some (their indexes ascending); the
  * number of those rows. */
 static uint32_t write_row_flags(struct wbuf *sec, const struct ember_profile *p)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < p->nrows; i++)
-		n += p->rows[i].flags != 0;
+		n += (p->rows[i].flags & W_FLAGS) != 0;
 	put_u(sec, n);
 	for (uint32_t i = 0; i < p->nrows && n; i++)
-		if (p->rows[i].flags) {
+		if (p->rows[i].flags & W_FLAGS) {
 			put_u(sec, i);
-			put_u(sec, p->rows[i].flags);
+			put_u(sec, p->rows[i].flags & W_FLAGS);
+		}
+	return n;
+}
+
+/* Attributed rows (their indexes ascending) and how many of their stack's
+ * frames are the dispatcher's; the number of those rows. */
+static uint32_t write_attributed(struct wbuf *sec, const struct ember_profile *p)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->nrows; i++)
+		n += p->rows[i].depth != 0;
+	put_u(sec, n);
+	for (uint32_t i = 0; i < p->nrows && n; i++)
+		if (p->rows[i].depth) {
+			put_u(sec, i);
+			put_u(sec, p->rows[i].depth);
 		}
 	return n;
 }
@@ -226,7 +246,7 @@ static void write_content(struct wbuf *out, struct wbuf *sec, struct strings *st
 
 	bool row_flags = false;
 	for (uint32_t i = 0; i < p->nrows && !row_flags; i++)
-		row_flags = p->rows[i].flags != 0;
+		row_flags = (p->rows[i].flags & W_FLAGS) != 0;
 	put(out, EMBER_FILE_MAGIC, 8);
 	put_u(out, row_flags ? 3 : twins ? 2 : 1);
 	write_meta(sec, &p->meta);
@@ -251,6 +271,9 @@ static void write_content(struct wbuf *out, struct wbuf *sec, struct strings *st
 	sec->len = 0;
 	if (row_flags && write_row_flags(sec, p))
 		section(out, SEC_ROW_FLAGS, sec);   /* before the rows: it tells them apart */
+	sec->len = 0;
+	if (write_attributed(sec, p))
+		section(out, SEC_ATTRIBUTED, sec);  /* the same */
 	sec->len = 0;
 	write_rows(sec, p);
 	section(out, SEC_ROWS, sec);

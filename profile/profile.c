@@ -359,19 +359,24 @@ int ember_profile_add_rows_of(struct ember_profile *p, const struct ember_profil
 
 	for (uint32_t r = 0; r < src->nrows; r++) {
 		const struct ember_sample_row *row = &src->rows[r];
-		uint32_t n, k, depth = 0;
+		uint32_t n, k, depth = 0, attr = 0;
 		const uint32_t *sf = ember_profile_stack_frames(src, row->stack, &n);
 		if (!row->count)
 			continue;
 		if (EMBER_GROW(ids, cap, (size_t)n + 1) < 0)
 			goto out;
-		for (k = 0; k < n; k++)
+		for (k = 0; k < n; k++) {
+			if (k == row->depth)
+				attr = depth;   /* the dispatcher's frames, as mapped */
 			if (!(depth && m->merge_runs && m->merge_runs[sf[k]] && ids[depth - 1] == m->frame[sf[k]]))
 				ids[depth++] = m->frame[sf[k]];
+		}
 		uint32_t stack = ember_profile_stack(p, ids, depth);
 		uint32_t thread = m->thread ? m->thread[row->thread] : m->one_thread;
+		uint32_t flags = row->flags & m->row_flags;
 		if (stack == UINT32_MAX ||
-		    ember_profile_add_row(p, stack, thread, row->flags & m->row_flags, row->count) < 0)
+		    ember_profile_add_row_depth(p, stack, thread, flags, flags & EMBER_ROW_ATTRIBUTED ? attr : 0,
+						row->count) < 0)
 			goto out;
 	}
 	ret = 0;

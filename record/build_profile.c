@@ -179,14 +179,14 @@ static bool fn_eq(const void *ctx, uint32_t id, const void *key)
 
 static uint32_t *function_ids(const struct ember_profile *p, uint32_t *nfn)
 {
-	uint32_t n = p->nframes;
+	uint32_t n = ember_profile_nframes(p);
 	uint32_t *fn = malloc((n ? n : 1) * sizeof *fn);
 	struct ember_idtab index;
 	if (!fn || ember_idtab_init(&index) != 0) {
 		free(fn);
 		return NULL;
 	}
-	const struct ember_frame *frames = p->frames;
+	const struct ember_frame *frames = ember_profile_frame_at(p, 0);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ember_frame *f = &frames[i];
 		uint64_t h = ember_hash_pair(ember_hash_pair((uintptr_t)f->name, (uintptr_t)f->file),
@@ -254,7 +254,7 @@ static uint32_t decided_stack(struct profile_builder *bd, struct ember_profile *
 		len = d->nprefix;
 		if (d->then != UINT32_MAX) {
 			/* in that function, at a line not known */
-			struct ember_frame f = p->frames[d->then];
+			struct ember_frame f = *ember_profile_frame_at(p, d->then);
 			f.line = 0;
 			s[len++] = ember_profile_frame(p, &f);
 		}
