@@ -198,5 +198,10 @@ int cmd_top(int argc, char **argv);   /* top_cmd.c */
 /* ---- summary.c ---- */
 /* The run summary; stack_size: the --stack-size the run used. */
 void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t stack_size, const struct ember_profile *p);
+/* The lines on thread pools (docs/pools.md): how many of their threads'
+ * samples went under their dispatcher's stack and how many not (why: from
+ * the run, NULL for a profile read from a file), and each pool's share of
+ * waiting. */
+void summary_pools(FILE *out, const struct ember_profile *p, const struct ember_record_pools *why);
 
 #endif

@@ -136,6 +136,7 @@ int cmd_report(int argc, char **argv)
 		printf("\n");
 		ember_report_print(stdout, &p, key, (size_t)top);
 		ember_report_unsymbolized_print(stdout, &p);
+		summary_pools(stdout, &p, NULL);
 	}
 	ember_profile_free(&p);
 	return rc;

@@ -211,7 +211,7 @@ int options_target_finish(struct ember_record_opts *rec, int argc, char **argv, 
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
        OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV, OPT_CHECKPOINT,
-	       OPT_AS_ROOT, OPT_IDLE };
+	       OPT_AS_ROOT, OPT_IDLE, OPT_NO_ATTRIBUTION };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -233,6 +233,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "no-attribution", no_argument, NULL, OPT_NO_ATTRIBUTION },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,6 +295,9 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			break;
 		case OPT_AS_ROOT:
 			o->rec.as_root = true;
+			break;
+		case OPT_NO_ATTRIBUTION:
+			o->rec.no_attribution = true;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -1,5 +1,7 @@
 /* The run summary on stderr: what the target cost, what ember captured, and
  * the top functions. */
+#include <string.h>
+
 #include "cli.h"
 
 /* CPU time of ended tasks after their last sample: said when it is more
@@ -16,6 +18,58 @@ static void unsampled_print(FILE *out, const struct ember_sampler_stats *st, uin
 		"(-F %u), so what each ran after its last sample is missing (a higher -F misses less)\n",
 		missed_s, 100.0 * missed_s / (sampled_s + missed_s), (unsigned long long)st->ended_tasks,
 		period_s * 1e3, freq_hz);
+}
+
+/* The pool whose wait mark frame f is, or EMBER_POOL_NONE. */
+static enum ember_pool_kind wait_mark(const struct ember_frame *f)
+{
+	for (int k = EMBER_POOL_NONE + 1; f->kind == EMBER_FRAME_SPECIAL && k < EMBER_POOL_KIND_COUNT; k++) {
+		const char *m = ember_pool_wait_marker((enum ember_pool_kind)k);
+		if (m && strcmp(f->name, m) == 0)
+			return (enum ember_pool_kind)k;
+	}
+	return EMBER_POOL_NONE;
+}
+
+void summary_pools(FILE *out, const struct ember_profile *p, const struct ember_record_pools *why)
+{
+	uint64_t attributed = 0, unknown = 0, wait[EMBER_POOL_KIND_COUNT] = { 0 }, total = ember_profile_total(p);
+	for (uint32_t r = 0; r < ember_profile_nrows(p); r++) {
+		const struct ember_sample_row *row = ember_profile_row_at(p, r);
+		uint32_t n;
+		const uint32_t *ids = ember_profile_stack_frames(p, row->stack, &n);
+		if (row->flags & EMBER_ROW_ATTRIBUTED)
+			attributed += row->count;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct ember_frame *f = ember_profile_frame_at(p, ids[i]);
+			if (f->kind != EMBER_FRAME_SPECIAL)
+				continue;
+			unknown += strcmp(f->name, EMBER_MARK_NO_DISPATCHER) == 0 ? row->count : 0;
+			wait[wait_mark(f)] += row->count;
+		}
+	}
+	const char *unit = ember_profile_meta(p)->wall_clock ? "us" : "samples";
+	if (attributed || unknown) {
+		fprintf(out, "ember: pool threads: %llu %s put under the stack that dispatched their work",
+			(unsigned long long)attributed, unit);
+		if (why && attributed)
+			fprintf(out, " (%llu by the dispatcher's Python frames copied at the sample, %llu by its samples "
+				"around them, %llu by the only path to their region)", (unsigned long long)why->by_peer,
+				(unsigned long long)why->by_bracket, (unsigned long long)why->by_one_path);
+		fprintf(out, "; %llu not, under [dispatcher unknown]", (unsigned long long)unknown);
+		if (why && unknown)
+			fprintf(out, " (%llu: no thread seen dispatching to their pool, %llu: several threads dispatch "
+				"to it, %llu: the dispatcher's samples around them disagree)",
+				(unsigned long long)why->no_dispatcher, (unsigned long long)why->several,
+				(unsigned long long)why->unsure);
+		fputc('\n', out);
+	}
+	for (int k = EMBER_POOL_NONE + 1; total && k < EMBER_POOL_KIND_COUNT; k++)
+		if (wait[k] * 200 >= total)   /* 0.5% and more */
+			fprintf(out, "ember: %s's threads waited for work (spinning, yielding) in %.1f%% of the %s, "
+				"marked %s; fewer threads or %s change it\n", ember_pool_name((enum ember_pool_kind)k),
+				100.0 * (double)wait[k] / (double)total, unit, ember_pool_wait_marker((enum ember_pool_kind)k),
+				ember_pool_wait_knob((enum ember_pool_kind)k));
 }
 
 void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t stack_size, const struct ember_profile *p)
@@ -114,6 +168,7 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 		fprintf(out, "ember: --idle: %llu intervals off CPU traced, %llu lost%s\n", (unsigned long long)st->off_cpu,
 			(unsigned long long)st->off_cpu_lost,
 			st->off_cpu_lost ? " (the tracer's ring was full: their time is missing)" : "");
+	summary_pools(out, p, &sum->pools);
 	if (ember_profile_total(p)) {
 		ember_report_print(out, p, EMBER_REPORT_BY_FUNCTION, 10);
 		ember_report_unsymbolized_print(out, p);

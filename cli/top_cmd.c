@@ -136,7 +136,8 @@ static int parse_named(const char *arg, const char *const *names, int n, const c
 	return i;
 }
 
-enum { OPT_INTERVAL = 400, OPT_TID, OPT_VIEW, OPT_SORT, OPT_ROWS, OPT_NO_PYTHON, OPT_NO_COPIER };
+enum { OPT_INTERVAL = 400, OPT_TID, OPT_VIEW, OPT_SORT, OPT_ROWS, OPT_NO_PYTHON, OPT_NO_COPIER,
+       OPT_NO_ATTRIBUTION };
 
 /* One option of top's own (not the outputs'): 0, or an exit code. */
 static int top_option(struct top_opts *o, int c, const char *arg, const char *name)
@@ -174,6 +175,9 @@ static int top_option(struct top_opts *o, int c, const char *arg, const char *na
 	case OPT_NO_COPIER:
 		o->rec.no_copier = true;
 		return 0;
+	case OPT_NO_ATTRIBUTION:
+		o->rec.no_attribution = true;
+		return 0;
 	default:
 		return options_getopt_error("top", c, name);
 	}
@@ -194,6 +198,7 @@ static int parse_top(int argc, char **argv, struct top_opts *o, bool *help)
 		{ "rows", required_argument, NULL, OPT_ROWS },
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "no-copier", no_argument, NULL, OPT_NO_COPIER },
+		{ "no-attribution", no_argument, NULL, OPT_NO_ATTRIBUTION },
 		OUTPUT_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },

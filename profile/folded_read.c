@@ -155,8 +155,7 @@ static uint32_t text_frame(struct ember_profile *p, const char *s, size_t n)
 		f.name = name = strndup(s, name_len);
 		f.file = file = strndup(fptr, file_len);
 	} else {
-		if ((n == 11 && memcmp(s, "[truncated]", 11) == 0) ||
-		    (n == 25 && memcmp(s, "[python frames uncertain]", 25) == 0))
+		if (ember_mark_name(s, n))
 			f.kind = EMBER_FRAME_SPECIAL;
 		f.name = name = strndup(s, n);
 		if (f.kind == EMBER_FRAME_NATIVE && name)

@@ -56,6 +56,23 @@ enum ember_frame_flags {
 	EMBER_FRAME_FLAGS_KNOWN = EMBER_FRAME_CALLER_SCANNED | EMBER_FRAME_NO_SYMBOL,
 };
 
+/* Frames of kind EMBER_FRAME_SPECIAL that ember writes, by name: each says
+ * something about the frames next to it (docs/formats-ember.md). */
+#define EMBER_MARK_TRUNCATED "[truncated]"              /* the stack copy ended before the root */
+#define EMBER_MARK_INCOMPLETE "[native stack incomplete]" /* the unwind stopped short of the root */
+#define EMBER_MARK_UNCERTAIN "[python frames uncertain]" /* Python frames below it are not sure */
+#define EMBER_MARK_NO_DISPATCHER "[dispatcher unknown]" /* a pool thread's work no dispatcher was
+                                                         * found for (docs/pools.md) */
+/* And, from docs/pools.md: "[OpenMP wait]" (a pool's threads waiting for
+ * work: "[POOL wait]"), "[OpenMP dispatch]" (the native path from a Python
+ * line to the pool is not known: "[POOL dispatch]"), "[native thread
+ * NAME]" (--python-only: a thread with no Python frames).  Whether the
+ * len bytes at name are one of the marks: how a folded reader tells them
+ * from names such as "[libz.so.1+0x4a26]" (code without a symbol). */
+bool ember_mark_name(const char *name, size_t len);
+/* Whether a mark's name is a pool's wait mark ("[OpenMP wait]"). */
+bool ember_mark_wait(const char *name);
+
 struct ember_thread {
 	uint32_t pid, tid;
 	const char *name;      /* comm, interned; "" when never seen */

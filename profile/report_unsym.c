@@ -1,6 +1,9 @@
 /* Samples that end in code without symbols: their innermost native frame is
  * one the symbolizer could not name (EMBER_FRAME_NO_SYMBOL), counted per
- * module, for the line `record`'s summary and `report` print. */
+ * module, for the line `record`'s summary and `report` print; and the
+ * names by which such code and ember's marks are told apart in folded
+ * stacks. */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,6 +11,31 @@
 
 #include "profile.h"
 #include "profile_internal.h"
+
+static bool ends_with(const char *s, size_t n, const char *end)
+{
+	size_t e = strlen(end);
+	return n >= e && memcmp(s + n - e, end, e) == 0;
+}
+
+bool ember_mark_name(const char *name, size_t len)
+{
+	static const char *const marks[] = { EMBER_MARK_TRUNCATED, EMBER_MARK_INCOMPLETE, EMBER_MARK_UNCERTAIN,
+					     EMBER_MARK_NO_DISPATCHER };
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+		if (len == strlen(marks[i]) && memcmp(name, marks[i], len) == 0)
+			return true;
+	if (len < 2 || name[0] != '[' || name[len - 1] != ']' || memmem(name, len, "+0x", 3))
+		return false;   /* (not code without a symbol: "[libz.so.1+0x4a26]") */
+	return ends_with(name, len, " wait]") || ends_with(name, len, " dispatch]") ||
+	       (len > 15 && memcmp(name, "[native thread ", 15) == 0);
+}
+
+bool ember_mark_wait(const char *name)
+{
+	size_t n = strlen(name);
+	return ember_mark_name(name, n) && ends_with(name, n, " wait]");
+}
 
 size_t ember_unsymbolized_module(const char *name)
 {

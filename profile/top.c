@@ -71,7 +71,8 @@ static int key_frames(struct ember_top *t, const struct ember_profile *p)
 	for (size_t i = t->nframe_keys; i < p->nframes; i++) {
 		const struct ember_frame *f = &p->frames[i];
 		t->frame_key[i] = UINT32_MAX;
-		if (f->kind != EMBER_FRAME_SPECIAL &&
+		/* (a pool's wait mark is a row of its own: the time spent waiting) */
+		if ((f->kind != EMBER_FRAME_SPECIAL || ember_mark_wait(f->name)) &&
 		    (t->frame_key[i] = ember_key_of(t->keys, f)) == UINT32_MAX)
 			return -1;
 	}
@@ -192,8 +193,9 @@ int ember_top_table(struct ember_top *t, const struct ember_profile *p, enum emb
 	skip = calloc((size_t)p->nframes + 1, sizeof(*skip));
 	if (!w || !c || !skip)
 		goto out;
-	for (uint32_t i = 0; i < p->nframes; i++)
-		skip[i] = kind_skipped(view, p->frames[i].kind);
+	for (uint32_t i = 0; i < p->nframes; i++)   /* (a wait mark is in every view) */
+		skip[i] = kind_skipped(view, p->frames[i].kind) &&
+			  !(p->frames[i].kind == EMBER_FRAME_SPECIAL && ember_mark_wait(p->frames[i].name));
 	stack_weights(t, p, thread, w, w + p->nstacks + 1, out);
 	/* c: own and total in the interval, then own and total since the start */
 	if (report_count_weighted(p, t->frame_key, skip, w, nkeys, c, c + nkeys) < 0 ||

@@ -275,7 +275,7 @@ static uint32_t decided_stack(struct profile_builder *bd, struct ember_profile *
 		for (uint32_t i = e->role.at; i < n; i++)
 			s[len++] = ids[i];
 	} else {
-		s[len++] = special(p, "[dispatcher unknown]");
+		s[len++] = special(p, EMBER_MARK_NO_DISPATCHER);
 		memcpy(s + len, ids, n * sizeof *s);
 		len += n;
 	}
@@ -387,7 +387,8 @@ struct profile_builder *profile_builder_new(const struct build_in *in, struct em
 	struct profile_builder *bd = calloc(1, sizeof *bd);
 	if (!bd)
 		return NULL;
-	struct ember_resolver_opts ro = { .merge = in->opts->merge, .full_filenames = in->opts->full_filenames };
+	struct ember_resolver_opts ro = { .merge = in->opts->merge, .full_filenames = in->opts->full_filenames,
+					  .wait_frames = in->wait_frames };
 	if (!(bd->rv = ember_resolver_new(p, &ro))) {
 		profile_builder_free(bd);
 		return NULL;

@@ -17,6 +17,7 @@ struct build_in {
 	const struct ember_py_session *python;    /* NULL: no Python frames */
 	struct ember_jit_map *jit;                /* names of JIT code */
 	const struct ember_record_opts *opts;     /* merge, subprocesses, full_filenames */
+	bool wait_frames;                         /* a pool's waiting frames kept under its wait mark */
 };
 /* How the samples of pool threads were placed (attribute.h), and how many
  * only waited, in the profile's units (samples; --idle: microseconds). */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "pools.h"
 #include "profile.h"
 #include "python_stacks.h"
 #include "sampler.h"
@@ -57,6 +58,20 @@ struct ember_record_opts {
 };
 void ember_record_opts_default(struct ember_record_opts *o);
 
+/* What became of the samples of thread pools' threads (docs/pools.md), in
+ * the profile's units (samples; --idle: microseconds). */
+struct ember_record_pools {
+	uint64_t worker[EMBER_POOL_KIND_COUNT];     /* samples of each pool's threads (a program's own
+	                                             * threads: those attributed only) */
+	uint64_t by_peer, by_bracket, by_one_path;  /* put under their dispatcher: by the peer read, by
+	                                             * its samples around them, by the one path */
+	uint64_t no_dispatcher, several, unsure;    /* not: no thread seen dispatching to the pool;
+	                                             * several, none chosen; its samples around
+	                                             * them disagree */
+	uint64_t wait[EMBER_POOL_KIND_COUNT];       /* samples that wait for a pool (its threads', its
+	                                             * dispatchers') */
+};
+
 /* Everything a run measured, for the summary. Times in seconds unless
  * named otherwise. */
 struct ember_record_stats {
@@ -89,6 +104,7 @@ struct ember_record_stats {
 	uint32_t jit_refused;              /* files not trusted, and the first of them */
 	char jit_refused_path[256];
 	uint32_t jit_removed;              /* perf maps ember made the command write, deleted */
+	struct ember_record_pools pools;   /* of the last profile made (ember_record_profile) */
 };
 
 struct ember_record;

@@ -313,7 +313,7 @@ int ember_record_profile(struct ember_record *r, struct ember_profile *p)
 		return -1;
 	uint64_t t0 = ember_cpu_ns();
 	struct build_in in = { .raw = r->raw, .sampler = r->sampler, .python = r->python, .jit = r->jit,
-			       .opts = &r->opts };
+			       .opts = &r->opts, .wait_frames = r->opts.merge.native_unfiltered };
 	int rc = build_profile(&in, p, &r->mismatched, &r->attr);
 	r->symbolize_s = (double)(ember_cpu_ns() - t0) / 1e9;
 	p->meta.mismatched = r->mismatched;
@@ -412,6 +412,17 @@ int ember_record_finish(struct ember_record *r, struct ember_record_stats *st)
 	st->symbolize_s = r->symbolize_s;
 	st->mismatched = r->mismatched;
 	python_stats(r, st);
+	const struct build_attr_stats *a = &r->attr;
+	for (int k = 0; k < EMBER_POOL_KIND_COUNT; k++) {
+		st->pools.worker[k] = a->worker[k];
+		st->pools.wait[k] = a->wait[k];
+	}
+	st->pools.by_peer = a->attributed[ATTR_PEER];
+	st->pools.by_bracket = a->attributed[ATTR_BRACKET];
+	st->pools.by_one_path = a->attributed[ATTR_ONE_PATH];
+	st->pools.no_dispatcher = a->unattributed[ATTR_WHY_NO_DISPATCHER];
+	st->pools.several = a->unattributed[ATTR_WHY_SEVERAL];
+	st->pools.unsure = a->unattributed[ATTR_WHY_UNSURE];
 	struct ember_jit_map_stats jst;
 	ember_jit_map_get_stats(r->jit, &jst);
 	st->jit_files = jst.files;

@@ -416,9 +416,9 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	bool incomplete = !truncated && ((in->sample_flags & EMBER_SAMPLE_UNWIND_ERROR) ||
 					 (in->npy && in->nframes && !(rv->groups[0].cls & EMBER_NATIVE_ROOT)));
 	if (truncated)
-		put(rv, &n, special(rv->p, "[truncated]"), UINT32_MAX);
+		put(rv, &n, special(rv->p, EMBER_MARK_TRUNCATED), UINT32_MAX);
 	if (incomplete)
-		put(rv, &n, special(rv->p, "[native stack incomplete]"), UINT32_MAX);
+		put(rv, &n, special(rv->p, EMBER_MARK_INCOMPLETE), UINT32_MAX);
 	out->incomplete = incomplete;
 	uint8_t eval = in->reader ? ember_py_eval_class(in->reader) : 0;
 	struct ember_merge_in mi = { .groups = rv->groups, .ngroups = in->nframes, .py = in->py, .npy = in->npy,
@@ -437,18 +437,18 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 		const struct ember_merged *m = &rv->merged[i];
 		if (i == wait_at)
 			put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.role.kind)), UINT32_MAX);
-		if (i >= wait_at && !mo->native_unfiltered)
+		if (i >= wait_at && !rv->o.wait_frames)
 			continue;
 		if (m->kind == EMBER_MERGED_NATIVE)
 			put(rv, &n, m->value, UINT32_MAX);
 		else if (m->kind == EMBER_MERGED_PYTHON)
 			put(rv, &n, python_frame(rv, in->reader, &in->py[m->value]), m->value);
 		else
-			put(rv, &n, special(rv->p, "[python frames uncertain]"), UINT32_MAX);
+			put(rv, &n, special(rv->p, EMBER_MARK_UNCERTAIN), UINT32_MAX);
 	}
 	if (pp.role.wait && wait_at == nm)
 		put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.role.kind)), UINT32_MAX);
-	for (uint32_t i = in->nkernel; i-- > 0 && !mo->python_only && (!pp.role.wait || mo->native_unfiltered);) {
+	for (uint32_t i = in->nkernel; i-- > 0 && !mo->python_only && (!pp.role.wait || rv->o.wait_frames);) {
 		struct ember_frame_addr kfa = { .module = EMBER_NO_MODULE, .addr = in->kernel_ips[i] };
 		const struct addr_entry *e = resolve_addr(rv, &kfa, true);
 		if (!e)

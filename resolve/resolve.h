@@ -31,6 +31,8 @@ struct ember_resolver_opts {
 	struct ember_merge_opts merge;   /* Python frames only; the interpreter's own frames kept */
 	bool full_filenames;             /* Python frames name their file as co_filename has it,
 	                                  * not package-relative */
+	bool wait_frames;                /* a pool's waiting frames stay under its wait mark (else the
+	                                  * mark stands for them) */
 	bool callee_interp_shown;        /* the interpreter's frames after the innermost eval-loop
 	                                  * activation (what the innermost Python frame called:
 	                                  * time.sleep, a lock's acquire) are shown even where
