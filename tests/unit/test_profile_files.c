@@ -336,6 +336,76 @@ static void test_off_cpu_rows(void)
 	ember_profile_free(&a);
 }
 
+/* Attributed rows (a pool thread's samples under its dispatcher's stack):
+ * the file keeps how many frames are the dispatcher's, in a section older
+ * readers skip (the version stays 1: they read the same stacks); the SVG
+ * names the worker thread in the tooltips of the frames it ran; a depth
+ * past the stack is refused. */
+static void test_attributed_rows(void)
+{
+	struct ember_profile a, b;
+	char err[512];
+	static uint8_t raw[1 << 16];
+	ember_profile_init(&a);
+	struct ember_frame fr[3] = {
+		{ .kind = EMBER_FRAME_PYTHON, .name = "matmul", .file = "app.py", .line = 9 },
+		{ .kind = EMBER_FRAME_NATIVE, .name = "exec_blas", .module = "libopenblas.so.0" },
+		{ .kind = EMBER_FRAME_NATIVE, .name = "dgemm_kernel", .module = "libopenblas.so.0" },
+	};
+	uint32_t ids[3];
+	for (int i = 0; i < 3; i++)
+		ids[i] = ember_profile_frame(&a, &fr[i]);
+	uint32_t st = ember_profile_stack(&a, ids, 3);
+	uint32_t main_th = ember_profile_thread(&a, 7, 7, "MainThread"), worker = ember_profile_thread(&a, 7, 8, "blas");
+	CHECK(ember_profile_add_row(&a, st, main_th, 0, 30) == 0);
+	CHECK(ember_profile_add_row_depth(&a, st, worker, 0, 2, 10) == 0);
+	CHECK(ember_profile_add_row_depth(&a, st, worker, 0, 2, 5) == 0);   /* the same row */
+	CHECK(ember_profile_add_row_depth(&a, st, worker, 0, 4, 1) == -1);  /* past the stack */
+	CHECK(a.nrows == 2 && a.rows[1].depth == 2 && (a.rows[1].flags & EMBER_ROW_ATTRIBUTED) && a.rows[1].count == 15);
+	CHECK(ember_profile_save(&a, tmp("attr.ember"), err, sizeof err) == 0);
+	size_t n = read_content(tmp("attr.ember"), raw, sizeof raw);
+	CHECK(n > 9 && raw[8] == 1);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("attr.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(b.nrows == 2 && b.rows[1].depth == 2 && (b.rows[1].flags & EMBER_ROW_ATTRIBUTED) && b.rows[1].count == 15);
+	CHECK(b.rows[0].depth == 0 && !(b.rows[0].flags & EMBER_ROW_ATTRIBUTED));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	CHECK(ember_write_svg(out, &b, NULL) == 0);
+	fclose(out);
+	/* the kernel ran 15 of its 45 samples on the worker; the dispatcher's
+	 * frames none */
+	CHECK(text && strstr(text, "dgemm_kernel (45 samples, 100.00%)\n15 samples of it ran on worker thread blas (8)"));
+	CHECK(text && !strstr(text, "exec_blas (45 samples, 100.00%)\n"));
+	free(text);
+	ember_profile_free(&b);
+
+	/* An older reader skips the section: the same file without it reads
+	 * as the same stacks, counts and threads. */
+	bool found;
+	size_t m = strip_section(raw, n, 'A', &found);
+	CHECK(found);
+	gzFile w = gzopen(tmp("noattr.ember"), "wb");
+	gzwrite(w, raw, (unsigned)m);
+	gzclose(w);
+	ember_profile_init(&b);
+	CHECK(ember_profile_load_ember(&b, tmp("noattr.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(b.nrows == 2 && ember_profile_total(&b) == 45 && b.rows[1].depth == 0);
+	ember_profile_free(&b);
+	ember_profile_free(&a);
+
+	/* ember's marks read back from folded stacks as marks (no function of
+	 * a report); code without a symbol does not. */
+	static const char *const marks[] = { "[truncated]", "[native stack incomplete]", "[python frames uncertain]",
+					     "[dispatcher unknown]", "[OpenMP wait]", "[TBB dispatch]",
+					     "[native thread blas worker]" };
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+		CHECK_MSG(ember_mark_name(marks[i], strlen(marks[i])), marks[i]);
+	CHECK(!ember_mark_name("[libz.so.1+0x4a26]", 18) && !ember_mark_name("[unknown]", 9) &&
+	      !ember_mark_name("wait]", 5) && ember_mark_wait("[OpenBLAS wait]") && !ember_mark_wait("[TBB dispatch]"));
+}
+
 static int load_text(struct ember_profile *p, const char *text, int column, struct ember_load_warnings *w,
 		     char *err)
 {
@@ -467,6 +537,7 @@ int main(void)
 	test_corruption();
 	test_frame_flags();
 	test_off_cpu_rows();
+	test_attributed_rows();
 	test_folded_reader();
 	test_no_symbol_frames();
 	if (!test_dir_remove())
