@@ -44,7 +44,11 @@ Then compared; the delta table (CSV) must show:
 - shared frames in both: the convolution (not quantized) in both runs;
 - Python frames, when the profiles have them: TinyNet.forward in both runs,
   torch.nn's Linear.forward only in BASE (skipped loudly without Python frames);
-and the SVG and pprof outputs are written.  Skipped (77) when torch is not
+and the SVG and pprof outputs are written.  Then both again on two threads
+(OPENBLAS_NUM_THREADS and OMP_NUM_THREADS 2, --threads 2): the quantized
+GEMM's kernels, the pools' threads' samples among them, under the quantized
+Linear.forward (>= 90%), the FP32 SGEMM's under torch.nn's, and the diff
+has the quantized kernels only in NEW.  Skipped (77) when torch is not
 importable by EXE or sampling is not permitted.
 """
 import csv
@@ -227,4 +231,38 @@ else:
 table = res.stdout
 chk.check(re.search(r"removed\s+(noise\s+)?\S*(sgemm|addmm)", table) is not None,
           "the terminal table's top rows show the FP32 GEMM removed", table)
+
+# Two threads, as torch runs by default on a multi-core board: the kernels
+# that ran on the pools' threads (OpenMP's, OpenBLAS's) go under the Linear
+# layer that dispatched them too (docs/pools.md).
+env2 = dict(env, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
+two = {}
+for mode, extra in (("fp32", []), ("int8", ["--int8"])):
+    out = os.path.join(d, "%s-2.ember" % mode)
+    res = E.record(["-F", "499", "-o", out], [PY, SCRIPT, "--batches", str(batches[mode]), "--threads", "2"] + extra,
+                   env=env2, timeout=100)
+    chk.check(res.rc == 0, "record %s with two threads exits 0" % mode, res.describe())
+    two[mode] = folded(out) if res.rc == 0 else None
+if two["int8"] and two["fp32"]:
+    qk = [(f, c) for f, c in two["int8"].stacks if JIT_GEMM.match(f[-1])]
+    qtot = sum(c for _, c in qk)
+    qgood = sum(c for f, c in qk if any(x.startswith(QLINEAR) for x in f))
+    qworker = sum(c for f, c in qk if not f[0].startswith("MainThread ("))
+    chk.check(qtot >= 20 and qgood >= 0.9 * qtot and qworker > 0,
+              "INT8, two threads: the quantized GEMM's kernels under the quantized Linear.forward: %d of %d, "
+              "%d of them on a pool's thread" % (qgood, qtot, qworker), two["int8"].top(15))
+    sg = [(f, c) for f, c in two["fp32"].stacks if "sgemm" in f[-1]]
+    sgtot = sum(c for _, c in sg)
+    sggood = sum(c for f, c in sg if any(x.startswith(LINEAR) for x in f))
+    sgworker = sum(c for f, c in sg if not f[0].startswith("MainThread ("))
+    chk.check(sgtot >= 50 and sggood >= 0.9 * sgtot and sgworker > 0,
+              "FP32, two threads: the SGEMM's samples under torch.nn's Linear.forward: %d of %d, %d of them on a "
+              "pool's thread" % (sggood, sgtot, sgworker), two["fp32"].top(15))
+    csv2 = os.path.join(d, "two.csv")
+    res = E.run([E.ember(), "diff", os.path.join(d, "fp32-2.ember"), os.path.join(d, "int8-2.ember"), "-o", csv2])
+    lines = open(csv2).read().splitlines() if os.path.exists(csv2) else []
+    rows2 = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    jq2 = [r for r in rows2 if JIT_GEMM.match(r["key"])]
+    chk.check(res.rc == 0 and jq2 and all(only_new(r) for r in jq2),
+              "two threads: diff has the quantized GEMM's JIT kernels only in NEW", show(jq2) or res.describe())
 chk.finish()
