@@ -779,6 +779,102 @@ def check_idle():
     return "PASS", "napping %.1f%%, crunching %.1f%% of the wall time (1.5 s each)" % (share_n, share_c)
 
 
+# ---------------------------------------------------------------- pools
+
+POOLS_PY = r'''
+import sys, time
+import numpy as np
+
+
+def stage_matmul(a):
+    for _ in range(3):
+        a @ a  # LINE-MATMUL
+
+
+def stage_python():
+    s = 0
+    for i in range(20000):
+        s += i * i % 7
+    return s
+
+
+def main(secs):
+    a = np.random.default_rng(1).random((200, 200))
+    t = {"stage_matmul": 0.0, "stage_python": 0.0}
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        for f in (stage_matmul, stage_python):
+            t0 = time.process_time()
+            f()
+            t[f.__name__] += time.process_time() - t0
+    tot = sum(t.values()) or 1.0
+    print("truth " + " ".join("%s=%.1f" % (k, 100 * v / tot) for k, v in t.items()))
+
+
+main(float(sys.argv[1]))
+'''
+
+
+def stage_shares(prof):
+    counts, total = {}, 0
+    for frames, c in prof.stacks:
+        stage = None
+        for f in frames:
+            m = re.match(r"(stage_\w+)( \(|$)", f)
+            if m:
+                stage = m.group(1)
+        if stage:
+            counts[stage] = counts.get(stage, 0) + c
+            total += c
+    return {k: 100.0 * v / (total or 1) for k, v in counts.items()}
+
+
+def check_pools():
+    """Pool threads' samples under the stack that dispatched their work
+    (docs/pools.md): NumPy on OpenBLAS's ARMv8 pool and an OpenMP program,
+    two threads each, stage shares against each program's own CPU truth."""
+    problems, done = [], []
+    script = write_script("pools.py", POOLS_PY)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
+    res, prof = record("pools-py", ["--threads"], [PY, script, "8"], env=env)
+    truth = dict((k, float(v)) for k, v in re.findall(r"(stage_\w+)=([\d.]+)", res.stdout))
+    got = stage_shares(prof)
+    main_roots = {f[0] for f, _ in prof.stacks if f[0].startswith("MainThread")}
+    worker = sum(c for f, c in prof.stacks if f[0] not in main_roots)
+    placed = sum(c for f, c in prof.stacks if f[0] not in main_roots and any(x.startswith("stage_") for x in f))
+    note("  %s; truth %s; measured %s; worker samples under a stage %d of %d" % (
+        summary(res), truth, {k: round(v, 1) for k, v in got.items()}, placed, worker))
+    if res.rc != 0 or not truth:
+        show(res, prof)
+        problems.append("pools.py: ember exit %s" % res.rc)
+    for k, v in truth.items():
+        if abs(got.get(k, 0.0) - v) > 7.0:
+            problems.append("pools.py: %s %.1f%% of the samples, %.1f%% of the CPU" % (k, got.get(k, 0.0), v))
+    if worker < 20 or placed < 0.8 * worker:
+        problems.append("pools.py: only %d of OpenBLAS's threads' %d samples under a stage" % (placed, worker))
+    done.append("OpenBLAS: %d of %d worker samples under a stage" % (placed, worker))
+    omp = E.target("omp_stages")
+    if os.path.exists(omp):
+        res, prof = record("pools-omp", [], [omp, "4"],
+                           env=dict(os.environ, OMP_NUM_THREADS="2", OMP_WAIT_POLICY="passive"))
+        t = {m.group(1): float(m.group(2)) for m in re.finditer(r"^stage (\w+) ([\d.]+)$", res.stdout, re.M)}
+        tot = sum(t.values()) or 1.0
+        got = stage_shares(prof)
+        note("  omp_stages: %s; truth %s; measured %s" % (
+            summary(res), {k: round(100 * v / tot, 1) for k, v in t.items()},
+            {k: round(v, 1) for k, v in got.items()}))
+        for k, v in t.items():
+            if abs(got.get(k, 0.0) - 100 * v / tot) > 7.0:
+                problems.append("omp_stages: %s %.1f%% of the samples, %.1f%% of the CPU" %
+                                (k, got.get(k, 0.0), 100 * v / tot))
+        done.append("OpenMP: stages within 7 points")
+    else:
+        problems.append("omp_stages is not among the targets")
+    if problems:
+        return "FAIL", "; ".join(problems)
+    return "PASS", "; ".join(done)
+
+
 # ---------------------------------------------------------------- package
 
 def check_package():
@@ -832,9 +928,9 @@ def check_package():
 CHECKS = [("env", check_env), ("perf", check_perf), ("bpf", check_bpf),
           ("chain", check_chain), ("numpy_cv", check_numpy_cv), ("python_only", check_python_only),
           ("attach", check_attach), ("diff", check_diff), ("blas", check_blas), ("cost", check_cost),
-          ("dump", check_dump), ("idle", check_idle), ("package", check_package)]
+          ("dump", check_dump), ("idle", check_idle), ("pools", check_pools), ("package", check_package)]
 NEEDS_EMBER = {"chain", "numpy_cv", "python_only", "attach", "diff", "blas", "cost", "dump", "idle",
-               "package"}
+               "pools", "package"}
 
 
 def ember_runs():

@@ -7,7 +7,7 @@
 #
 # --ember    aarch64 ember (default build-arm64/ember)
 # --targets  aarch64 test targets (default build-arm64/tests/targets); any of
-#            chain / heartbeat missing there is compiled here with
+#            chain / heartbeat / omp_stages missing there is compiled here with
 #            aarch64-linux-gnu-gcc and the flags of tests/targets
 # --out      where the share, console log and report stay (default
 #            $EMBER_ARM64_VM_CACHE/last-run)
@@ -61,13 +61,13 @@ if [ -n "$deb" ]; then
 	cp "$deb" "$share/"
 fi
 printf '%s\n' "${EMBER_ARM64_VM_ONLY:-}" > "$share/only"
-for t in chain heartbeat; do
+for t in chain heartbeat omp_stages; do
 	if [ -x "$targets/$t" ]; then
 		cp "$targets/$t" "$share/targets/"
 	else
 		echo "arm64-vm: $t not in $targets: compiling it with aarch64-linux-gnu-gcc"
-		aarch64-linux-gnu-gcc -O2 -g -fomit-frame-pointer -Wall -Wextra -std=gnu11 -pthread \
-			-o "$share/targets/$t" "$repo/tests/targets/$t.c"
+		aarch64-linux-gnu-gcc -O2 -g -fomit-frame-pointer -Wall -Wextra -std=gnu11 -pthread -fopenmp \
+			-o "$share/targets/$t" "$repo/tests/targets/$t.c" -lm
 	fi
 done
 
