@@ -159,10 +159,8 @@ static int setup_native(struct dumper *dp)
 	if (!dp->proc || process_load_proc_maps(&dp->pm, dp->proc, true) != 0 || ember_profile_init(&dp->frames) != 0)
 		return -1;
 	dp->frames_ready = true;
-	/* Python frames as co_filename has them, and what a hung thread waits
-	 * in, even in the interpreter's own C. */
-	struct ember_resolver_opts ro = { .merge.native_unfiltered = dp->o->native_unfiltered, .full_filenames = true,
-					  .callee_interp_shown = true };
+	/* Python frames as co_filename has them */
+	struct ember_resolver_opts ro = { .merge.native_unfiltered = dp->o->native_unfiltered, .full_filenames = true };
 	if (!(dp->rv = ember_resolver_new(&dp->frames, &ro)))
 		return -1;
 	for (size_t m = 0; m < dp->pm.nmods; m++) {

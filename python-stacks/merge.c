@@ -51,6 +51,13 @@ uint8_t ember_py_native_class(const char *function, const char *module, bool nam
 			cls |= EMBER_NATIVE_ROOT;
 	if (!named && starts_with(mod, "libc.so"))
 		cls |= EMBER_NATIVE_LIBC_ANON;
+	if (!named)
+		cls |= EMBER_NATIVE_ANON;
+	else if ((cls & EMBER_NATIVE_INTERP) && ember_py_machinery(name))
+		cls |= EMBER_NATIVE_MACHINERY;
+	/* (a perf trampoline only calls the eval loop) */
+	if (strcmp(mod, "[jit]") == 0 && starts_with(name, "py::"))
+		cls |= EMBER_NATIVE_MACHINERY;
 	return cls;
 }
 
@@ -73,17 +80,38 @@ uint8_t ember_py_frame_class(const struct ember_python *py, uint8_t cls, const c
 	return cls;
 }
 
-/* Whether a native group is shown: a Python thread's Python frames stand
- * for the interpreter's own (hide_interp). */
-static bool keep_native(const struct ember_merge_opts *o, uint8_t cls, bool hide_interp)
+/* Which native groups are hidden on a Python thread (Python frames stand
+ * for the interpreter's machinery): the machinery and the roots by name;
+ * an interpreter's frame that no symbol names by its callee, the group
+ * after it, whose call it made: hidden when that is hidden, the eval loop
+ * or code outside the interpreter (a call into an extension goes through
+ * the machinery), shown when that is the interpreter's shown work, or when
+ * it is the leaf itself. Decided from the leaf up into hidden[]. */
+static void hide_machinery(const struct ember_merge_in *in, bool *hidden)
+{
+	const struct ember_native_group *g = in->groups;
+	for (uint32_t i = in->ngroups; i-- > 0;) {
+		uint8_t c = g[i].cls;
+		if (c & EMBER_NATIVE_TAKE_GIL)
+			hidden[i] = false;   /* waiting for the GIL is what the user needs to see */
+		else if (c & (EMBER_NATIVE_MACHINERY | EMBER_NATIVE_ROOT | in->eval_class))
+			hidden[i] = true;
+		else if ((c & EMBER_NATIVE_INTERP) && (c & EMBER_NATIVE_ANON) && i + 1 < in->ngroups)
+			hidden[i] = hidden[i + 1] || !(g[i + 1].cls & EMBER_NATIVE_INTERP);
+		else
+			hidden[i] = false;
+	}
+}
+
+/* Whether native group i is shown: a Python thread's Python frames stand
+ * for the interpreter's machinery (hide_interp). */
+static bool keep_native(const struct ember_merge_opts *o, const bool *hidden, uint32_t i, bool hide_interp)
 {
 	if (o->python_only)
 		return false;
 	if (o->native_unfiltered || !hide_interp)
 		return true;
-	if (cls & EMBER_NATIVE_TAKE_GIL)
-		return true;   /* waiting for the GIL is what the user needs to see */
-	return !(cls & (EMBER_NATIVE_INTERP | EMBER_NATIVE_ROOT));
+	return !hidden[i];
 }
 
 struct merge_out {
@@ -174,6 +202,11 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 	struct merge_plan p = plan_merge(in, has_python, nevals, nruns);
 	*uncertain = p.uncertain;
 
+	bool hidden[EMBER_MERGE_MAX_GROUPS];
+	if (in->ngroups > EMBER_MERGE_MAX_GROUPS)
+		return 0;
+	if (p.hide_interp)
+		hide_machinery(in, hidden);
 	if (p.root_runs)
 		for (uint32_t r = 0; r < p.shift; r++)
 			emit_run(&m, lo, hi, r, EMBER_MERGED_BEFORE);
@@ -194,7 +227,7 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 				emit_group(&m, &g[i], i);
 			continue;
 		}
-		if (keep_native(o, g[i].cls, p.hide_interp))
+		if (keep_native(o, hidden, i, p.hide_interp))
 			emit_group(&m, &g[i], i);
 	}
 	/* Python frames the native stack had no activation for: kept only as

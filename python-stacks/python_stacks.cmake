@@ -30,6 +30,7 @@ add_library(ember_python STATIC
   ${PROJECT_SOURCE_DIR}/python-stacks/copier_obj.c
   ${PROJECT_SOURCE_DIR}/python-stacks/reader.c
   ${PROJECT_SOURCE_DIR}/python-stacks/session.c
+  ${PROJECT_SOURCE_DIR}/python-stacks/machinery.c
   ${PROJECT_SOURCE_DIR}/python-stacks/merge.c)
 target_include_directories(ember_python PUBLIC ${PROJECT_SOURCE_DIR}/python-stacks)
 target_link_libraries(ember_python PUBLIC ember_common ember_sampler PRIVATE PkgConfig::LIBDW PkgConfig::LIBBPF Threads::Threads)

@@ -123,7 +123,17 @@ enum ember_native_class {
 	EMBER_NATIVE_TAKE_GIL = 8,    /* waiting for the GIL: always shown */
 	EMBER_NATIVE_ROOT = 16,       /* _start, __libc_start_main, clone3, start_thread... */
 	EMBER_NATIVE_LIBC_ANON = 32,  /* an address of libc that no symbol names */
+	EMBER_NATIVE_MACHINERY = 64,  /* the interpreter's call machinery (ember_py_machinery): hidden
+	                               * where Python frames stand for it */
+	EMBER_NATIVE_ANON = 128,      /* an address no symbol names */
 };
+/* Whether function (a symbolized name; a GCC clone suffix such as
+ * ".lto_priv.0" is ignored) is the interpreter's call machinery: a
+ * function every call goes through from a Python frame to what it calls,
+ * the eval loop's frame setup, the interpreter's start or a thread's
+ * bootstrap (machinery.c).  The rest of the interpreter (its collector,
+ * allocator, compiler, built-in types and modules) is shown. */
+bool ember_py_machinery(const char *function);
 /* The class of a symbolized native function (module: its file's base
  * name, "[jit]" for JIT code; NULL reads as ""; named: a symbol named it,
  * false when the name was made from the module and offset). */
@@ -168,8 +178,9 @@ struct ember_merged {
 };
 #define EMBER_MERGED_BEFORE UINT32_MAX
 
+#define EMBER_MERGE_MAX_GROUPS 512              /* native groups a merge takes (EMBER_MAX_FRAMES) */
 struct ember_merge_in {
-	const struct ember_native_group *groups;   /* root first */
+	const struct ember_native_group *groups;   /* root first, at most EMBER_MERGE_MAX_GROUPS */
 	uint32_t ngroups;
 	const struct ember_py_frame *py;           /* innermost first */
 	uint32_t npy, pyflags;                     /* enum ember_py_read_flags */
@@ -185,12 +196,15 @@ struct ember_merge_in {
  * root; a torn read keeps all runs but the innermost; an UNCERTAIN item
  * marks where trust ends, and *uncertain says there is one (a stack whose
  * unwind stopped short of the root pairs as a cut-off one: its native
- * frames never come before the Python frames that called them). Native frames
- * of the interpreter (and the roots) are left out of a Python thread's
- * stack unless o->native_unfiltered, when Python frames stand for them: a
- * read with no frame to place (unreadable, garbage, none yet) keeps every
- * native frame but the eval-loop activations, the first of which becomes
- * the UNCERTAIN item. Never drops a sample. */
+ * frames never come before the Python frames that called them). The
+ * interpreter's call machinery (EMBER_NATIVE_MACHINERY, and an unnamed
+ * frame of the interpreter whose callee is hidden, the eval loop, or
+ * outside the interpreter) and the roots are left out of a Python thread's
+ * stack unless o->native_unfiltered, when Python frames stand for them;
+ * the interpreter's other functions (the collector, built-in types'
+ * methods) are shown. A read with no frame to place (unreadable, garbage,
+ * none yet) keeps every native frame but the eval-loop activations, the
+ * first of which becomes the UNCERTAIN item. Never drops a sample. */
 uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_merge_in *in, struct ember_merged *out,
 			uint32_t cap, bool *uncertain);
 

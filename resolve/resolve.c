@@ -168,8 +168,11 @@ static int symbolize(struct ember_resolver *rv, struct addr_entry *k, bool kerne
 		if (!(k->module_name = ember_profile_cstr(rv->p, fn->module)))
 			return -1;
 	}
-	enum ember_frame_kind kind = kernel ? EMBER_FRAME_KERNEL :
-				     (k->cls & EMBER_NATIVE_INTERP) ? EMBER_FRAME_INTERP : EMBER_FRAME_NATIVE;
+	/* The interpreter's machinery is its kind (what Python frames stand
+	 * for); the rest of its code is native code like any other's. */
+	bool machinery = (k->cls & (EMBER_NATIVE_MACHINERY | EMBER_NATIVE_EVAL | EMBER_NATIVE_EVAL_EX)) ||
+			 ((k->cls & EMBER_NATIVE_INTERP) && (k->cls & EMBER_NATIVE_ROOT));
+	enum ember_frame_kind kind = kernel ? EMBER_FRAME_KERNEL : machinery ? EMBER_FRAME_INTERP : EMBER_FRAME_NATIVE;
 	const char *bid = !kernel && k->module < rv->nmods && rv->mods[k->module].build_id ?
 				  rv->mods[k->module].build_id : "";
 	for (size_t j = 0; j < n; j++) {
@@ -237,18 +240,6 @@ static int native_groups(struct ember_resolver *rv, const struct ember_resolve_i
 			continue;
 		rv->groups[g].cls = ember_py_frame_class(reader, rv->groups[g].cls, rv->mods[fa->module].path, fa->addr);
 	}
-	if (!rv->o.callee_interp_shown || !reader)
-		return 0;
-	/* What the innermost Python frame called is the interpreter's C
-	 * (time.sleep, a lock's acquire, zlib.compress): shown, while the
-	 * interpreter's frames between Python frames stay hidden. */
-	uint8_t eval = ember_py_eval_class(reader);
-	uint32_t last_eval = UINT32_MAX;
-	for (uint32_t g = 0; g < in->nframes; g++)
-		if (rv->groups[g].cls & eval)
-			last_eval = g;
-	for (uint32_t g = last_eval == UINT32_MAX ? in->nframes : last_eval + 1; g < in->nframes; g++)
-		rv->groups[g].cls &= (uint8_t)~EMBER_NATIVE_INTERP;
 	return 0;
 }
 

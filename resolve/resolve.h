@@ -33,10 +33,6 @@ struct ember_resolver_opts {
 	                                  * not package-relative */
 	bool wait_frames;                /* a pool's waiting frames stay under its wait mark (else the
 	                                  * mark stands for them) */
-	bool callee_interp_shown;        /* the interpreter's frames after the innermost eval-loop
-	                                  * activation (what the innermost Python frame called:
-	                                  * time.sleep, a lock's acquire) are shown even where
-	                                  * Python frames stand for the interpreter's own */
 };
 
 struct ember_resolver;

@@ -13,6 +13,9 @@
 
 enum { ROOT, MAIN, EVAL, CALL, EVAL2, KERNEL, GIL, WRAP, NGROUPS };
 
+/* The interpreter's call machinery (a name on machinery.c's list). */
+#define MACH (EMBER_NATIVE_INTERP | EMBER_NATIVE_MACHINERY)
+
 static const uint32_t group_ids[NGROUPS] = { 100, 101, 102, 103, 104, 105, 106, 107 };
 
 static struct ember_native_group grp(int k, uint8_t cls)
@@ -24,9 +27,9 @@ static struct ember_native_group grp(int k, uint8_t cls)
 static void typical(struct ember_native_group *g)
 {
 	g[0] = grp(ROOT, EMBER_NATIVE_ROOT);
-	g[1] = grp(MAIN, EMBER_NATIVE_INTERP);
+	g[1] = grp(MAIN, MACH);
 	g[2] = grp(EVAL, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP);
-	g[3] = grp(CALL, EMBER_NATIVE_INTERP);
+	g[3] = grp(CALL, MACH);
 	g[4] = grp(EVAL2, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP);
 	g[5] = grp(KERNEL, 0);
 }
@@ -188,7 +191,7 @@ static void test_other_threads(void)
 	 * kept after the native frames, marked uncertain. */
 	struct ember_py_frame py[1];
 	frames(py, (const bool[]){ true }, 1);
-	struct ember_native_group s[2] = { grp(MAIN, EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
+	struct ember_native_group s[2] = { grp(MAIN, MACH), grp(KERNEL, 0) };
 	struct ember_merge_in sin = { s, 2, py, 1, 0, EMBER_NATIVE_EVAL, false, false };
 	n = merge(&o, &sin, out, &unc);
 	static const uint32_t want[][2] = { { N, 105 }, { P, 0 }, { U, 0 } };
@@ -224,9 +227,9 @@ static void test_other_threads(void)
  * name.  The Python frames are lost, never the native ones. */
 static void test_state_unreadable(void)
 {
-	struct ember_native_group g[4] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(MAIN, EMBER_NATIVE_INTERP),
+	struct ember_native_group g[4] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(MAIN, MACH),
 					   grp(EVAL, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP),
-					   grp(CALL, EMBER_NATIVE_INTERP) };
+					   grp(CALL, MACH) };
 	struct ember_merged out[64];
 	struct ember_merge_opts o = { 0 };
 	bool unc;
@@ -245,7 +248,7 @@ static void test_python2(void)
 {
 	/* 2.7: PyEval_EvalFrameEx is the eval loop; one frame a call. */
 	struct ember_native_group g[4] = { grp(EVAL, EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP),
-					   grp(CALL, EMBER_NATIVE_INTERP),
+					   grp(CALL, MACH),
 					   grp(EVAL2, EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP), grp(KERNEL, 0) };
 	struct ember_py_frame py[2];
 	struct ember_merged out[64];
@@ -258,8 +261,8 @@ static void test_python2(void)
 	CHECK(same(out, n, want, 3));
 	CHECK(!unc);
 	/* On 3.x, PyEval_EvalFrameEx is a wrapper: not an activation. */
-	g[0].cls = EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP;
-	g[2].cls = EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP;
+	g[0].cls = EMBER_NATIVE_EVAL_EX | MACH;
+	g[2].cls = EMBER_NATIVE_EVAL | MACH;
 	in.eval_class = EMBER_NATIVE_EVAL;
 	in.npy = 1;
 	n = merge(&o, &in, out, &unc);
@@ -271,31 +274,81 @@ static void test_python2(void)
 static void test_classes(void)
 {
 	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault", "libpython3.12.so.1.0", true) ==
-	      (EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault.cold", "python3.11", true) ==
-	      (EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("PyEval_EvalFrameEx", "python2.7", true) == (EMBER_NATIVE_EVAL_EX | EMBER_NATIVE_INTERP));
+	      (EMBER_NATIVE_EVAL | MACH));
+	CHECK(ember_py_native_class("_PyEval_EvalFrameDefault.cold", "python3.11", true) == (EMBER_NATIVE_EVAL | MACH));
+	CHECK(ember_py_native_class("PyEval_EvalFrameEx", "python2.7", true) == (EMBER_NATIVE_EVAL_EX | MACH));
+	/* The machinery, by name: every call goes through it */
+	CHECK(ember_py_native_class("_PyObject_MakeTpCall", "python3.11", true) == MACH);
+	CHECK(ember_py_native_class("cfunction_vectorcall_FASTCALL_KEYWORDS.lto_priv.0", "python3.11", true) == MACH);
+	CHECK(ember_py_native_class("main", "python3.11", true) == MACH);
+	CHECK(ember_py_native_class("main", "app", true) == 0);   /* an embedder's main is its own */
+	/* ... and the interpreter's work, shown: the collector, built-ins, the compiler */
+	CHECK(ember_py_native_class("gc_collect_main.lto_priv.0", "python3.11", true) == EMBER_NATIVE_INTERP);
+	CHECK(ember_py_native_class("list_sort_impl", "libpython3.12.so.1.0", true) == EMBER_NATIVE_INTERP);
+	CHECK(ember_py_native_class("builtin_compile", "python3.11", true) == EMBER_NATIVE_INTERP);
 	CHECK(ember_py_native_class("take_gil", "libpython3.9.so.1.0", true) == (EMBER_NATIVE_TAKE_GIL | EMBER_NATIVE_INTERP));
 	CHECK(ember_py_native_class("start_thread", "libc.so.6", true) == EMBER_NATIVE_ROOT);
 	CHECK(ember_py_native_class("_start", "python3.11", true) == (EMBER_NATIVE_ROOT | EMBER_NATIVE_INTERP));
-	CHECK(ember_py_native_class("py::main:/x.py", "[jit]", true) == EMBER_NATIVE_INTERP);
+	CHECK(ember_py_native_class("py::main:/x.py", "[jit]", true) == MACH);
 	CHECK(ember_py_native_class("dgemm_kernel_HASWELL", "libopenblas.so.0", true) == 0);
 	CHECK(ember_py_native_class("jit_kernel", "[jit]", true) == 0);
 	CHECK(ember_py_native_class(NULL, NULL, true) == 0);
 	/* An unnamed address of libc is the rest of the root only when a root
 	 * calls it (the libc of Debian sid has no symbol table). */
 	uint8_t anon = ember_py_native_class("[libc.so.6+0x29fb9]", "libc.so.6", false);
-	CHECK(anon == EMBER_NATIVE_LIBC_ANON);
-	CHECK(ember_py_native_class("[libz.so.1+0x4b20]", "libz.so.1", false) == 0);
+	CHECK(anon == (EMBER_NATIVE_LIBC_ANON | EMBER_NATIVE_ANON));
+	CHECK(ember_py_native_class("[libz.so.1+0x4b20]", "libz.so.1", false) == EMBER_NATIVE_ANON);
 	struct ember_native_group g[4] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(MAIN, anon), grp(MAIN, 0), grp(MAIN, anon) };
 	ember_py_root_groups(g, 4);
-	CHECK(g[1].cls == (EMBER_NATIVE_LIBC_ANON | EMBER_NATIVE_ROOT));
+	CHECK(g[1].cls == (anon | EMBER_NATIVE_ROOT));
 	CHECK(g[2].cls == 0);
-	CHECK(g[3].cls == EMBER_NATIVE_LIBC_ANON);
+	CHECK(g[3].cls == anon);
+}
+
+/* Only the machinery is hidden: the interpreter's work under a Python
+ * frame is shown (the collector run by an allocation, a built-in sort); an
+ * interpreter frame no symbol names (a stripped python3) goes with its
+ * callee: hidden before an extension's code or the eval loop, shown
+ * before the interpreter's shown work and at the leaf. */
+static void test_interpreter_work(void)
+{
+	enum { EV, VC, GC, VISIT, ANON1, EXT, ANON2, NG };
+	static const uint32_t ids[NG] = { 200, 201, 202, 203, 204, 205, 206 };
+	struct ember_native_group g[6];
+	struct ember_py_frame py[1];
+	struct ember_merged out[64];
+	struct ember_merge_opts o = { 0 };
+	bool unc;
+	frames(py, (const bool[]){ true }, 1);
+#define G(k, c) ((struct ember_native_group){ .ids = &ids[k], .n = 1, .cls = (c) })
+	/* eval -> vectorcall -> gc_collect_main -> [unnamed] -> visit (leaf) */
+	g[0] = G(EV, EMBER_NATIVE_EVAL | MACH);
+	g[1] = G(VC, MACH);
+	g[2] = G(GC, EMBER_NATIVE_INTERP);
+	g[3] = G(ANON1, EMBER_NATIVE_INTERP | EMBER_NATIVE_ANON);
+	g[4] = G(VISIT, EMBER_NATIVE_INTERP);
+	struct ember_merge_in in = { g, 5, py, 1, EMBER_PY_AT_SAMPLE, EMBER_NATIVE_EVAL, false, false };
+	uint32_t n = merge(&o, &in, out, &unc);
+	static const uint32_t want[][2] = { { P, 0 }, { N, 202 }, { N, 204 }, { N, 203 } };
+	CHECK(same(out, n, want, 4) && !unc);
+	/* eval -> [unnamed] -> an extension's code: the unnamed frame is a
+	 * call's way there, hidden; eval -> [unnamed] (leaf): shown */
+	g[1] = G(ANON2, EMBER_NATIVE_INTERP | EMBER_NATIVE_ANON);
+	g[2] = G(EXT, 0);
+	in.ngroups = 3;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_ext[][2] = { { P, 0 }, { N, 205 } };
+	CHECK(same(out, n, want_ext, 2));
+	in.ngroups = 2;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_leaf[][2] = { { P, 0 }, { N, 206 } };
+	CHECK(same(out, n, want_leaf, 2));
+#undef G
 }
 
 int main(void)
 {
+	test_interpreter_work();
 	test_paired();
 	test_disagree();
 	test_native_truncated();
