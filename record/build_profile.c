@@ -118,7 +118,16 @@ static int add_entry(struct profile_builder *bd, const struct build_in *in, stru
 	const uint32_t *kept = peer ? rs.peer : py;
 	e->npy = peer ? rs.npeer : npy;
 	e->py_off = keep_ids(bd, kept, e->npy);
-	e->stack = ember_profile_stack(p, rs.ids, rs.n);
+	uint32_t named;
+	if (!rs.n && in->opts->merge.python_only) {
+		/* Python frames only, and none: a native thread, named, never [unknown] */
+		char mark[96];
+		snprintf(mark, sizeof mark, "[native thread %s]", tname);
+		named = special(p, mark);
+		e->stack = ember_profile_stack(p, &named, 1);
+	} else {
+		e->stack = ember_profile_stack(p, rs.ids, rs.n);
+	}
 	e->thread = ember_profile_thread(p, v->pid, v->tid, tname);
 	if (e->py_off == UINT32_MAX || e->stack == UINT32_MAX || e->thread == UINT32_MAX)
 		return -1;
