@@ -446,11 +446,11 @@ static bool by_one_path(const struct attr_plan *pl, const struct pool_group *g, 
 	return true;
 }
 
-int attr_decide(struct attr_plan *pl, uint32_t w, uint64_t time_ns, struct attr_decision *out)
+void attr_decide(struct attr_plan *pl, uint32_t w, uint64_t time_ns, struct attr_decision *out)
 {
 	*out = (struct attr_decision){ .why = ATTR_WHY_NO_DISPATCHER };
 	if (w >= pl->nst || !pl->st[w].worker)
-		return 0;
+		return;
 	const struct attr_stack *ws = &pl->st[w];
 	struct group_key k = { .pid = ws->pid, .kind = ws->kind, .pool = ws->pool, .region = NO_FRAME };
 	if (ws->kind == EMBER_POOL_THREADS) {
@@ -458,15 +458,12 @@ int attr_decide(struct attr_plan *pl, uint32_t w, uint64_t time_ns, struct attr_
 		k.region = region_of(ws);
 	}
 	const struct pool_group *g = find_group(pl, &k);
-	if (!g || !g->nd)
-		return 0;
-	if (by_peer(pl, g, ws, out))
-		return 0;
+	if (!g || !g->nd || by_peer(pl, g, ws, out))
+		return;
 	int br = time_ns != UINT64_MAX ? by_bracket(pl, g, ws, time_ns, out) : 0;
 	if (br > 0 || by_one_path(pl, g, ws, out))
-		return 0;
+		return;
 	/* Two dispatching threads disagree, or several dispatch and none
 	 * was inside a dispatch around the sample, or the only one was not. */
 	*out = (struct attr_decision){ .why = br < 0 || g->ntids > 1 ? ATTR_WHY_SEVERAL : ATTR_WHY_UNSURE };
-	return 0;
 }

@@ -82,7 +82,7 @@ void attr_plan_free(struct attr_plan *pl);
  * never tried). 0, or -1 on OOM. */
 int attr_plan_sample(struct attr_plan *pl, uint64_t time_ns, uint32_t entry);
 /* Decide for a sample of worker entry w taken at time_ns (UINT64_MAX: time
- * unknown). 0, or -1 on OOM. */
-int attr_decide(struct attr_plan *pl, uint32_t w, uint64_t time_ns, struct attr_decision *out);
+ * unknown). */
+void attr_decide(struct attr_plan *pl, uint32_t w, uint64_t time_ns, struct attr_decision *out);
 
 #endif

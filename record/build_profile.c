@@ -361,10 +361,8 @@ int profile_builder_update(struct profile_builder *bd, const struct build_in *in
 		}
 		if (e->attributed == UINT32_MAX) {
 			struct attr_decision d = { 0 };
-			if (!in->opts->no_attribution && attr_decide(pl, k, UINT64_MAX, &d) != 0) {
-				rc = -1;
-				break;
-			}
+			if (!in->opts->no_attribution)
+				attr_decide(pl, k, UINT64_MAX, &d);
 			e->attributed = decided_stack(bd, p, in, k, &d, &e->attr_depth);
 			count_decision(&bd->stats, e, &d, 0);
 			if (e->attributed == UINT32_MAX) {
@@ -487,9 +485,11 @@ static int build_all(struct profile_builder *bd, const struct build_in *in, stru
 		if (!is_worker(e, in)) {
 			if (timed)
 				rc = ember_profile_add_timed(p, t[i].time, e->stack, e->thread);
-		} else if (in->opts->no_attribution || (rc = attr_decide(pl, k, t[i].time, &d)) == 0) {
-			rc = add_decided(bd, p, in, k, &d, w, t[i].time, timed);
+			continue;
 		}
+		if (!in->opts->no_attribution)
+			attr_decide(pl, k, t[i].time, &d);
+		rc = add_decided(bd, p, in, k, &d, w, t[i].time, timed);
 	}
 	/* What the timeline does not have (off-CPU intervals, a run past
 	 * its cap): whole entries, decided without a time. */
@@ -498,9 +498,13 @@ static int build_all(struct profile_builder *bd, const struct build_in *in, stru
 		if (!left[k] || left[k] != e->samples)
 			continue;
 		struct attr_decision d = { 0 };
-		if (is_worker(e, in) && (in->opts->no_attribution || (e->flags & EMBER_ROW_OFF_CPU) ||
-			 (rc = attr_decide(pl, k, UINT64_MAX, &d)) == 0))
-			rc = add_decided(bd, p, in, k, &d, e->count, 0, false);
+		if (!is_worker(e, in))
+			continue;
+		/* (off CPU, a worker waits for work while its dispatcher runs
+		 * through many stacks: it keeps its own) */
+		if (!in->opts->no_attribution && !(e->flags & EMBER_ROW_OFF_CPU))
+			attr_decide(pl, k, UINT64_MAX, &d);
+		rc = add_decided(bd, p, in, k, &d, e->count, 0, false);
 	}
 	if (rc == 0 && timed)
 		ember_profile_sort_timeline(p);

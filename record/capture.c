@@ -50,7 +50,8 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	 * sample makes the read prompt; a late one is dropped). */
 	uint32_t peer = n <= 0 && r->pools && ember_py_session_wake_fd(r->python) < 0 ?
 				pool_watch_peer(r->pools, s->pid, s->tid) : 0;
-	if (peer && (n = ember_py_session_read_peer(r->python, s->pid, peer, r->py, MAX_PY_FRAMES, &r->pyflags)) > 0) {
+	if (peer) {
+		n = ember_py_session_read_peer(r->python, s->pid, peer, r->py, MAX_PY_FRAMES, &r->pyflags);
 		r->py_peer = peer;
 		if (ember_now_ns() - s->time_ns > LATE_READ_NS)
 			n = 0;
@@ -121,9 +122,12 @@ static void on_sample(void *arg, const struct ember_sample *s)
 		}
 		if (!(pyflags & EMBER_PY_GIL_KNOWN) && npy > 0) {
 			r->pr.gil_unknown++;
-		} else if (r->pr.gil_known++, !(pyflags & EMBER_PY_HOLDS_GIL)) {
-			r->pr.gil_dropped++;
-			return;
+		} else {
+			r->pr.gil_known++;
+			if (!(pyflags & EMBER_PY_HOLDS_GIL)) {
+				r->pr.gil_dropped++;
+				return;
+			}
 		}
 	}
 	uint64_t weight = capture_weight(&r->opts, s);

@@ -45,6 +45,13 @@ static struct attr_stack worker(const uint32_t *ids, uint32_t n, uint32_t at, bo
 				    .pool = libgomp, .worker = true, .wait = wait, .at = at };
 }
 
+static struct attr_decision decide(struct attr_plan *pl, uint32_t w, uint64_t time_ns)
+{
+	struct attr_decision d;
+	attr_decide(pl, w, time_ns, &d);
+	return d;
+}
+
 static bool prefix_is(const struct attr_decision *d, const uint32_t *want, uint32_t n)
 {
 	if (d->nprefix != n)
@@ -77,17 +84,18 @@ static void test_bracket_and_region(void)
 	CHECK(attr_plan_sample(pl, 20, 0) == 0);
 	CHECK(attr_plan_sample(pl, 30, 1) == 0);
 	struct attr_decision d;
-	CHECK(attr_decide(pl, 2, 15, &d) == 0);
+	d = decide(pl, 2, 15);
 	CHECK(d.how == ATTR_BRACKET && prefix_is(&d, disp_a, 4) && !d.path_unknown);
 	/* region B between two samples in region A: not bracketed; region B
 	 * is only ever dispatched from stage_b */
-	CHECK(attr_decide(pl, 3, 16, &d) == 0);
+	d = decide(pl, 3, 16);
 	CHECK(d.how == ATTR_ONE_PATH && prefix_is(&d, disp_b, 4));
 	/* without a time: region A's one path */
-	CHECK(attr_decide(pl, 2, UINT64_MAX, &d) == 0);
+	d = decide(pl, 2, UINT64_MAX);
 	CHECK(d.how == ATTR_ONE_PATH && prefix_is(&d, disp_a, 4));
 	/* the dispatcher's own stack is no worker's */
-	CHECK(attr_decide(pl, 0, 15, &d) == 0 && d.how == ATTR_NONE);
+	d = decide(pl, 0, 15);
+	CHECK(d.how == ATTR_NONE);
 	attr_plan_free(pl);
 }
 
@@ -104,10 +112,11 @@ static void test_wait_between_regions(void)
 	CHECK(pl && attr_plan_sample(pl, 10, 0) == 0 && attr_plan_sample(pl, 20, 2) == 0 &&
 	      attr_plan_sample(pl, 30, 1) == 0);
 	struct attr_decision d;
-	CHECK(attr_decide(pl, 2, 20, &d) == 0);
+	d = decide(pl, 2, 20);
 	CHECK(d.how == ATTR_BRACKET && prefix_is(&d, disp_a, 1) && d.then == MAIN && d.path_unknown);
 	/* the same wait with no time: no one path places a wait */
-	CHECK(attr_decide(pl, 2, UINT64_MAX, &d) == 0 && d.how == ATTR_NONE && d.why == ATTR_WHY_UNSURE);
+	d = decide(pl, 2, UINT64_MAX);
+	CHECK(d.how == ATTR_NONE && d.why == ATTR_WHY_UNSURE);
 	attr_plan_free(pl);
 }
 
@@ -142,10 +151,13 @@ static void test_peer(void)
 	struct attr_plan *pl = attr_plan_new(st, 5, fn, NFRAMES);
 	CHECK(pl != NULL);
 	struct attr_decision d;
-	CHECK(attr_decide(pl, 2, UINT64_MAX, &d) == 0 && d.how == ATTR_PEER && prefix_is(&d, line_a, 3));
-	CHECK(attr_decide(pl, 3, UINT64_MAX, &d) == 0 && d.how == ATTR_PEER && prefix_is(&d, line_b, 3));
+	d = decide(pl, 2, UINT64_MAX);
+	CHECK(d.how == ATTR_PEER && prefix_is(&d, line_a, 3));
+	d = decide(pl, 3, UINT64_MAX);
+	CHECK(d.how == ATTR_PEER && prefix_is(&d, line_b, 3));
 	/* waiting while the dispatcher was at line A: under line A itself */
-	CHECK(attr_decide(pl, 4, UINT64_MAX, &d) == 0 && d.how == ATTR_PEER && prefix_is(&d, line_a, 2));
+	d = decide(pl, 4, UINT64_MAX);
+	CHECK(d.how == ATTR_PEER && prefix_is(&d, line_a, 2));
 	attr_plan_free(pl);
 
 	/* Line A never showed the dispatch: its layout from the peer's own
@@ -161,7 +173,8 @@ static void test_peer(void)
 	st2[2].npy = 2;
 	st2[2].kind = EMBER_POOL_NONE;
 	pl = attr_plan_new(st2, 3, fn, NFRAMES);
-	CHECK(pl && attr_decide(pl, 1, UINT64_MAX, &d) == 0);
+	CHECK(pl != NULL);
+	d = decide(pl, 1, UINT64_MAX);
 	CHECK(d.how == ATTR_PEER && prefix_is(&d, line_c, 2) && d.path_unknown);
 	attr_plan_free(pl);
 }
@@ -172,7 +185,9 @@ static void test_none(void)
 	struct attr_stack st[] = { worker(work_a, 4, 2, false) };
 	struct attr_plan *pl = attr_plan_new(st, 1, fn, NFRAMES);
 	struct attr_decision d;
-	CHECK(pl && attr_decide(pl, 0, 5, &d) == 0 && d.how == ATTR_NONE && d.why == ATTR_WHY_NO_DISPATCHER);
+	CHECK(pl != NULL);
+	d = decide(pl, 0, 5);
+	CHECK(d.how == ATTR_NONE && d.why == ATTR_WHY_NO_DISPATCHER);
 	attr_plan_free(pl);
 
 	static const uint32_t other_a[] = { ROOT, MAIN2, STAGE_B, GOMP, REGION_A, KERNEL };
@@ -183,7 +198,8 @@ static void test_none(void)
 	CHECK(pl && attr_plan_sample(pl, 10, 0) == 0 && attr_plan_sample(pl, 11, 1) == 0 &&
 	      attr_plan_sample(pl, 20, 2) == 0 && attr_plan_sample(pl, 30, 0) == 0 &&
 	      attr_plan_sample(pl, 31, 1) == 0);
-	CHECK(attr_decide(pl, 2, 20, &d) == 0 && d.how == ATTR_NONE && d.why == ATTR_WHY_SEVERAL);
+	d = decide(pl, 2, 20);
+	CHECK(d.how == ATTR_NONE && d.why == ATTR_WHY_SEVERAL);
 	attr_plan_free(pl);
 }
 
@@ -200,7 +216,9 @@ static void test_threads_pool(void)
 	};
 	struct attr_plan *pl = attr_plan_new(st, 2, fn, NFRAMES);
 	struct attr_decision d;
-	CHECK(pl && attr_decide(pl, 1, UINT64_MAX, &d) == 0 && d.how == ATTR_ONE_PATH && prefix_is(&d, run, 3));
+	CHECK(pl != NULL);
+	d = decide(pl, 1, UINT64_MAX);
+	CHECK(d.how == ATTR_ONE_PATH && prefix_is(&d, run, 3));
 	attr_plan_free(pl);
 }
 
