@@ -17,7 +17,10 @@ itself: every stage of it times the process's CPU (all threads) it took.
   each stage within 5 points of its share of the loop's CPU, at least 90%
   of the loop's samples under a stage, no [unknown] root; worker threads'
   samples (--threads) mostly under a stage; the summary's line on pool
-  threads; --python-only: no native thread shows as [unknown]; the .ember
+  threads; with many small PyTorch operators (tests/python/torch_small_ops.py)
+  the summary gives OpenMP's share of waiting, lower with
+  OMP_WAIT_POLICY=passive, the waiting under the Python function that runs
+  them; --python-only: no native thread shows as [unknown]; the .ember
   file keeps which rows ran on workers (the SVG tooltip names the worker
   thread, pprof labels dispatcher_frames); --no-attribution leaves them
   under their own threads.
@@ -197,6 +200,26 @@ bare = pprof.count(lambda f: "[unknown]" in f)
 named = pprof.count(lambda f: f[0].startswith("[native thread "))
 chk.check(bare == 0, "--python-only: no [unknown] frame (%d samples); %d under [native thread NAME]" % (bare, named),
           pprof.top())
+
+# Waiting: many small PyTorch operators, OpenMP's threads idle between
+# them; the summary's share of waiting drops with OMP_WAIT_POLICY=passive.
+SMALL = os.path.join(HERE, "..", "python", "torch_small_ops.py")
+WAITED = re.compile(r"OpenMP's threads waited for work \(spinning, yielding\) in ([\d.]+)% of the samples")
+share = {}
+for policy in ("", "passive"):
+    wfolded = os.path.join(d, "small%s.folded" % policy)
+    res = E.record(["-o", wfolded], [PY, SMALL, "4"], env=clean_env(OMP_WAIT_POLICY=policy) if policy
+                   else clean_env(), timeout=120)
+    m = WAITED.search(res.stderr)
+    share[policy] = float(m.group(1)) if m else 0.0
+    wprof = E.load_profile(chk, wfolded, res)
+    under = wprof.count(lambda f: f[-1] == "[OpenMP wait]" and any(x.startswith("small_ops (") for x in f))
+    marked = wprof.count(lambda f: f[-1] == "[OpenMP wait]")
+    chk.check(marked == 0 or under >= 0.8 * marked, "small ops%s: %d of the %d samples marked [OpenMP wait] under "
+              "small_ops (>= 80%%)" % (" (passive)" if policy else "", under, marked), wprof.top())
+chk.check(share[""] >= 5.0 and share["passive"] < 0.8 * share[""],
+          "small ops: OpenMP's threads waited in %.1f%% of the samples, %.1f%% with OMP_WAIT_POLICY=passive" %
+          (share[""], share["passive"]))
 
 # --no-attribution: the workers keep their own stacks.
 nfolded = os.path.join(d, "py-own.folded")
