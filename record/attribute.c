@@ -31,6 +31,8 @@ struct pool_group {
 	size_t nd, d_cap;
 	uint32_t tids[4];            /* the dispatching threads (the first few) */
 	uint32_t ntids;              /* how many there are (may exceed the array) */
+	uint32_t *regions;           /* the region functions its workers were seen running (fn ids) */
+	size_t nregions, regions_cap;
 };
 
 /* One thread's samples, in time order. */
@@ -131,6 +133,18 @@ static struct thread_times *find_thread(const struct attr_plan *pl, uint32_t pid
 	return id == UINT32_MAX ? NULL : &pl->threads[id];
 }
 
+/* Whether dispatch d runs function f past its dispatch call (the
+ * dispatcher's own share of a region, as OpenMP's and OpenBLAS's callers
+ * run it, under the pool's frames for TBB). */
+static bool runs(const struct attr_plan *pl, const struct dispatch *d, uint32_t f)
+{
+	const struct attr_stack *s = &pl->st[d->e];
+	for (uint32_t i = d->len; i < s->n; i++)
+		if (same_fn(pl, s->ids[i], f))
+			return true;
+	return false;
+}
+
 /* The region function of worker s: its first own frame, when it works. */
 static uint32_t region_of(const struct attr_stack *s)
 {
@@ -178,12 +192,34 @@ static int index_thread_region(struct attr_plan *pl, uint32_t w)
 	return 0;
 }
 
+/* Worker e's region function among those of its pool's group (a library's
+ * pool: a dispatcher running another of them is not running e's). */
+static int add_region(struct attr_plan *pl, uint32_t e)
+{
+	const struct attr_stack *s = &pl->st[e];
+	uint32_t f = region_of(s);
+	struct group_key k = { .pid = s->pid, .kind = s->kind, .pool = s->pool, .region = NO_FRAME };
+	struct pool_group *g = find_group(pl, &k);
+	if (f == NO_FRAME || !g)
+		return 0;
+	uint32_t fn = f < pl->nfn ? pl->fn[f] : f;
+	for (size_t i = 0; i < g->nregions; i++)
+		if (g->regions[i] == fn)
+			return 0;
+	if (EMBER_GROW(g->regions, g->regions_cap, g->nregions + 1) != 0)
+		return -1;
+	g->regions[g->nregions++] = fn;
+	return 0;
+}
+
 void attr_plan_free(struct attr_plan *pl)
 {
 	if (!pl)
 		return;
-	for (size_t i = 0; i < pl->ngroups; i++)
+	for (size_t i = 0; i < pl->ngroups; i++) {
 		free(pl->groups[i].d);
+		free(pl->groups[i].regions);
+	}
 	free(pl->groups);
 	for (size_t i = 0; i < pl->nthreads; i++)
 		free(pl->threads[i].s);
@@ -219,7 +255,7 @@ struct attr_plan *attr_plan_new(const struct attr_stack *st, size_t n, const uin
 		}
 	}
 	for (uint32_t e = 0; e < n; e++)
-		if (st[e].worker && st[e].kind == EMBER_POOL_THREADS && index_thread_region(pl, e) != 0) {
+		if (st[e].worker && (st[e].kind == EMBER_POOL_THREADS ? index_thread_region(pl, e) : add_region(pl, e)) != 0) {
 			attr_plan_free(pl);
 			return NULL;
 		}
@@ -321,7 +357,7 @@ static bool by_peer(const struct attr_plan *pl, const struct pool_group *g, cons
 				continue;
 			/* The first pass takes the dispatches that ran the same
 			 * region function. */
-			if (pass == 0 && !(d->len < s->n && same_fn(pl, s->ids[d->len], region)))
+			if (pass == 0 && !runs(pl, d, region))
 				continue;
 			if (!first) {
 				first = d;
@@ -367,15 +403,20 @@ static uint32_t nearest(const struct thread_times *t, uint64_t time_ns, bool aft
 	return lo > 0 ? t->s[lo - 1].entry : UINT32_MAX;
 }
 
-/* Whether dispatch d could have run worker w's sample: its region (the
- * frame after its dispatch call, when it shows one) is w's. */
-static bool runs_region(const struct attr_plan *pl, const struct dispatch *d, const struct attr_stack *w)
+/* Whether dispatch d could have run worker w's sample: it runs w's
+ * region function, or shows no region of the pool's workers at all (it
+ * waits, or is still in the pool's own frames); not when it runs another
+ * region its workers were seen running. */
+static bool runs_region(const struct attr_plan *pl, const struct pool_group *g, const struct dispatch *d,
+			const struct attr_stack *w)
 {
-	const struct attr_stack *s = &pl->st[d->e];
 	uint32_t region = region_of(w);
-	if (region == NO_FRAME || d->len >= s->n || pl->st[d->e].wait)
+	if (region == NO_FRAME || runs(pl, d, region))
 		return true;
-	return same_fn(pl, s->ids[d->len], region);
+	for (size_t i = 0; i < g->nregions; i++)
+		if (runs(pl, d, g->regions[i]))
+			return false;
+	return true;
 }
 
 /* Bracketing: a dispatching thread inside the same dispatch just before
@@ -398,7 +439,7 @@ static int by_bracket(const struct attr_plan *pl, const struct pool_group *g, co
 		if (a == UINT32_MAX || b == UINT32_MAX)
 			continue;
 		const struct dispatch *da = dispatch_of(g, a), *db = dispatch_of(g, b);
-		if (!da || !db || !same_prefix(pl, da, db) || !runs_region(pl, da, w) || !runs_region(pl, db, w)) {
+		if (!da || !db || !same_prefix(pl, da, db) || !runs_region(pl, g, da, w) || !runs_region(pl, g, db, w)) {
 			const struct attr_stack *sa = &pl->st[a], *sb = &pl->st[b];
 			for (shared = 0; shared < sa->n && shared < sb->n && sa->ids[shared] == sb->ids[shared];)
 				shared++;
@@ -433,8 +474,7 @@ static bool by_one_path(const struct attr_plan *pl, const struct pool_group *g, 
 	const struct dispatch *first = NULL;
 	for (size_t i = 0; i < g->nd; i++) {
 		const struct dispatch *d = &g->d[i];
-		const struct attr_stack *s = &pl->st[d->e];
-		if (d->len >= s->n || !same_fn(pl, s->ids[d->len], region))
+		if (!runs(pl, d, region))
 			continue;
 		if (first && !same_prefix(pl, first, d))
 			return false;

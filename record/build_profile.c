@@ -171,7 +171,8 @@ static int resolve_new(struct profile_builder *bd, const struct build_in *in, st
 	return 0;
 }
 
-static void attr_stacks(const struct profile_builder *bd, const struct ember_profile *p, struct attr_stack *st);
+static int attr_stacks(const struct profile_builder *bd, const struct ember_profile *p, struct attr_stack *st,
+		       uint32_t **ids_out);
 
 /* Frames at two lines of one function (same kind, name, file and module:
  * strings the profile interns) share an id in fn[]: attribution compares
@@ -213,32 +214,57 @@ static uint32_t *function_ids(const struct ember_profile *p, uint32_t *nfn)
 	return fn;
 }
 
-/* A plan over every entry, NULL on OOM; *st and *fn are its to free. */
-static struct attr_plan *make_plan(const struct profile_builder *bd, const struct ember_profile *p,
-				   struct attr_stack **st, uint32_t **fn)
+/* What a plan reads, owned by its maker. */
+struct plan_input {
+	struct attr_stack *st;
+	uint32_t *fn, *ids;
+};
+
+static void plan_input_free(struct plan_input *pi)
 {
-	uint32_t nfn = 0;
-	*st = calloc(bd->ne ? bd->ne : 1, sizeof **st);
-	*fn = function_ids(p, &nfn);
-	if (!*st || !*fn)
-		return NULL;
-	attr_stacks(bd, p, *st);
-	return attr_plan_new(*st, bd->ne, *fn, nfn);
+	free(pi->st);
+	free(pi->fn);
+	free(pi->ids);
 }
 
-/* What attribution reads of every entry (st: ne of them). */
-static void attr_stacks(const struct profile_builder *bd, const struct ember_profile *p, struct attr_stack *st)
+/* A plan over every entry, NULL on OOM; *pi is its to free (after it). */
+static struct attr_plan *make_plan(const struct profile_builder *bd, const struct ember_profile *p,
+				   struct plan_input *pi)
 {
+	uint32_t nfn = 0;
+	*pi = (struct plan_input){ .st = calloc(bd->ne ? bd->ne : 1, sizeof *pi->st), .fn = function_ids(p, &nfn) };
+	if (!pi->st || !pi->fn || attr_stacks(bd, p, pi->st, &pi->ids) != 0)
+		return NULL;
+	return attr_plan_new(pi->st, bd->ne, pi->fn, nfn);
+}
+
+/* What attribution reads of every entry (st: ne of them), its stacks
+ * copied into *ids (the profile's own move as attributed stacks are
+ * added). 0, or -1 on OOM. */
+static int attr_stacks(const struct profile_builder *bd, const struct ember_profile *p, struct attr_stack *st,
+		       uint32_t **ids_out)
+{
+	size_t total = 1;
+	for (size_t k = 0; k < bd->ne; k++)
+		total += ember_profile_stack_depth(p, bd->e[k].stack);
+	uint32_t *all = malloc(total * sizeof *all);
+	*ids_out = all;
+	if (!all)
+		return -1;
 	for (size_t k = 0; k < bd->ne; k++) {
 		const struct entry_state *e = &bd->e[k];
 		uint32_t n;
 		const uint32_t *ids = ember_profile_stack_frames(p, e->stack, &n);
+		memcpy(all, ids, n * sizeof *all);
+		ids = all;
+		all += n;
 		st[k] = (struct attr_stack){ .pid = e->pid, .tid = e->tid, .ids = ids, .n = n,
 					     .py = bd->pyids + e->py_off, .npy = e->npy, .peer_tid = e->peer_tid,
 					     .kind = e->role.kind, .worker = e->role.worker, .wait = e->role.wait,
 					     .pool = e->role.pool, .at = e->role.at,
 					     .incomplete = e->incomplete };
 	}
+	return 0;
 }
 
 /* The stack a sample of worker entry k goes to after decision d (and how
@@ -342,9 +368,8 @@ int profile_builder_update(struct profile_builder *bd, const struct build_in *in
 	size_t old = bd->ne;
 	if (resolve_new(bd, in, p, mismatched) != 0)
 		return -1;
-	struct attr_stack *st = NULL;
-	uint32_t *fn = NULL;
-	struct attr_plan *pl = bd->ne > old ? make_plan(bd, p, &st, &fn) : NULL;
+	struct plan_input pi = { 0 };
+	struct attr_plan *pl = bd->ne > old ? make_plan(bd, p, &pi) : NULL;
 	int rc = bd->ne > old && !pl ? -1 : 0;
 	size_t cursor = 0;
 	struct raw_stack_view v;
@@ -373,8 +398,7 @@ int profile_builder_update(struct profile_builder *bd, const struct build_in *in
 		rc = ember_profile_add_row_depth(p, e->attributed, e->thread, e->flags, e->attr_depth, w);
 	}
 	attr_plan_free(pl);
-	free(st);
-	free(fn);
+	plan_input_free(&pi);
 	return rc;
 }
 
@@ -451,9 +475,8 @@ static int build_all(struct profile_builder *bd, const struct build_in *in, stru
 		return -1;
 	size_t nt = 0;
 	struct timed_sample *t = sorted_timeline(in->raw, &nt);
-	struct attr_stack *st = NULL;
-	uint32_t *fn = NULL;
-	struct attr_plan *pl = make_plan(bd, p, &st, &fn);
+	struct plan_input pi;
+	struct attr_plan *pl = make_plan(bd, p, &pi);
 	uint64_t *left = calloc(bd->ne ? bd->ne : 1, sizeof *left);   /* per entry: samples not yet placed */
 	int rc = pl && left ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < nt; i++)
@@ -509,8 +532,7 @@ static int build_all(struct profile_builder *bd, const struct build_in *in, stru
 	if (rc == 0 && timed)
 		ember_profile_sort_timeline(p);
 	attr_plan_free(pl);
-	free(st);
-	free(fn);
+	plan_input_free(&pi);
 	free(left);
 	free(t);
 	return rc;
