@@ -175,7 +175,14 @@ static int symbolize(struct ember_resolver *rv, struct addr_entry *k, bool kerne
 	enum ember_frame_kind kind = kernel ? EMBER_FRAME_KERNEL : machinery ? EMBER_FRAME_INTERP : EMBER_FRAME_NATIVE;
 	const char *bid = !kernel && k->module < rv->nmods && rv->mods[k->module].build_id ?
 				  rv->mods[k->module].build_id : "";
+	size_t kept = 0;   /* ids[MAX_INLINE - kept ..] hold the frames kept, outermost first */
 	for (size_t j = 0; j < n; j++) {
+		/* The machinery inlined into a function of the interpreter's that
+		 * is shown (builtin_sorted's call of its key) is hidden with the
+		 * rest of it. */
+		if (j < n - 1 && !rv->o.merge.native_unfiltered && (k->cls & EMBER_NATIVE_INTERP) &&
+		    sf[j].has_symbol && ember_py_machinery(sf[j].function))
+			continue;
 		/* A frame whose caller was found by a stack scan marks its
 		 * containing function, the one that links to that caller. */
 		uint8_t ff = j == n - 1 && k->flags ? EMBER_FRAME_CALLER_SCANNED : 0;
@@ -183,12 +190,13 @@ static int symbolize(struct ember_resolver *rv, struct addr_entry *k, bool kerne
 		 * count of samples that end there. */
 		if (!sf[j].has_symbol)
 			ff |= EMBER_FRAME_NO_SYMBOL;
-		if ((ids[n - 1 - j] = intern_sym(rv->p, &sf[j], kind, bid, ff)) == UINT32_MAX)
+		if ((ids[MAX_INLINE - 1 - kept++] = intern_sym(rv->p, &sf[j], kind, bid, ff)) == UINT32_MAX)
 			return -1;
 	}
+	n = kept;
 	if (EMBER_GROW(rv->ids, rv->ids_cap, rv->nids + n) != 0)
 		return -1;
-	memcpy(rv->ids + rv->nids, ids, n * sizeof *ids);
+	memcpy(rv->ids + rv->nids, ids + MAX_INLINE - n, n * sizeof *ids);
 	k->off = (uint32_t)rv->nids;
 	k->n = (uint32_t)n;
 	rv->nids += n;
