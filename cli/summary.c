@@ -66,9 +66,10 @@ void summary_pools(FILE *out, const struct ember_profile *p, const struct ember_
 	}
 	for (int k = EMBER_POOL_NONE + 1; total && k < EMBER_POOL_KIND_COUNT; k++)
 		if (wait[k] * 200 >= total)   /* 0.5% and more */
-			fprintf(out, "ember: %s's threads waited for work (spinning, yielding) in %.1f%% of the %s, "
-				"marked %s; fewer threads or %s change it\n", ember_pool_name((enum ember_pool_kind)k),
-				100.0 * (double)wait[k] / (double)total, unit, ember_pool_wait_marker((enum ember_pool_kind)k),
+			fprintf(out, "ember: %s's threads waited for work (spinning, yielding) in %.1f%% of the %s "
+				"(%.2f s of CPU), marked %s; fewer threads or %s change it\n",
+				ember_pool_name((enum ember_pool_kind)k), 100.0 * (double)wait[k] / (double)total, unit,
+				(double)wait[k] * ember_profile_interval_s(p), ember_pool_wait_marker((enum ember_pool_kind)k),
 				ember_pool_wait_knob((enum ember_pool_kind)k));
 }
 

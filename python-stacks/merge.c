@@ -90,11 +90,20 @@ uint8_t ember_py_frame_class(const struct ember_python *py, uint8_t cls, const c
 static void hide_machinery(const struct ember_merge_in *in, bool *hidden)
 {
 	const struct ember_native_group *g = in->groups;
+	/* Before the first activation, the interpreter's frames are its start
+	 * (main, Py_BytesMain, Py_InitializeFromConfig running the frozen
+	 * getpath, a thread's bootstrap): all of them go. */
+	uint32_t first_eval = 0;
+	while (first_eval < in->ngroups && !(g[first_eval].cls & in->eval_class))
+		first_eval++;
+	if (first_eval == in->ngroups)
+		first_eval = 0;
 	for (uint32_t i = in->ngroups; i-- > 0;) {
 		uint8_t c = g[i].cls;
 		if (c & EMBER_NATIVE_TAKE_GIL)
 			hidden[i] = false;   /* waiting for the GIL is what the user needs to see */
-		else if (c & (EMBER_NATIVE_MACHINERY | EMBER_NATIVE_ROOT | in->eval_class))
+		else if ((c & (EMBER_NATIVE_MACHINERY | EMBER_NATIVE_ROOT | in->eval_class)) ||
+			 (i < first_eval && (c & EMBER_NATIVE_INTERP)))
 			hidden[i] = true;
 		else if ((c & EMBER_NATIVE_INTERP) && (c & EMBER_NATIVE_ANON) && i + 1 < in->ngroups)
 			hidden[i] = hidden[i + 1] || !(g[i + 1].cls & EMBER_NATIVE_INTERP);

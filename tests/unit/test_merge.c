@@ -343,6 +343,16 @@ static void test_interpreter_work(void)
 	n = merge(&o, &in, out, &unc);
 	static const uint32_t want_leaf[][2] = { { P, 0 }, { N, 206 } };
 	CHECK(same(out, n, want_leaf, 2));
+	/* Before the first activation the interpreter's frames are its start,
+	 * whatever their names (Py_InitializeFromConfig running the frozen
+	 * getpath module): hidden */
+	g[0] = G(GC, EMBER_NATIVE_INTERP);
+	g[1] = G(EV, EMBER_NATIVE_EVAL | MACH);
+	g[2] = G(VISIT, EMBER_NATIVE_INTERP);
+	in.ngroups = 3;
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_start[][2] = { { P, 0 }, { N, 203 } };
+	CHECK(same(out, n, want_start, 2));
 #undef G
 }
 
