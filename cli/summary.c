@@ -33,7 +33,9 @@ static enum ember_pool_kind wait_mark(const struct ember_frame *f)
 
 void summary_pools(FILE *out, const struct ember_profile *p, const struct ember_record_pools *why)
 {
-	uint64_t attributed = 0, unknown = 0, wait[EMBER_POOL_KIND_COUNT] = { 0 }, total = ember_profile_total(p);
+	/* (waiting is CPU time: off-CPU rows, --idle's sleeps, are not counted) */
+	uint64_t attributed = 0, unknown = 0, wait[EMBER_POOL_KIND_COUNT] = { 0 };
+	uint64_t total = ember_profile_total(p) - ember_profile_off_cpu_total(p);
 	for (uint32_t r = 0; r < ember_profile_nrows(p); r++) {
 		const struct ember_sample_row *row = ember_profile_row_at(p, r);
 		uint32_t n;
@@ -45,10 +47,12 @@ void summary_pools(FILE *out, const struct ember_profile *p, const struct ember_
 			if (f->kind != EMBER_FRAME_SPECIAL)
 				continue;
 			unknown += strcmp(f->name, EMBER_MARK_NO_DISPATCHER) == 0 ? row->count : 0;
-			wait[wait_mark(f)] += row->count;
+			if (!(row->flags & EMBER_ROW_OFF_CPU))
+				wait[wait_mark(f)] += row->count;
 		}
 	}
 	const char *unit = ember_profile_meta(p)->wall_clock ? "us" : "samples";
+	const char *cpu_unit = ember_profile_meta(p)->wall_clock ? "time on CPU" : "samples";
 	if (attributed || unknown) {
 		fprintf(out, "ember: pool threads: %llu %s put under the stack that dispatched their work",
 			(unsigned long long)attributed, unit);
@@ -68,7 +72,7 @@ void summary_pools(FILE *out, const struct ember_profile *p, const struct ember_
 		if (wait[k] * 200 >= total)   /* 0.5% and more */
 			fprintf(out, "ember: %s's threads waited for work (spinning, yielding) in %.1f%% of the %s "
 				"(%.2f s of CPU), marked %s; fewer threads or %s change it\n",
-				ember_pool_name((enum ember_pool_kind)k), 100.0 * (double)wait[k] / (double)total, unit,
+				ember_pool_name((enum ember_pool_kind)k), 100.0 * (double)wait[k] / (double)total, cpu_unit,
 				(double)wait[k] * ember_profile_interval_s(p), ember_pool_wait_marker((enum ember_pool_kind)k),
 				ember_pool_wait_knob((enum ember_pool_kind)k));
 }

@@ -523,9 +523,13 @@ static int build_all(struct profile_builder *bd, const struct build_in *in, stru
 		struct attr_decision d = { 0 };
 		if (!is_worker(e, in))
 			continue;
-		/* (off CPU, a worker waits for work while its dispatcher runs
-		 * through many stacks: it keeps its own) */
-		if (!in->opts->no_attribution && !(e->flags & EMBER_ROW_OFF_CPU))
+		/* Off CPU, a worker sleeps while its dispatcher runs through many
+		 * stacks: it keeps its own, its waiting marked. */
+		if ((e->flags & EMBER_ROW_OFF_CPU) && !in->opts->merge.python_only) {
+			rc = ember_profile_add_row(p, e->stack, e->thread, e->flags, e->count);
+			continue;
+		}
+		if (!in->opts->no_attribution)
 			attr_decide(pl, k, UINT64_MAX, &d);
 		rc = add_decided(bd, p, in, k, &d, e->count, 0, false);
 	}
