@@ -5,10 +5,11 @@ PyTorch on OpenMP's, two each, and pure Python) unprofiled, under `ember
 record` (attribution on, the default) and under `ember record
 --no-attribution`, interleaved, in a shuffled order per round.
 
-- the target: the CPU its loop took (time.process_time, every thread; the
-  script measures it itself: ember's start-up and symbolization are not in
-  it), median per setting and the median of each round's own ratio to the
-  unprofiled run ("paired");
+- the target: the CPU each round of its stages took (time.process_time,
+  every thread, over the rounds it ran in the time given; the script
+  measures it itself: ember's start-up and symbolization are not in it),
+  median per setting and the median of each run's own ratio to the
+  unprofiled run of its round ("paired");
 - the hot path: ember's CPU per sample while sampling (its summary), with
   attribution against without; with EMBER_BPF_STATS the frame copier's
   runs in the target and their mean time (the peer copies at the workers'
@@ -39,7 +40,8 @@ def run(cmd, env):
     m = re.search(r"^TRUTH (.*)$", p.stdout, re.M)
     if p.returncode or not m:
         sys.exit("%s failed (%s):\n%s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
-    got = {"loop_cpu": json.loads(m.group(1))["loop"]}
+    t = json.loads(m.group(1))
+    got = {"loop_cpu": t["loop"] / max(t["rounds"], 1) * 1e3}   # CPU ms per round of the stages
     s = re.search(r"(\d+) samples, \d+ lost.*profiler CPU ([\d.]+) us/sample.*symbolization ([\d.]+) ms CPU",
                   p.stderr)
     if s:
@@ -81,7 +83,7 @@ def main():
     print("pool_stages.py (blas, torch, python; OPENBLAS_NUM_THREADS=2, torch.set_num_threads(2)), %g s a run, "
           "-F %d, %d rounds, uname %s" % (a.seconds, a.freq, a.rounds, os.uname().release))
     print()
-    print("| setting | loop CPU s (median) | paired ratio to unprofiled | ember CPU per sample us | "
+    print("| setting | CPU ms a round (median) | paired ratio to unprofiled | ember CPU per sample us | "
           "resolve ms | copier runs | copier us a run |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for k, rs in got.items():
@@ -94,7 +96,7 @@ def main():
             "%.2f" % med([r["copier_us"] for r in rs]) if "copier_us" in rs[0] else ""))
     on, off = got["ember (attribution)"], got["ember --no-attribution"]
     print()
-    print("paired, attribution against --no-attribution: loop CPU %.3f, ember CPU per sample %.3f, resolve %.3f" % (
+    print("paired, attribution against --no-attribution: CPU a round %.3f, ember CPU per sample %.3f, resolve %.3f" % (
         med([x["loop_cpu"] / y["loop_cpu"] for x, y in zip(on, off)]),
         med([x["per_sample_us"] / y["per_sample_us"] for x, y in zip(on, off)]),
         med([x["resolve_ms"] / y["resolve_ms"] for x, y in zip(on, off)])))

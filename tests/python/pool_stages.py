@@ -9,7 +9,8 @@ work to a library's own pool of threads, in turn for ~SECONDS:
 - stage_python: pure Python, on the main thread alone.
 Each stage measures the process's CPU time it took, every thread's
 (time.process_time), the truth a profile is held against: printed at the
-end as one line "TRUTH {json}" (seconds per stage, and the loop's total).
+end as one line "TRUTH {json}" (seconds per stage, the loop's total, and
+how many rounds of the stages it ran).
 usage: pool_stages.py SECONDS [STAGE ...] (default: every stage)"""
 import json
 import sys
@@ -62,12 +63,15 @@ def main():
     truth = {f.__name__: 0.0 for f in funcs}
     start = time.process_time()
     deadline = time.time() + seconds
+    rounds = 0
     while time.time() < deadline:
         for f in funcs:
             t = time.process_time()
             f()
             truth[f.__name__] += time.process_time() - t
+        rounds += 1
     truth["loop"] = time.process_time() - start
+    truth["rounds"] = rounds
     print("TRUTH " + json.dumps(truth), flush=True)
 
 
