@@ -46,6 +46,14 @@ struct thread_times {
 	size_t n, cap;
 };
 
+/* A decision by the peer read or by the one path depends on the stack
+ * alone, not on the sample's time: it is made once per entry. */
+enum { MEMO_UNTRIED = 0, MEMO_NONE, MEMO_DECIDED };
+struct memo {
+	uint8_t peer, one_path;       /* MEMO_* */
+	struct attr_decision by_peer, by_one_path;
+};
+
 struct attr_plan {
 	const struct attr_stack *st;
 	size_t nst;
@@ -56,6 +64,7 @@ struct attr_plan {
 	size_t nthreads, threads_cap;
 	struct ember_idtab thread_index;
 	uint32_t *py_last;           /* per entry: index of its last Python frame in ids, NO_FRAME */
+	struct memo *memo;           /* per entry: the decisions that do not depend on the time */
 	const uint32_t *fn;          /* frame id -> its function */
 	uint32_t nfn;
 };
@@ -227,6 +236,7 @@ void attr_plan_free(struct attr_plan *pl)
 	ember_idtab_free(&pl->group_index);
 	ember_idtab_free(&pl->thread_index);
 	free(pl->py_last);
+	free(pl->memo);
 	free(pl);
 }
 
@@ -234,7 +244,8 @@ struct attr_plan *attr_plan_new(const struct attr_stack *st, size_t n, const uin
 {
 	struct attr_plan *pl = calloc(1, sizeof *pl);
 	if (!pl || ember_idtab_init(&pl->group_index) != 0 || ember_idtab_init(&pl->thread_index) != 0 ||
-	    !(pl->py_last = calloc(n ? n : 1, sizeof *pl->py_last))) {
+	    !(pl->py_last = calloc(n ? n : 1, sizeof *pl->py_last)) ||
+	    !(pl->memo = calloc(n ? n : 1, sizeof *pl->memo))) {
 		attr_plan_free(pl);
 		return NULL;
 	}
@@ -291,13 +302,19 @@ static bool same_prefix(const struct attr_plan *pl, const struct dispatch *x, co
 	return x->len == y->len && same_ids(pl->st[x->e].ids, pl->st[y->e].ids, x->len);
 }
 
-/* The dispatch of g that stack entry e is, NULL when it is none. */
+/* The dispatch of g that stack entry e is, NULL when it is none (g->d is
+ * in entry order: the plan adds the entries in order). */
 static const struct dispatch *dispatch_of(const struct pool_group *g, uint32_t e)
 {
-	for (size_t i = 0; i < g->nd; i++)
-		if (g->d[i].e == e)
-			return &g->d[i];
-	return NULL;
+	size_t lo = 0, hi = g->nd;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->d[mid].e < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->nd && g->d[lo].e == e ? &g->d[lo] : NULL;
 }
 
 static void take(struct attr_decision *out, const struct attr_plan *pl, enum attr_how how, const struct dispatch *d)
@@ -498,11 +515,24 @@ void attr_decide(struct attr_plan *pl, uint32_t w, uint64_t time_ns, struct attr
 		k.region = region_of(ws);
 	}
 	const struct pool_group *g = find_group(pl, &k);
-	if (!g || !g->nd || by_peer(pl, g, ws, out))
+	struct memo *m = &pl->memo[w];
+	if (!g || !g->nd)
 		return;
+	if (m->peer == MEMO_UNTRIED)
+		m->peer = by_peer(pl, g, ws, &m->by_peer) ? MEMO_DECIDED : MEMO_NONE;
+	if (m->peer == MEMO_DECIDED) {
+		*out = m->by_peer;
+		return;
+	}
 	int br = time_ns != UINT64_MAX ? by_bracket(pl, g, ws, time_ns, out) : 0;
-	if (br > 0 || by_one_path(pl, g, ws, out))
+	if (br > 0)
 		return;
+	if (m->one_path == MEMO_UNTRIED)
+		m->one_path = by_one_path(pl, g, ws, &m->by_one_path) ? MEMO_DECIDED : MEMO_NONE;
+	if (m->one_path == MEMO_DECIDED) {
+		*out = m->by_one_path;
+		return;
+	}
 	/* Two dispatching threads disagree, or several dispatch and none
 	 * was inside a dispatch around the sample, or the only one was not. */
 	*out = (struct attr_decision){ .why = br < 0 || g->ntids > 1 ? ATTR_WHY_SEVERAL : ATTR_WHY_UNSURE };
