@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "elf_view.h"
+#include "sorted.h"
 
 /* .eh_frame_hdr encodings accepted for the binary-search table (the only
  * ones GNU ld, gold, lld and mold emit). */
@@ -387,14 +388,7 @@ bool ember_elf_func_start(struct ember_elf *e, uint64_t vaddr, uint64_t *start)
 		if (e->nfuncs)   /* (funcs is NULL when the file has no function symbol) */
 			qsort(e->funcs, e->nfuncs, sizeof *e->funcs, cmp_func);
 	}
-	size_t lo = 0, hi = e->nfuncs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (e->funcs[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ember_upper_bound(e->funcs, e->nfuncs, sizeof *e->funcs, sizeof e->funcs->start, vaddr);
 	if (!lo)
 		return false;
 	const struct ember_elf_func *f = &e->funcs[lo - 1];

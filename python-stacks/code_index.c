@@ -9,6 +9,7 @@
 
 #include "grow.h"
 #include "py_internal.h"
+#include "sorted.h"
 
 #define RECENT_NS 2000000000ull       /* a code object validated this recently is trusted */
 #define LOOK_BACK 16                  /* overlapping ranges looked at */
@@ -22,14 +23,7 @@ void py_bc_add(struct ember_python *py, uint32_t id)
 	if (EMBER_GROW(cc->bc, cc->bc_cap, cc->nbc + 1) != 0)
 		return;   /* not indexed: its activations stay unchecked */
 	struct py_bc_range r = { c->bc_start, c->bc_start + (uint64_t)c->ninstr_bytes, id };
-	size_t lo = 0, hi = cc->nbc;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (cc->bc[mid].start <= r.start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ember_upper_bound(cc->bc, cc->nbc, sizeof *cc->bc, sizeof r.start, r.start);
 	memmove(&cc->bc[lo + 1], &cc->bc[lo], (cc->nbc - lo) * sizeof r);
 	cc->bc[lo] = r;
 	cc->nbc++;
@@ -38,14 +32,7 @@ void py_bc_add(struct ember_python *py, uint32_t id)
 uint32_t py_bc_lookup(const struct ember_python *py, uint64_t addr, const struct ember_py_frame *fr, int n)
 {
 	const struct py_code_cache *cc = &py->code;
-	size_t lo = 0, hi = cc->nbc;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (cc->bc[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ember_upper_bound(cc->bc, cc->nbc, sizeof *cc->bc, sizeof cc->bc->start, addr);
 	uint32_t best = 0;
 	uint64_t best_ns = 0;
 	for (size_t i = lo, k = 0; i-- > 0 && k < LOOK_BACK; k++) {

@@ -9,6 +9,7 @@
 
 #include "grow.h"
 #include "py_internal.h"
+#include "sorted.h"
 
 #define MAX_TABLE (1u << 20)
 
@@ -185,17 +186,8 @@ int py_lines_lookup(const struct py_lines *l, int addr)
 		return l->firstlineno;
 	if (!l->n || (!l->open_ended && (uint32_t)addr >= l->end))
 		return -1;
-	uint32_t lo = 0, hi = l->n;   /* last run with start <= addr */
-	while (hi - lo > 1) {
-		uint32_t mid = (lo + hi) / 2;
-		if (l->runs[mid].start <= (uint32_t)addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (l->runs[lo].start > (uint32_t)addr)
-		return -1;
-	return l->runs[lo].line;
+	size_t after = ember_upper_bound(l->runs, l->n, sizeof *l->runs, sizeof l->runs->start, (uint32_t)addr);
+	return after ? l->runs[after - 1].line : -1;   /* the last run starting at or below addr */
 }
 
 void py_lines_free(struct py_lines *l)

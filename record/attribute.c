@@ -13,6 +13,7 @@
 #include "hash.h"
 #include "idtab.h"
 #include "pools.h"
+#include "sorted.h"
 
 #define NO_FRAME UINT32_MAX
 
@@ -306,14 +307,7 @@ static bool same_prefix(const struct attr_plan *pl, const struct dispatch *x, co
  * in entry order: the plan adds the entries in order). */
 static const struct dispatch *dispatch_of(const struct pool_group *g, uint32_t e)
 {
-	size_t lo = 0, hi = g->nd;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (g->d[mid].e < e)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ember_lower_bound(g->d, g->nd, sizeof *g->d, sizeof g->d->e, e);
 	return lo < g->nd && g->d[lo].e == e ? &g->d[lo] : NULL;
 }
 
@@ -407,14 +401,9 @@ static bool by_peer(const struct attr_plan *pl, const struct pool_group *g, cons
  * before it (after: the first at or after it); UINT32_MAX when none. */
 static uint32_t nearest(const struct thread_times *t, uint64_t time_ns, bool after)
 {
-	size_t lo = 0, hi = t->n;   /* the first sample later than time_ns (after: not earlier) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (after ? t->s[mid].time < time_ns : t->s[mid].time <= time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the first sample later than time_ns (after: not earlier) */
+	size_t lo = after ? ember_lower_bound(t->s, t->n, sizeof *t->s, sizeof t->s->time, time_ns)
+			  : ember_upper_bound(t->s, t->n, sizeof *t->s, sizeof t->s->time, time_ns);
 	if (after)
 		return lo < t->n ? t->s[lo].entry : UINT32_MAX;
 	return lo > 0 ? t->s[lo - 1].entry : UINT32_MAX;

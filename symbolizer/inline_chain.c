@@ -15,7 +15,7 @@
 
 #include "grow.h"
 #include "inline_chain.h"
-#include "sym_search.h"
+#include "sorted.h"
 
 /* Deepest DIE nesting followed (scopes + namespaces); real code stays far below. */
 #define MAX_DEPTH 256
@@ -170,7 +170,7 @@ static bool find_cu(struct cu_index *ci, Dwfl_Module *mod, uint64_t addr, Dwarf_
 		return false;
 	if (!ci->built)
 		cu_index_build(ci, dw, *bias);
-	size_t lo = sym_upper_bound(ci->v, ci->n, sizeof(*ci->v), addr); /* ranges starting at or below addr */
+	size_t lo = ember_upper_bound(ci->v, ci->n, sizeof(*ci->v), 8, addr); /* ranges starting at or below addr */
 	/* Ranges of different CUs do not nest in sane files: the closest
 	 * start below addr decides, with a few more looks for odd ones. */
 	for (size_t k = lo, seen = 0; k-- > 0 && seen < 8; seen++)

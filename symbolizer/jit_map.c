@@ -13,7 +13,7 @@
 #include "proc.h"
 #include "grow.h"
 #include "strtab.h"
-#include "sym_search.h"
+#include "sorted.h"
 
 #define JITDUMP_MAGIC 0x4a695444u      /* "JiTD" as a native 32-bit word */
 #define JITDUMP_HEADER 40
@@ -333,7 +333,7 @@ const char *ember_jit_map_lookup(struct ember_jit_map *jm, pid_t pid, uint64_t a
 	}
 	/* The last entry starting at or below addr, then back over every one
 	 * that can still reach addr; the latest covering entry wins. */
-	size_t lo = sym_upper_bound(p->e, p->n, sizeof *p->e, addr);
+	size_t lo = ember_upper_bound(p->e, p->n, sizeof *p->e, 8, addr);
 	const struct jit_entry *best = NULL;
 	for (size_t i = lo; i-- > 0 && addr - p->e[i].start < p->max_len;)
 		if (addr < p->e[i].end && (!best || p->e[i].seq > best->seq))

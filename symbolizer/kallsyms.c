@@ -14,6 +14,7 @@
 #include "grow.h"
 #include "kallsyms.h"
 #include "symbolizer.h"
+#include "sorted.h"
 #include "sym_search.h"
 
 /* No kernel function is this big: an address further past the last symbol
@@ -124,7 +125,7 @@ bool ember_kernel_symbols_visible(void)
 
 const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
 {
-	size_t after = sym_upper_bound(k->v, k->n, sizeof(*k->v), addr);
+	size_t after = ember_upper_bound(k->v, k->n, sizeof(*k->v), 8, addr);
 	if (after == 0 || addr - k->v[after - 1].addr >= MAX_KSYM_SPAN)
 		return NULL;
 	return k->names + k->v[after - 1].name_off;

@@ -12,6 +12,7 @@
 
 #include <gelf.h>
 
+#include "sorted.h"
 #include "sym_search.h"
 #include "symtab.h"
 
@@ -156,7 +157,7 @@ int symtab_build(struct symtab *t, Dwfl_Module *mod)
 
 struct sym_entry *symtab_find(const struct symtab *t, uint64_t addr)
 {
-	size_t after = sym_upper_bound(t->v, t->n, sizeof(*t->v), addr);
+	size_t after = ember_upper_bound(t->v, t->n, sizeof(*t->v), 8, addr);
 	if (after == 0)
 		return NULL;
 	size_t lo = after - 1;  /* the last entry starting at or below addr */
