@@ -1,6 +1,6 @@
 /* What ember assumes of the machine beyond its registers (those are
- * sampler/perf_regs.h, sampler/unwind_arch.h, sampler/probe_regs.h and the
- * call decoders of sampler/arch_insn.h): the ELF machine of the programs
+ * unwind/perf_regs.h, unwind/unwind_arch.h, unwind/probe_regs.h and the
+ * call decoders of unwind/arch_insn.h): the ELF machine of the programs
  * it reads, the top of user space, and glibc's layout where the Python
  * reader needs it.  Everything here is the machine ember was built for:
  * it profiles programs of its own architecture.  Page sizes are asked of

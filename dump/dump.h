@@ -7,7 +7,7 @@
  * stack copied from SP (process_vm_readv), its Python frames read (while
  * it is stopped, so they match the native stack exactly; with the GIL's
  * holder and, on request, the frames' local variables), and it is
- * detached.  Unwinding (sampler/unwinder.h), symbolization (symbolizer/)
+ * detached.  Unwinding (unwind/unwinder.h), symbolization (symbolizer/)
  * and the merge of Python frames over the eval-loop activations
  * (python-stacks/session.h) run after every thread is running again.
  *

@@ -1,9 +1,9 @@
-# The architecture-specific decoders and numbering (sampler/arch_insn.h,
+# The architecture-specific decoders and numbering (unwind/arch_insn.h,
 # probe_regs.h, unwind_arch.h): plain functions, checked on every host for
 # both architectures where they take bytes.
 add_executable(test_arch ${PROJECT_SOURCE_DIR}/tests/unit/test_arch.c)
-target_link_libraries(test_arch PRIVATE ember_sampler)
-target_include_directories(test_arch PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PROJECT_SOURCE_DIR}/sampler)
+target_link_libraries(test_arch PRIVATE ember_unwind)
+target_include_directories(test_arch PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PROJECT_SOURCE_DIR}/unwind)
 add_test(NAME unit.arch COMMAND test_arch)
 set_tests_properties(unit.arch PROPERTIES LABELS unit)
 

@@ -1,4 +1,4 @@
-/* The registers a frame probe (struct ember_frame_probe, sampler.h)
+/* The registers a frame probe (struct ember_frame_probe, native_stack.h)
  * records, per architecture: the general-purpose registers an interpreter's
  * eval loop can keep a variable in, without SP and PC.  Each candidate has
  * its DWARF register number (which is also libunwind's, on both

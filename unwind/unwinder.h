@@ -2,7 +2,8 @@
  * unwind_lock.c behind it): one sample's user registers and stack copy to
  * a list of frames, by DWARF CFI through libunwind's remote API and past
  * frames without CFI by a stack scan (docs/unwinding.md).  Used by the
- * sampler; the unit tests and bench/unwind_bench.c drive it directly.
+ * sampler (sampler/) and by dump/; the unit tests and bench/unwind_bench.c
+ * drive it directly.
  *
  * It reads the process model (process_model.h) and never changes it (the
  * ELF views of its modules index their symbols on first use).  It
@@ -19,7 +20,7 @@
 
 #include "perf_regs.h"
 #include "process_model.h"
-#include "sampler.h"
+#include "native_stack.h"
 
 /* One sample as the kernel copied it. */
 struct unwind_input {
@@ -60,7 +61,7 @@ void unwinder_free(struct unwinder *u);
 /* Unwind one sample of proc into out[0..max) (leaf first; callers' pcs
  * are return address - 1, see struct ember_frame_addr); returns the count.
  * Sets EMBER_SAMPLE_TRUNCATED, _FRAME_CAP, _UNWIND_ERROR, _NO_CFI and
- * _SCANNED in *flags as sampler.h defines them.  probes: NULL for none. */
+ * _SCANNED in *flags as native_stack.h defines them.  probes: NULL for none. */
 uint32_t unwind_sample(struct unwinder *u, const struct process *proc, const struct unwind_input *in,
 		       struct ember_frame_addr *out, uint32_t max, uint32_t *flags, struct unwind_probes *probes);
 
