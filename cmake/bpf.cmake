@@ -12,14 +12,20 @@ endif()
 # ember_bpf_object(SOURCE EMBED_FILE DEFINE WHAT DEPENDS...): SOURCE (a
 # .bpf.c) into ${CMAKE_BINARY_DIR}/<name>.o, which EMBED_FILE includes
 # through the macro DEFINE; WHAT names the step in the build's output.
+# DEPENDS are the headers it includes: their folders are searched too.
 # The variable named DEFINE is set to the object's path, for other targets
 # that depend on it.
 function(ember_bpf_object source embed_file define what)
   get_filename_component(name ${source} NAME_WE)
   get_filename_component(dir ${source} DIRECTORY)
   set(object ${CMAKE_BINARY_DIR}/${name}.bpf.o)
+  set(includes -I${dir})
+  foreach(header ${ARGN})
+    get_filename_component(header_dir ${header} DIRECTORY)
+    list(APPEND includes -I${header_dir})
+  endforeach()
   add_custom_command(OUTPUT ${object}
-    COMMAND ${EMBER_BPF_CLANG} -O2 -g -target bpf -Wall -Werror ${EMBER_BPF_ARCH_INCLUDE} -I${dir}
+    COMMAND ${EMBER_BPF_CLANG} -O2 -g -target bpf -Wall -Werror ${EMBER_BPF_ARCH_INCLUDE} ${includes}
             -c ${source} -o ${object}
     DEPENDS ${source} ${ARGN}
     COMMENT "${what}")

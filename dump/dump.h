@@ -9,7 +9,7 @@
  * holder and, on request, the frames' local variables), and it is
  * detached.  Unwinding (unwind/unwinder.h), symbolization (symbolizer/)
  * and the merge of Python frames over the eval-loop activations
- * (python-stacks/session.h) run after every thread is running again.
+ * (python-stacks/session/session.h) run after every thread is running again.
  *
  * A thread is stopped for as long as its registers, its stack copy and
  * its Python frames take (tens to hundreds of microseconds); each pause is

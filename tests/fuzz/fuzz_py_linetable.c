@@ -1,4 +1,4 @@
-/* fuzz.py_linetable: CPython line-table decoding (python-stacks/linetable.c)
+/* fuzz.py_linetable: CPython line-table decoding (python-stacks/runtime/linetable.c)
  * for every format ember reads: 2.7 lnotab, 3.6-3.9 lnotab, the 3.10 PEP 626
  * table and the 3.11+ location table.  Input: one byte for the format, four
  * for co_firstlineno, the table's bytes.  The table comes from the target's
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "py_internal.h"
+#include "py_runtime.h"
 
 #define PROBES 64    /* offsets looked up besides the runs' edges */
 

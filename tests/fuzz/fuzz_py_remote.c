@@ -18,7 +18,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "py_internal.h"
+#include "py_read.h"
+#include "reader.h"
 
 #include "fuzz_py_remote.h"
 #include "fuzz_util.h"
@@ -209,8 +210,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * by comparing with the target's tasks in /proc, which a fuzz input
 	 * has none of; the header says where it is. */
 	if (py->rt.off.ts_native_thread_id < 0) {
-		py->th.pthread_tid_off = tid_off;
-		py->th.tid_calibrated = true;
+		py->th->pthread_tid_off = tid_off;
+		py->th->tid_calibrated = true;
 	}
 	read_threads(py, flags & PY_FUZZ_THREAD_NAMES);
 	ember_python_close(py);

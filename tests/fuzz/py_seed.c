@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #include "fuzz_py_remote.h"
-#include "py_internal.h"
+#include "py_read.h"
+#include "reader.h"
 
 #define MAX_READS 4096
 
@@ -113,7 +114,7 @@ static int write_seed(const struct ember_python *py, const char *out, uint8_t fl
 	if (!o || !f)
 		return 1;
 	uint8_t head[8] = { (uint8_t)(o - py_offsets_table), flags };
-	uint16_t tid_off = py->th.pthread_tid_off >= 0 ? (uint16_t)py->th.pthread_tid_off : 0;
+	uint16_t tid_off = py->th->pthread_tid_off >= 0 ? (uint16_t)py->th->pthread_tid_off : 0;
 	memcpy(head + 2, &tid_off, 2);
 	put(f, head, 8);
 	uint64_t words[8] = { rt->runtime, rt->interp_head_addr, rt->gil_tstate_addr, rt->t_code,

@@ -8,9 +8,9 @@ add_test(NAME unit.arch COMMAND test_arch)
 set_tests_properties(unit.arch PROPERTIES LABELS unit)
 
 # The copier's records paired with their samples at the lags different
-# kernels give them (python-stacks/copier_intake.c), over a fake ring.
+# kernels give them (python-stacks/copier/copier_intake.c), over a fake ring.
 add_executable(test_copier_intake ${PROJECT_SOURCE_DIR}/tests/unit/test_copier_intake.c)
 target_link_libraries(test_copier_intake PRIVATE ember_python)
-target_include_directories(test_copier_intake PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+target_include_directories(test_copier_intake PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
 add_test(NAME unit.copier_intake COMMAND test_copier_intake)
 set_tests_properties(unit.copier_intake PROPERTIES LABELS unit)

@@ -8,14 +8,14 @@
 # against the installed headers.  Tests whose interpreter is missing exit 77.
 add_executable(test_python_linetable ${PROJECT_SOURCE_DIR}/tests/unit/test_python_linetable.c)
 target_link_libraries(test_python_linetable PRIVATE ember_python)
-target_include_directories(test_python_linetable PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+target_include_directories(test_python_linetable PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
 add_executable(test_python_stacks ${PROJECT_SOURCE_DIR}/tests/unit/test_python_stacks.c)
 target_link_libraries(test_python_stacks PRIVATE ember_python)
-target_include_directories(test_python_stacks PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+target_include_directories(test_python_stacks PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
 
 add_executable(test_python_cold ${PROJECT_SOURCE_DIR}/tests/unit/test_python_cold.c)
 target_link_libraries(test_python_cold PRIVATE ember_python PkgConfig::LIBDW)
-target_include_directories(test_python_cold PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+target_include_directories(test_python_cold PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
 
 set(EMBER_PYDIR ${PROJECT_SOURCE_DIR}/tests/python)
 if(DEFINED ENV{PYENV_ROOT})
@@ -78,22 +78,22 @@ find_program(EMBER_PY_GEN_PYTHON NAMES python3)
 if(EMBER_PY_GEN_PYTHON)
   add_test(NAME unit.python.offsets_table
            COMMAND ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py
-                   --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c)
+                   --check ${PROJECT_SOURCE_DIR}/python-stacks/runtime/offsets_table.c)
   # The AArch64 table, measured with the cross compiler under qemu-user.
   add_test(NAME unit.python.offsets_table.aarch64
            COMMAND ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py --arch aarch64
-                   --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table_aarch64.c)
+                   --check ${PROJECT_SOURCE_DIR}/python-stacks/runtime/offsets_table_aarch64.c)
   list(APPEND EMBER_PY_TESTS unit.python.offsets_table unit.python.offsets_table.aarch64)
   # 3.14 and 3.15 measured from the sid root's headers (libpython3.X-dev).
   if(EMBER_SID_PYTHONS)
     add_test(NAME unit.python.offsets_table.sid
              COMMAND ${CMAKE_COMMAND} -E env EMBER_SID_ROOT=${EMBER_SID_ROOT}
                      ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py
-                     --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table.c --need 3.14 --need 3.15)
+                     --check ${PROJECT_SOURCE_DIR}/python-stacks/runtime/offsets_table.c --need 3.14 --need 3.15)
     add_test(NAME unit.python.offsets_table.aarch64.sid
              COMMAND ${CMAKE_COMMAND} -E env EMBER_SID_ROOT=${EMBER_SID_ROOT}
                      ${EMBER_PY_GEN_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/gen_python_offsets.py --arch aarch64
-                     --check ${PROJECT_SOURCE_DIR}/python-stacks/offsets_table_aarch64.c --need 3.14 --need 3.15)
+                     --check ${PROJECT_SOURCE_DIR}/python-stacks/runtime/offsets_table_aarch64.c --need 3.14 --need 3.15)
     list(APPEND EMBER_PY_SID_TESTS unit.python.offsets_table.sid unit.python.offsets_table.aarch64.sid)
   endif()
 endif()
@@ -112,11 +112,11 @@ target_include_directories(test_merge PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
 add_test(NAME unit.merge COMMAND test_merge)
 set_tests_properties(unit.merge PROPERTIES LABELS unit)
 
-# The values `ember dump --locals` shows (python-stacks/locals.c), from byte
+# The values `ember dump --locals` shows (python-stacks/read/locals.c), from byte
 # images of objects laid out with the table's offsets of 3.11-3.15, read
 # from this process: 3.14+'s tagged frame slots and each version's ints.
 add_executable(test_python_locals ${PROJECT_SOURCE_DIR}/tests/unit/test_python_locals.c)
 target_link_libraries(test_python_locals PRIVATE ember_python)
-target_include_directories(test_python_locals PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+target_include_directories(test_python_locals PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
 add_test(NAME unit.python.locals COMMAND test_python_locals)
 set_tests_properties(unit.python.locals PROPERTIES LABELS unit)

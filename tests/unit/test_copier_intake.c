@@ -11,7 +11,6 @@
 #include "check.h"
 #include "copier_record.h"
 #include "copier_user.h"
-#include "py_internal.h"
 
 #define RING_BYTES (1u << 16)
 #define TID 7
@@ -48,11 +47,13 @@ static void push(struct fake_ring *f, uint32_t tid, uint64_t t)
 
 static void setup(struct ember_python *py, struct ember_py_copier *st, struct fake_ring *f)
 {
+	static struct py_copier_link link;
 	memset(py, 0, sizeof *py);
 	memset(st, 0, sizeof *st);
 	memset(f, 0, sizeof *f);
+	link = (struct py_copier_link){ .copier = st };
 	py->pid = PID;
-	py->cp.copier = st;
+	py->cp = &link;
 	st->in.ring = (struct py_ring){ .consumer_pos = &f->cons, .producer_pos = &f->prod, .data = f->data,
 					.mask = RING_BYTES - 1 };
 }

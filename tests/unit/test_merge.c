@@ -1,5 +1,5 @@
 /* Unit tests: the merge of Python frames into native stacks
- * (python-stacks/merge.c) and the classes of native frames it works from.
+ * (python-stacks/merge/merge.c) and the classes of native frames it works from.
  * Each case builds a native stack of groups (frame ids 100 + k) and a read
  * of Python frames, and checks the merged stack item by item. */
 #include <stdint.h>

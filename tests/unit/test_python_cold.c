@@ -1,4 +1,4 @@
-/* Finding a function's .cold part without symbols (python-stacks/eval_cold.c),
+/* Finding a function's .cold part without symbols (python-stacks/check/eval_cold.c),
  * checked against the truth where the truth is known: the symbol table of the
  * binary's debug file (Debian's python3 with python3.11-dbg: ~3,000 functions
  * with a .cold part, the eval loop among them).
@@ -17,7 +17,7 @@
 
 #include "check.h"
 #include "elf_view.h"
-#include "py_internal.h"
+#include "py_check.h"
 
 struct sym {
 	const char *name;

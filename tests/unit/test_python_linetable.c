@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "py_internal.h"
+#include "py_read.h"
 
 static int run(char *const argv[])
 {

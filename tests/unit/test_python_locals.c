@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "py_internal.h"
+#include "py_read.h"
 
 /* One object image: zeroed 8-byte words, big enough for every header. */
 struct img {
@@ -161,10 +161,13 @@ static void check_version(int minor, int micro)
 	CHECK_MSG(o != NULL, "offsets of the version are in the table");
 	if (!o)
 		return;
+	/* a reader with the parts these reads use: no copies to decode from */
 	struct ember_python *py = calloc(1, sizeof *py);
+	struct py_strings *str = calloc(1, sizeof *str);
 	struct images *im = calloc(1, sizeof *im);
-	if (!py || !im)
+	if (!py || !str || !im)
 		abort();
+	py->str = str;
 	py->pid = getpid();
 	py->rt.major = 3;
 	py->rt.minor = minor;
@@ -178,6 +181,7 @@ static void check_version(int minor, int micro)
 	if (o->stackref_tag_bits > 0)
 		check_tagged(py, im);
 	free(im);
+	free(str);
 	free(py);
 }
 

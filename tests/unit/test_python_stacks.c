@@ -31,8 +31,10 @@
 
 #include "check.h"
 #include "python_stacks.h"
-#include "py_internal.h"     /* records: read with py_read_thread */
+#include "py_read.h"         /* records: read with py_read_thread */
+#include "reader.h"
 #include "copier_record.h"
+#include "copier_user.h"
 
 static double now_s(void)
 {
