@@ -16,22 +16,13 @@
 /* Frames one address may expand to: the function and what was inlined into it. */
 #define MAX_INLINE 32
 
-/* What a native function is to a thread pool (pools.h). */
-enum pool_fn {
-	POOL_FN_DISPATCH = 1,      /* hands work to the pool's threads */
-	POOL_FN_WAIT = 2,          /* only waits (a function of a pool's module) */
-	POOL_FN_YIELD = 4,         /* the C library's yield, futex or sleep */
-};
-
 /* (module, addr, frame flags) -> the frame ids it expands to, outermost first. */
 struct addr_entry {
 	uint32_t module, flags;
 	uint64_t addr;
 	uint32_t off, n;           /* into ids */
 	uint8_t cls;               /* enum ember_native_class */
-	uint8_t pool;              /* enum ember_pool_kind of its module */
-	uint8_t pool_fn;           /* enum pool_fn */
-	const char *module_name;   /* its module's base name, interned in the profile */
+	struct ember_pool_group pool;   /* what it is to the pools (its module interned in the profile) */
 };
 
 /* What the resolver keeps of a declared module. */
@@ -54,8 +45,8 @@ struct ember_resolver {
 	size_t nids, ids_cap;
 	/* Per stack, grown to the largest. */
 	struct ember_native_group *groups;
-	uint32_t *group_entry;     /* each group's entry */
-	size_t groups_cap, group_entry_cap;
+	struct ember_pool_group *pool_groups;
+	size_t groups_cap, pool_groups_cap;
 	struct ember_merged *merged;
 	size_t merged_cap;
 	uint32_t *stack, *py_index, *peer;
@@ -97,7 +88,7 @@ void ember_resolver_free(struct ember_resolver *rv)
 	ember_idtab_free(&rv->index);
 	ember_symbolizer_free(rv->sym);
 	free(rv->groups);
-	free(rv->group_entry);
+	free(rv->pool_groups);
 	free(rv->peer);
 	free(rv->merged);
 	free(rv->stack);
@@ -161,11 +152,10 @@ static int symbolize(struct ember_resolver *rv, struct addr_entry *k, bool kerne
 	k->cls = n && !kernel ? ember_py_native_class(sf[n - 1].function, sf[n - 1].module, sf[n - 1].has_symbol) : 0;
 	if (n && !kernel) {
 		const struct ember_sym_frame *fn = &sf[n - 1];   /* the containing function */
-		k->pool = (uint8_t)ember_pool_of_module(fn->module);
-		k->pool_fn = (ember_pool_dispatch_function(k->pool, fn->function) ? POOL_FN_DISPATCH : 0) |
-			     (ember_pool_wait_function(k->pool, fn->function) ? POOL_FN_WAIT : 0) |
-			     (ember_pool_yield_function(fn->function, fn->module) ? POOL_FN_YIELD : 0);
-		if (!(k->module_name = ember_profile_cstr(rv->p, fn->module)))
+		uint8_t kind = (uint8_t)ember_pool_of_module(fn->module);
+		k->pool = (struct ember_pool_group){ .kind = kind, .fn = ember_pool_fn(kind, fn->function, fn->module),
+						     .module = ember_profile_cstr(rv->p, fn->module) };
+		if (!k->pool.module)
 			return -1;
 	}
 	/* The interpreter's machinery is its kind (what Python frames stand
@@ -226,7 +216,7 @@ static const struct addr_entry *resolve_addr(struct ember_resolver *rv, const st
 static int native_groups(struct ember_resolver *rv, const struct ember_resolve_in *in)
 {
 	if (in->nframes > EMBER_MAX_FRAMES || EMBER_GROW(rv->groups, rv->groups_cap, in->nframes) != 0 ||
-	    EMBER_GROW(rv->group_entry, rv->group_entry_cap, in->nframes) != 0)
+	    EMBER_GROW(rv->pool_groups, rv->pool_groups_cap, in->nframes) != 0)
 		return -1;
 	/* Offsets first: the id array may move while it grows. */
 	uint32_t off[EMBER_MAX_FRAMES];
@@ -236,9 +226,11 @@ static int native_groups(struct ember_resolver *rv, const struct ember_resolve_i
 			return -1;
 		off[g] = e->off;
 		rv->groups[g] = (struct ember_native_group){ .n = e->n, .cls = e->cls };
-		rv->group_entry[g] = (uint32_t)(e - rv->entries);
+		rv->pool_groups[g] = e->pool;
 	}
 	ember_py_root_groups(rv->groups, in->nframes);
+	for (uint32_t g = 0; g < in->nframes; g++)
+		rv->pool_groups[g].root = (rv->groups[g].cls & EMBER_NATIVE_ROOT) != 0;
 	const struct ember_python *reader = in->reader;
 	for (uint32_t g = 0, i = in->nframes; g < in->nframes; g++) {
 		const struct ember_frame_addr *fa = &in->frames[--i];
@@ -268,102 +260,6 @@ static uint32_t special(struct ember_profile *p, const char *name)
 {
 	struct ember_frame f = { .kind = EMBER_FRAME_SPECIAL, .name = name, .file = "", .module = "" };
 	return ember_profile_frame(p, &f);
-}
-
-/* The entry of group g of the stack being resolved. */
-static const struct addr_entry *group_entry(const struct ember_resolver *rv, uint32_t g)
-{
-	return &rv->entries[rv->group_entry[g]];
-}
-
-static bool group_in_pool(const struct ember_resolver *rv, uint32_t g, uint8_t kind, const char *module)
-{
-	const struct addr_entry *e = group_entry(rv, g);
-	return e->pool == kind && e->module_name == module;
-}
-
-/* What the stack of groups 0..ng is to a thread pool, in groups. */
-struct pool_plan {
-	struct ember_pool_role role;
-	uint32_t at;               /* worker: its first own group; dispatcher: the dispatch group */
-	uint32_t wait_from;        /* with role.wait: the first group of the waiting frames */
-};
-
-/* With the pool's frames from group lo on: whether the leaf only waits
- * (its innermost frames yield, or the innermost is the pool's own and the
- * pool's module holds no work of its own, or is entry itself: a loop that
- * looks for work, or a function that only waits), and where the waiting
- * frames start. */
-static bool pool_waits(const struct ember_resolver *rv, uint32_t lo, uint32_t ng, uint8_t kind, const char *module,
-		       uint32_t entry, uint32_t *wait_from)
-{
-	uint32_t x = ng;
-	while (x > lo && (group_entry(rv, x - 1)->pool_fn & POOL_FN_YIELD))
-		x--;
-	bool yields = x < ng;
-	if (x == lo)
-		return false;   /* nothing of the pool's own at the leaf */
-	x--;
-	if (!group_in_pool(rv, x, kind, module))
-		return false;
-	if (!yields && ember_pool_module_works(kind) && x != entry && !(group_entry(rv, x)->pool_fn & POOL_FN_WAIT))
-		return false;   /* in the module's own work (OpenBLAS's kernels) */
-	uint32_t from = ng;
-	while (from > lo && (group_in_pool(rv, from - 1, kind, module) ||
-			     (group_entry(rv, from - 1)->pool_fn & POOL_FN_YIELD)))
-		from--;
-	*wait_from = from;
-	return true;
-}
-
-static struct pool_plan plan_pool(const struct ember_resolver *rv, const struct ember_resolve_in *in, uint32_t ng,
-				  bool has_python)
-{
-	struct pool_plan pl = { .wait_from = UINT32_MAX };
-	uint32_t roots = 0;
-	while (roots < ng && (rv->groups[roots].cls & EMBER_NATIVE_ROOT))
-		roots++;
-	if (!in->main_thread && !has_python && roots > 0 && roots < ng) {
-		/* A thread of its own with no Python: a pool's worker, by the
-		 * function its thread started in. */
-		const struct addr_entry *e = group_entry(rv, roots);
-		uint8_t kind = e->pool ? e->pool : EMBER_POOL_THREADS;
-		uint32_t own = roots + 1;
-		if (!ember_pool_module_works(kind))
-			while (own < ng && group_in_pool(rv, own, kind, e->module_name))
-				own++;
-		pl.role = (struct ember_pool_role){ .kind = kind, .worker = true, .pool = e->module_name };
-		if (kind != EMBER_POOL_THREADS)
-			pl.role.wait = pool_waits(rv, roots, ng, kind, e->module_name, roots, &pl.wait_from);
-		pl.at = pl.role.wait && pl.wait_from < own ? pl.wait_from : own;
-		return pl;
-	}
-	for (uint32_t g = 0; g < ng; g++) {
-		const struct addr_entry *e = group_entry(rv, g);
-		if (!e->pool)
-			continue;
-		/* The pool's frames from here on: the dispatch call is the
-		 * innermost of its dispatch functions among them, else, in a
-		 * runtime that does nothing but run and wait for its threads
-		 * (OpenMP, TBB, pthreadpool), the outermost frame. A library
-		 * that does its own work (OpenBLAS) dispatched nothing without
-		 * such a call. */
-		uint32_t end = g, d = UINT32_MAX;
-		for (; end < ng && group_in_pool(rv, end, e->pool, e->module_name); end++)
-			if (group_entry(rv, end)->pool_fn & POOL_FN_DISPATCH)
-				d = end;
-		if (d == UINT32_MAX && !ember_pool_module_works(e->pool))
-			d = g;
-		if (d == UINT32_MAX) {
-			g = end - 1;   /* a call into the library that dispatched nothing */
-			continue;
-		}
-		pl.role = (struct ember_pool_role){ .kind = e->pool, .pool = e->module_name };
-		pl.at = d;
-		pl.role.wait = pool_waits(rv, d + 1, ng, e->pool, e->module_name, d, &pl.wait_from);
-		return pl;
-	}
-	return pl;
 }
 
 /* The first merged item at or past group g (after: past it). */
@@ -427,15 +323,15 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	bool has_python = in->npy > 0;
 	for (uint32_t g = 0; g < in->nframes && !has_python && eval; g++)
 		has_python = (rv->groups[g].cls & eval) != 0;
-	struct pool_plan pp = plan_pool(rv, in, in->nframes, has_python);
+	struct ember_pool_plan pp = ember_pool_plan(rv->pool_groups, in->nframes, in->main_thread, has_python);
 	/* The waiting frames give way to the pool's wait mark (kept under it
 	 * when unfiltered). */
-	uint32_t wait_at = pp.role.wait ? merged_at(rv, nm, pp.wait_from, false) : UINT32_MAX;
+	uint32_t wait_at = pp.wait ? merged_at(rv, nm, pp.wait_from, false) : UINT32_MAX;
 	size_t base = n;
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct ember_merged *m = &rv->merged[i];
 		if (i == wait_at)
-			put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.role.kind)), UINT32_MAX);
+			put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.kind)), UINT32_MAX);
 		if (i >= wait_at && !rv->o.wait_frames)
 			continue;
 		if (m->kind == EMBER_MERGED_NATIVE)
@@ -445,9 +341,9 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 		else
 			put(rv, &n, special(rv->p, EMBER_MARK_UNCERTAIN), UINT32_MAX);
 	}
-	if (pp.role.wait && wait_at == nm)
-		put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.role.kind)), UINT32_MAX);
-	for (uint32_t i = in->nkernel; i-- > 0 && !mo->python_only && (!pp.role.wait || rv->o.wait_frames);) {
+	if (pp.wait && wait_at == nm)
+		put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.kind)), UINT32_MAX);
+	for (uint32_t i = in->nkernel; i-- > 0 && !mo->python_only && (!pp.wait || rv->o.wait_frames);) {
 		struct ember_frame_addr kfa = { .module = EMBER_NO_MODULE, .addr = in->kernel_ips[i] };
 		const struct addr_entry *e = resolve_addr(rv, &kfa, true);
 		if (!e)
@@ -458,13 +354,14 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	for (size_t i = 0; i < n; i++)
 		if (rv->stack[i] == UINT32_MAX)
 			return -1;
-	if (pp.role.kind) {
+	if (pp.kind) {
 		/* A worker's own frames start at the wait mark when it waits (the
 		 * mark stands for its pool's frames); a dispatcher's work comes
 		 * after its dispatch call, and its wait mark after that. */
-		out->role = pp.role;
-		out->role.at = (uint32_t)base + (!pp.role.worker ? merged_at(rv, nm, pp.at, true) :
-						 pp.role.wait ? wait_at : merged_at(rv, nm, pp.at, false));
+		out->role = (struct ember_pool_role){ .kind = pp.kind, .worker = pp.worker, .wait = pp.wait,
+						      .pool = pp.pool };
+		out->role.at = (uint32_t)base + (!pp.worker ? merged_at(rv, nm, pp.at, true) :
+						 pp.wait ? wait_at : merged_at(rv, nm, pp.at, false));
 	}
 	out->ids = rv->stack;
 	out->py_index = rv->py_index;

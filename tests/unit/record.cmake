@@ -12,3 +12,10 @@ target_include_directories(test_attribute PRIVATE ${PROJECT_SOURCE_DIR}/tests/un
   ${PROJECT_SOURCE_DIR}/resolve)
 add_test(NAME unit.attribute COMMAND test_attribute)
 set_tests_properties(unit.attribute PROPERTIES LABELS unit)
+
+# Thread pools by their code (resolve/pools.h): what a stack is to a pool.
+add_executable(test_pools ${PROJECT_SOURCE_DIR}/tests/unit/test_pools.c)
+target_link_libraries(test_pools PRIVATE ember_resolve)
+target_include_directories(test_pools PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
+add_test(NAME unit.pools COMMAND test_pools)
+set_tests_properties(unit.pools PROPERTIES LABELS unit)
