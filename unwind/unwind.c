@@ -443,20 +443,20 @@ static enum step_result try_prologue(struct walk *w, uint32_t frame, uint64_t *r
 {
 	struct accept a = { .nested = true };
 	struct caller_guess g;
-	enum step_result r;
+	enum step_result r = STEP_FAILED;
 	if (unwind_prologue_caller(w->u, &w->up->jit_code, w->ctx.proc, w->ctx.in,
 				   frame == 0 ? callee_pc : callee_pc + 1, regs, &g) &&
-	    unwind_candidate(w->ctx.proc, g.ra, callee_pc) != CAND_NONE &&
-	    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
-		return r;
+	    unwind_candidate(w->ctx.proc, g.ra, callee_pc) != CAND_NONE)
+		r = try_candidate(w, frame, regs, &g, &a, depth, NULL);
 #if UNWIND_LINK_REG >= 0
+	if (r != STEP_FAILED || frame != 0)
+		return r;
 	g = (struct caller_guess){ .ra = unwind_strip_ra(regs[UNWIND_LINK_REG], w->u->ra_mask),
 				   .sp = regs[EMBER_REG_SP] };
-	if (frame == 0 && unwind_candidate(w->ctx.proc, g.ra, callee_pc) != CAND_NONE &&
-	    (r = try_candidate(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
-		return r;
+	if (unwind_candidate(w->ctx.proc, g.ra, callee_pc) != CAND_NONE)
+		r = try_candidate(w, frame, regs, &g, &a, depth, NULL);
 #endif
-	return STEP_FAILED;
+	return r;
 }
 
 /* Frame `frame` has no CFI, or its CFI failed: find its caller by scanning
@@ -503,7 +503,8 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 			    unwind_candidate(w->ctx.proc, g.ra, callee_pc) != (weak ? CAND_WEAK : CAND_GOOD))
 				continue;
 			tried++;
-			if ((r = try_slot(w, frame, regs, &g, &a, depth, &how)) != STEP_FAILED)
+			r = try_slot(w, frame, regs, &g, &a, depth, &how);
+			if (r != STEP_FAILED)
 				return r;
 			if (how == TRIED_LOOSE && fallback == SIZE_MAX)
 				fallback = i;
@@ -512,16 +513,20 @@ static enum step_result scan_past(struct walk *w, uint32_t frame, uint32_t depth
 		}
 		/* None without: a tail call it is. */
 		a.strict = false;
-		if (fallback != SIZE_MAX && slot_guess(w, slots[fallback], &g) &&
-		    (r = try_slot(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
+		r = fallback != SIZE_MAX && slot_guess(w, slots[fallback], &g) ?
+			    try_slot(w, frame, regs, &g, &a, depth, NULL) : STEP_FAILED;
+		if (r != STEP_FAILED)
 			return r;
 	}
 	for (int weak = 0; weak < 2 && depth + 1 < MAX_SCANS; weak++) {
 		a = (struct accept){ .weak = weak, .reg_beyond = reg_beyond, .nested = true };
-		for (size_t k = 0; k < npromising[weak]; k++)
-			if (slot_guess(w, slots[promising[weak][k]], &g) &&
-			    (r = try_slot(w, frame, regs, &g, &a, depth, NULL)) != STEP_FAILED)
+		for (size_t k = 0; k < npromising[weak]; k++) {
+			if (!slot_guess(w, slots[promising[weak][k]], &g))
+				continue;
+			r = try_slot(w, frame, regs, &g, &a, depth, NULL);
+			if (r != STEP_FAILED)
 				return r;
+		}
 	}
 	w->n = frame + 1;
 	return beyond ? STEP_TRUNCATED : STEP_FAILED;
@@ -547,8 +552,11 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
 	for (;;) {
 		if (w->n >= w->max)
 			return STEP_CAP;
-		if (depth && ++w->trial_steps > TRIAL_STEPS)
-			return STEP_FAILED;
+		if (depth) {
+			w->trial_steps++;
+			if (w->trial_steps > TRIAL_STEPS)
+				return STEP_FAILED;
+		}
 		uint64_t ra;
 		uint32_t at = w->n - 1;
 		bool signal = w->prev_signal;
@@ -557,7 +565,10 @@ static enum step_result walk_on(struct walk *w, uint32_t depth, bool nested)
 			/* Right after a candidate: each caller's return address after
 			 * a call (JIT code cannot be read), and one that can have gone
 			 * to its callee. */
-			if (w->check_left && (w->check_left--, !signal)) {
+			bool check = w->check_left > 0 && !signal;
+			if (w->check_left > 0)
+				w->check_left--;
+			if (check) {
 				const struct module_load *ml = process_find(w->ctx.proc, ra);
 				enum candidate c = ml && ml->mod->jit_pid ? CAND_GOOD : unwind_candidate(w->ctx.proc, ra, w->callee_pc);
 				if (c == CAND_NONE)
