@@ -90,6 +90,18 @@ def target(name):
     return path
 
 
+def marked_lines(path):
+    """The lines of a test program marked "# LINE-NAME": {"name": line}
+    (the name in lower case)."""
+    lines = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            m = re.search(r"# LINE-([A-Z]+)", line)
+            if m:
+                lines[m.group(1).lower()] = n
+    return lines
+
+
 def skip(reason):
     print("SKIP: %s" % reason, flush=True)
     sys.exit(SKIP)

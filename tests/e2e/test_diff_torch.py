@@ -244,20 +244,19 @@ for mode, extra in (("fp32", []), ("int8", ["--int8"])):
     chk.check(res.rc == 0, "record %s with two threads exits 0" % mode, res.describe())
     two[mode] = folded(out) if res.rc == 0 else None
 if two["int8"] and two["fp32"]:
-    qk = [(f, c) for f, c in two["int8"].stacks if JIT_GEMM.match(f[-1])]
-    qtot = sum(c for _, c in qk)
-    qgood = sum(c for f, c in qk if any(x.startswith(QLINEAR) for x in f))
-    qworker = sum(c for f, c in qk if not f[0].startswith("MainThread ("))
-    chk.check(qtot >= 20 and qgood >= 0.9 * qtot and qworker > 0,
-              "INT8, two threads: the quantized GEMM's kernels under the quantized Linear.forward: %d of %d, "
-              "%d of them on a pool's thread" % (qgood, qtot, qworker), two["int8"].top(15))
-    sg = [(f, c) for f, c in two["fp32"].stacks if "sgemm" in f[-1]]
-    sgtot = sum(c for _, c in sg)
-    sggood = sum(c for f, c in sg if any(x.startswith(LINEAR) for x in f))
-    sgworker = sum(c for f, c in sg if not f[0].startswith("MainThread ("))
-    chk.check(sgtot >= 50 and sggood >= 0.9 * sgtot and sgworker > 0,
-              "FP32, two threads: the SGEMM's samples under torch.nn's Linear.forward: %d of %d, %d of them on a "
-              "pool's thread" % (sggood, sgtot, sgworker), two["fp32"].top(15))
+    def under_caller(prof, is_kernel, caller, least, what):
+        """The kernel's samples, every thread's, under the Python caller, some on a pool's thread."""
+        ks = [(f, c) for f, c in prof.stacks if is_kernel(f[-1])]
+        tot = sum(c for _, c in ks)
+        good = sum(c for f, c in ks if any(x.startswith(caller) for x in f))
+        worker = sum(c for f, c in ks if not f[0].startswith("MainThread ("))
+        chk.check(tot >= least and good >= 0.9 * tot and worker > 0,
+                  "%s: %d of %d, %d of them on a pool's thread" % (what, good, tot, worker), prof.top(15))
+
+    under_caller(two["int8"], JIT_GEMM.match, QLINEAR, 20,
+                 "INT8, two threads: the quantized GEMM's kernels under the quantized Linear.forward")
+    under_caller(two["fp32"], lambda leaf: "sgemm" in leaf, LINEAR, 50,
+                 "FP32, two threads: the SGEMM's samples under torch.nn's Linear.forward")
     csv2 = os.path.join(d, "two.csv")
     res = E.run([E.ember(), "diff", os.path.join(d, "fp32-2.ember"), os.path.join(d, "int8-2.ember"), "-o", csv2])
     lines = open(csv2).read().splitlines() if os.path.exists(csv2) else []

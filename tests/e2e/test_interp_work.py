@@ -47,12 +47,7 @@ if strip:
     shutil.copy(os.path.realpath(PY), exe)
     env.update(LD_LIBRARY_PATH=d, PYTHONHOME=prefix)
     PY = exe
-LINES = {}
-with open(SCRIPT) as f:
-    for n, line in enumerate(f, 1):
-        m = re.search(r"# LINE-([A-Z]+)", line)
-        if m:
-            LINES[m.group(1).lower()] = n
+LINES = E.marked_lines(SCRIPT)
 WORK = {
     "collect": re.compile(r"^(gc_collect|collect\b|collect_generations|collect_with_callback|gc_collect_main)"),
     "unpickle": re.compile(r"^(_?load|_pickle_loads|cpickle_loads|Unpickler_load|load_\w+)"),

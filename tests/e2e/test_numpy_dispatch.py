@@ -33,12 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "python", "numpy_dispatch.py")
 PY = E.python_arg()
 PYFRAME = re.compile(r"^(.*) \((.+):(\d+)\)$")
-LINES = {}
-with open(SCRIPT) as f:
-    for n, line in enumerate(f, 1):
-        m = re.search(r"# LINE-([A-Z]+)", line)
-        if m:
-            LINES[m.group(1).lower()] = n
+LINES = E.marked_lines(SCRIPT)
 
 env = {k: v for k, v in os.environ.items() if not k.startswith(("NPY_", "OPENBLAS_", "GOTO", "OMP_"))}
 env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")

@@ -194,6 +194,21 @@ static size_t strip_section(uint8_t *raw, size_t n, uint8_t tag, bool *found)
 	return n;
 }
 
+/* The file raw[0..n) without its section tag, as an older writer or
+ * reader would have it, written to name and loaded into b (initialised
+ * here): whether the section was there and the rest loads. */
+static bool load_without(uint8_t *raw, size_t n, uint8_t tag, const char *name, struct ember_profile *b)
+{
+	char err[256];
+	bool found;
+	size_t m = strip_section(raw, n, tag, &found);
+	gzFile w = gzopen(tmp(name), "wb");
+	gzwrite(w, raw, (unsigned)m);
+	gzclose(w);
+	ember_profile_init(b);
+	return found && ember_profile_load_ember(b, tmp(name), err, sizeof err) == EMBER_LOAD_OK;
+}
+
 static uint32_t frame_named(const struct ember_profile *p, const char *name, uint8_t flags)
 {
 	for (uint32_t i = 0; i < p->nframes; i++)
@@ -226,14 +241,7 @@ static void test_frame_flags(void)
 	same_profile(&a, &b);
 	ember_profile_free(&b);
 
-	bool found;
-	size_t m = strip_section(raw, n, 'X', &found);
-	CHECK(found);
-	gzFile w = gzopen(tmp("noflags.ember"), "wb");
-	gzwrite(w, raw, (unsigned)m);
-	gzclose(w);
-	ember_profile_init(&b);
-	CHECK(ember_profile_load_ember(&b, tmp("noflags.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(load_without(raw, n, 'X', "noflags.ember", &b));
 	CHECK(frame_named(&b, "dgemm_kernel", 0) != UINT32_MAX && ember_profile_total(&b) == 7);
 	ember_profile_free(&b);
 
@@ -383,14 +391,7 @@ static void test_attributed_rows(void)
 
 	/* An older reader skips the section: the same file without it reads
 	 * as the same stacks, counts and threads. */
-	bool found;
-	size_t m = strip_section(raw, n, 'A', &found);
-	CHECK(found);
-	gzFile w = gzopen(tmp("noattr.ember"), "wb");
-	gzwrite(w, raw, (unsigned)m);
-	gzclose(w);
-	ember_profile_init(&b);
-	CHECK(ember_profile_load_ember(&b, tmp("noattr.ember"), err, sizeof err) == EMBER_LOAD_OK);
+	CHECK(load_without(raw, n, 'A', "noattr.ember", &b));
 	CHECK(b.nrows == 2 && ember_profile_total(&b) == 45 && b.rows[1].depth == 0);
 	ember_profile_free(&b);
 	ember_profile_free(&a);
