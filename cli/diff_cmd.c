@@ -202,6 +202,19 @@ static void print_warnings(const struct ember_diff *d, bool absolute)
 			"program? (see --by and --rename)\n", d->matched, d->nrows);
 }
 
+/* One run's pool threads under their dispatcher, the other's not: the
+ * Python lines that dispatch work to pools do not compare. */
+static void print_attribution(const struct ember_profile *base, const struct ember_profile *new)
+{
+	uint64_t a[2] = { ember_profile_attributed_total(base), ember_profile_attributed_total(new) };
+	if (!a[0] == !a[1])
+		return;
+	fprintf(stderr, "ember: warning: %s has %llu samples of pool threads under the stacks that dispatched their "
+		"work and %s none (recorded with --no-attribution, by an older ember, or without pools): the totals of "
+		"the lines that dispatch to pools do not compare\n", a[0] ? "BASE" : "NEW",
+		(unsigned long long)(a[0] ? a[0] : a[1]), a[0] ? "NEW" : "BASE");
+}
+
 static int write_one(FILE *f, enum diff_out fmt, const struct ember_diff *d, const struct ember_diff_export_opts *eo)
 {
 	switch (fmt) {
@@ -285,6 +298,7 @@ static int run_diff(struct diff_cli *cli, const char *base_path, const char *new
 	d.name[1] = ember_profile_input_name(new_path);
 	ember_diff_sort(&d, cli->sort);
 	print_warnings(&d, cli->dopts.norm == EMBER_DIFF_ABSOLUTE);
+	print_attribution(&in[0], &in[1]);
 	if ((rc = outputs_open(&cli->out)) == 0) {
 		if (!cli->quiet && ember_diff_write_table(stdout, &d, EMBER_DIFF_TABLE_TERMINAL, (size_t)cli->top) < 0)
 			rc = EMBER_EXIT_CANTCREAT;

@@ -34,14 +34,12 @@ static enum ember_pool_kind wait_mark(const struct ember_frame *f)
 void summary_pools(FILE *out, const struct ember_profile *p, const struct ember_record_pools *why)
 {
 	/* (waiting is CPU time: off-CPU rows, --idle's sleeps, are not counted) */
-	uint64_t attributed = 0, unknown = 0, wait[EMBER_POOL_KIND_COUNT] = { 0 };
+	uint64_t attributed = ember_profile_attributed_total(p), unknown = 0, wait[EMBER_POOL_KIND_COUNT] = { 0 };
 	uint64_t total = ember_profile_total(p) - ember_profile_off_cpu_total(p);
 	for (uint32_t r = 0; r < ember_profile_nrows(p); r++) {
 		const struct ember_sample_row *row = ember_profile_row_at(p, r);
 		uint32_t n;
 		const uint32_t *ids = ember_profile_stack_frames(p, row->stack, &n);
-		if (row->flags & EMBER_ROW_ATTRIBUTED)
-			attributed += row->count;
 		for (uint32_t i = 0; i < n; i++) {
 			const struct ember_frame *f = ember_profile_frame_at(p, ids[i]);
 			if (f->kind != EMBER_FRAME_SPECIAL)

@@ -431,6 +431,15 @@ void ember_profile_sort_timeline(struct ember_profile *p)
 	free(keys);
 }
 
+uint64_t ember_profile_attributed_total(const struct ember_profile *p)
+{
+	uint64_t n = 0;
+	for (size_t r = 0; r < p->nrows; r++)
+		if (p->rows[r].flags & EMBER_ROW_ATTRIBUTED)
+			n += p->rows[r].count;
+	return n;
+}
+
 double ember_profile_interval_s(const struct ember_profile *p)
 {
 	if (p->meta.interval_ns)

@@ -378,6 +378,10 @@ static inline uint64_t ember_profile_off_cpu_total(const struct ember_profile *p
 	return p->off_cpu_total;
 }
 
+/* ... of the rows flagged EMBER_ROW_ATTRIBUTED: pool threads' samples put
+ * under the stack that dispatched their work (docs/pools.md). */
+uint64_t ember_profile_attributed_total(const struct ember_profile *p);
+
 /* An add was cut at count_max: the counts are lower bounds. */
 static inline bool ember_profile_saturated(const struct ember_profile *p)
 {

@@ -228,10 +228,15 @@ chk.check(share[""] >= 5.0 and spent["passive"] < 0.75 * spent[""],
           "OMP_WAIT_POLICY=passive" % (spent[""], share[""], spent["passive"], share["passive"]))
 
 # --no-attribution: the workers keep their own stacks.
-nfolded = os.path.join(d, "py-own.folded")
-res = E.record(["--no-attribution", "-o", nfolded], [PY, SCRIPT, "4", "blas"], env=pyenv, timeout=180)
+nfolded, nember = os.path.join(d, "py-own.folded"), os.path.join(d, "py-own.ember")
+res = E.record(["--no-attribution", "-o", nfolded, "-o", nember], [PY, SCRIPT, "4", "blas"], env=pyenv, timeout=180)
 nprof = E.load_profile(chk, nfolded, res)
 own = nprof.count(lambda f: "clone3" in f or "start_thread" in f)
 chk.check(own > 0, "--no-attribution: %d samples under the workers' own clone3/start_thread" % own, nprof.top())
+# ember diff says when one run's pool threads went under their dispatcher and the other's did not.
+res = E.run([E.ember(), "diff", ember_out, nember, "-o", os.path.join(d, "att.csv")])
+chk.check(res.rc == 0 and re.search(r"warning: BASE has \d+ samples of pool threads under the stacks that "
+                                    r"dispatched their work and NEW none", res.stderr),
+          "diff of an attributed run against a --no-attribution one warns", res.describe())
 
 chk.finish()
