@@ -8,9 +8,10 @@
  * compiler, a built-in type's or module's C code: list.sort, _pickle,
  * _sre, _json) and is shown under the Python line that ran it.
  *
- * Names are CPython's own, 2.7 to 3.15 (docs/python-frames.md lists them
- * with what each does).  GCC's clone suffixes (".lto_priv.0", ".isra.0",
- * ".constprop.0", ".part.0", ".cold") are ignored. */
+ * Names are CPython's own, 2.7 to 3.15 (python-stacks/README.md, "Which
+ * native frames a Python stack shows", says what each family does).
+ * GCC's clone suffixes (".lto_priv.0", ".isra.0", ".constprop.0",
+ * ".part.0", ".cold") are ignored. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +21,11 @@
 /* Exact names, sorted (bytewise) for bsearch. */
 static const char *const names[] = {
 	"PyCFunction_Call",
-	"PyEval_CallObjectWithKeywords",
 	"PyEval_EvalCode",
 	"PyEval_EvalCodeEx",
 	"PyEval_EvalFrame",
 	"PyEval_EvalFrameEx",
 	"PyObject_Call",
-	"PyObject_CallFunction",
-	"PyObject_CallFunctionObjArgs",
-	"PyObject_CallMethod",
-	"PyObject_CallMethodObjArgs",
 	"PyObject_CallNoArgs",
 	"PyObject_CallObject",
 	"PyObject_CallOneArg",
@@ -55,10 +51,6 @@ static const char *const names[] = {
 	"_PyMethodDef_RawFastCallDict",
 	"_PyMethodDef_RawFastCallKeywords",
 	"_PyObject_Call",
-	"_PyObject_CallFunctionVa",
-	"_PyObject_CallMethodId",
-	"_PyObject_CallMethodIdObjArgs",
-	"_PyObject_CallMethod_SizeT",
 	"_PyObject_Call_Prepend",
 	"_PyObject_FastCall",
 	"_PyObject_FastCallDict",
@@ -74,6 +66,7 @@ static const char *const names[] = {
 	"call_trampoline",
 	"call_unbound",
 	"call_unbound_noarg",
+	"callmethod",
 	"cfunction_call",
 	"cfunction_call_varargs",
 	"do_call",
@@ -110,8 +103,13 @@ static const char *const names[] = {
 
 /* Families open-ended by version and signature. */
 static const char *const prefixes[] = {
+	"PyEval_Call",             /* the C API's calls of a Python object from C code: */
+	"PyObject_CallFunction",   /* PyObject_CallMethod, _PyObject_CallFunction_SizeT, */
+	"PyObject_CallMethod",     /* _PyObject_CallMethodIdOneArg, PyEval_CallFunction... */
 	"PyRun_",                  /* running a file or string (also embedders' entry) */
 	"_PyEval_EvalFrame",       /* the eval loop's entry and its inlined variants */
+	"_PyObject_CallFunction",
+	"_PyObject_CallMethod",
 	"_PyRun_",
 	"_TAIL_CALL_",             /* 3.14's tail-calling interpreter's opcode handlers */
 	"cfunction_vectorcall_",   /* a C function's calling conventions: _O, _NOARGS, _FASTCALL... */

@@ -281,6 +281,11 @@ static void test_classes(void)
 	CHECK(ember_py_native_class("_PyObject_MakeTpCall", "python3.11", true) == MACH);
 	CHECK(ember_py_native_class("cfunction_vectorcall_FASTCALL_KEYWORDS.lto_priv.0", "python3.11", true) == MACH);
 	CHECK(ember_py_native_class("main", "python3.11", true) == MACH);
+	/* the C API's calls of Python objects from C (an import opening its file through io.open) */
+	CHECK(ember_py_native_class("_PyObject_CallMethod", "python3.11", true) == MACH);
+	CHECK(ember_py_native_class("_PyObject_CallFunction_SizeT", "python3.11", true) == MACH);
+	CHECK(ember_py_native_class("callmethod.lto_priv.0", "python3.11", true) == MACH);
+	CHECK(ember_py_native_class("PyObject_CallFinalizerFromDealloc", "python3.11", true) == EMBER_NATIVE_INTERP);
 	CHECK(ember_py_native_class("main", "app", true) == 0);   /* an embedder's main is its own */
 	/* ... and the interpreter's work, shown: the collector, built-ins, the compiler */
 	CHECK(ember_py_native_class("gc_collect_main.lto_priv.0", "python3.11", true) == EMBER_NATIVE_INTERP);
