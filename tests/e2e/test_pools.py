@@ -122,6 +122,25 @@ chk.check(marked == 0 or re.search(r"OpenMP's threads waited for work .* in [\d.
           "omp_stages, spinning: %d samples marked [OpenMP wait], and the summary says OpenMP's share" % marked,
           res_s.stderr)
 
+# ---- the same program on LLVM's OpenMP runtime (libomp) ----------------
+targets = os.path.join(HERE, "..", "targets")
+llvm = os.path.join(d, "omp_stages_llvm")
+cc = E.run(["clang", "-O2", "-g", "-fopenmp=libomp", "-I", targets, os.path.join(targets, "omp_stages.c"), "-o",
+            llvm, "-lm"], quiet=True)
+if cc.rc != 0:
+    print("SKIP (loud): LLVM's libomp: clang -fopenmp=libomp cannot build omp_stages.c (make deps-test installs "
+          "libomp-14-dev): %s" % cc.stderr.strip()[-300:], flush=True)
+else:
+    out = os.path.join(d, "omp_llvm.folded")
+    res = E.record(["-o", out], [llvm, "3"], env=passive, timeout=120)
+    chk.check(res.rc == 0, "omp_stages on libomp: ember exits 0", res.describe())
+    prof = E.load_profile(chk, out, res)
+    got, _ = shares(prof)
+    check_shares("omp_stages on libomp", got, truth_c(res))
+    forked = prof.count(lambda f: any(x.startswith("__kmpc_fork_call") for x in f))
+    chk.check(forked >= 0.4 * prof.total, "omp_stages on libomp: %d of %d samples under __kmpc_fork_call" %
+              (forked, prof.total), prof.top())
+
 # ---- a pool of the program's own ----------------------------------------
 res, prof = record_c("pool_stages", clean_env())
 got, _ = shares(prof)

@@ -3,6 +3,16 @@
 #ifndef EMBER_TARGET_COMMON_H
 #define EMBER_TARGET_COMMON_H
 
+/* A function that stays a frame of its own, its body not merged into its
+ * callers nor theirs into it: GCC's noipa; clang, which has no such
+ * attribute, keeps it as a call with noinline (tests build omp_stages.c with
+ * clang for LLVM's OpenMP runtime). */
+#ifdef __clang__
+#define TGT_FRAME __attribute__((noinline))
+#else
+#define TGT_FRAME __attribute__((noipa))
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>

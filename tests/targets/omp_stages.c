@@ -14,7 +14,7 @@
 static double buf[N];
 static volatile unsigned regions;   /* counted after each region: a stage is no tail call of GOMP_parallel */
 
-__attribute__((noipa)) double kernel_sin(int i)
+TGT_FRAME double kernel_sin(int i)
 {
 	double x = i;
 	for (int k = 0; k < 40; k++)
@@ -22,7 +22,7 @@ __attribute__((noipa)) double kernel_sin(int i)
 	return x;
 }
 
-__attribute__((noipa)) double kernel_sqrt(int i)
+TGT_FRAME double kernel_sqrt(int i)
 {
 	double x = i + 2;
 	for (int k = 0; k < 60; k++)
@@ -30,7 +30,7 @@ __attribute__((noipa)) double kernel_sqrt(int i)
 	return x;
 }
 
-__attribute__((noipa)) void stage_sin(void)
+TGT_FRAME void stage_sin(void)
 {
 #pragma omp parallel for
 	for (int i = 0; i < N; i++)
@@ -38,7 +38,7 @@ __attribute__((noipa)) void stage_sin(void)
 	regions++;
 }
 
-__attribute__((noipa)) void stage_sqrt(void)
+TGT_FRAME void stage_sqrt(void)
 {
 #pragma omp parallel for
 	for (int i = 0; i < N; i++)
@@ -46,7 +46,7 @@ __attribute__((noipa)) void stage_sqrt(void)
 	regions++;
 }
 
-__attribute__((noipa)) void stage_serial(void)
+TGT_FRAME void stage_serial(void)
 {
 	double x = 0;
 	for (int i = 0; i < N * 16; i++)
