@@ -204,9 +204,8 @@ static void print_warnings(const struct ember_diff *d, bool absolute)
 
 /* One run's pool threads under their dispatcher, the other's not: the
  * Python lines that dispatch work to pools do not compare. */
-static void print_attribution(const struct ember_profile *base, const struct ember_profile *new)
+static void print_attribution(const uint64_t a[2])
 {
-	uint64_t a[2] = { ember_profile_attributed_total(base), ember_profile_attributed_total(new) };
 	if (!a[0] == !a[1])
 		return;
 	fprintf(stderr, "ember: warning: %s has %llu samples of pool threads under the stacks that dispatched their "
@@ -273,6 +272,7 @@ static int write_outputs(struct diff_cli *cli, const struct ember_diff *d)
 static int run_diff(struct diff_cli *cli, const char *base_path, const char *new_path)
 {
 	struct ember_profile in[2];
+	uint64_t attributed[2] = { 0, 0 };   /* each run's samples of pool threads under their dispatcher */
 	struct ember_diff d;
 	int rc;
 
@@ -285,6 +285,8 @@ static int run_diff(struct diff_cli *cli, const char *base_path, const char *new
 	/* a two-column folded file: BASE is its first column, NEW its last */
 	if ((rc = load_run(base_path, 0, &in[0], "BASE")) == 0 && (rc = load_run(new_path, 1, &in[1], "NEW")) == 0) {
 		cli->dopts.renames = cli->renames;
+		attributed[0] = ember_profile_attributed_total(&in[0]);
+		attributed[1] = ember_profile_attributed_total(&in[1]);
 		if (ember_diff_build(&d, &in[0], &in[1], &cli->dopts) < 0) {
 			fprintf(stderr, "ember: out of memory comparing the profiles\n");
 			rc = EMBER_EXIT_INTERNAL;
@@ -298,7 +300,7 @@ static int run_diff(struct diff_cli *cli, const char *base_path, const char *new
 	d.name[1] = ember_profile_input_name(new_path);
 	ember_diff_sort(&d, cli->sort);
 	print_warnings(&d, cli->dopts.norm == EMBER_DIFF_ABSOLUTE);
-	print_attribution(&in[0], &in[1]);
+	print_attribution(attributed);
 	if ((rc = outputs_open(&cli->out)) == 0) {
 		if (!cli->quiet && ember_diff_write_table(stdout, &d, EMBER_DIFF_TABLE_TERMINAL, (size_t)cli->top) < 0)
 			rc = EMBER_EXIT_CANTCREAT;
