@@ -49,8 +49,9 @@ struct ember_resolver {
 	size_t groups_cap, pool_groups_cap;
 	struct ember_merged *merged;
 	size_t merged_cap;
+	struct item *items;        /* the stack as planned (ember_resolve) */
 	uint32_t *stack, *py_index, *peer;
-	size_t stack_cap, py_index_cap, peer_cap;
+	size_t items_cap, stack_cap, py_index_cap, peer_cap;
 };
 
 static bool addr_eq(const void *ctx, uint32_t id, const void *key)
@@ -91,6 +92,7 @@ void ember_resolver_free(struct ember_resolver *rv)
 	free(rv->pool_groups);
 	free(rv->peer);
 	free(rv->merged);
+	free(rv->items);
 	free(rv->stack);
 	free(rv->py_index);
 	free(rv);
@@ -272,23 +274,58 @@ static uint32_t merged_at(const struct ember_resolver *rv, uint32_t nm, uint32_t
 	return i;
 }
 
-/* Append frame id (a Python frame's index in py[], else UINT32_MAX). */
-static void put(struct ember_resolver *rv, size_t *n, uint32_t id, uint32_t py_index)
+/* A frame of the stack as planned, before anything is interned: a frame
+ * id, a Python frame (its index in py[]), or one of the special frames. */
+enum item_kind { ITEM_ID, ITEM_PYTHON, ITEM_MARK };
+enum mark { MARK_ROOT_LABEL, MARK_TRUNCATED, MARK_INCOMPLETE, MARK_UNCERTAIN, MARK_WAIT };
+struct item {
+	uint8_t kind;              /* enum item_kind */
+	uint32_t value;            /* a frame id, an index in py[], an enum mark */
+};
+
+static void plan(struct ember_resolver *rv, size_t *n, enum item_kind kind, uint32_t value)
 {
-	rv->stack[*n] = id;
-	rv->py_index[(*n)++] = py_index;
+	rv->items[(*n)++] = (struct item){ .kind = (uint8_t)kind, .value = value };
 }
 
-/* The peer's Python frames, root first, into rv->peer. 0, or -1 on OOM. */
-static int resolve_peer(struct ember_resolver *rv, const struct ember_resolve_in *in, struct ember_resolved *out)
+/* The kernel frames of in, root first, as planned items; false on OOM. */
+static bool plan_kernel(struct ember_resolver *rv, const struct ember_resolve_in *in, size_t *n, size_t cap)
 {
-	if (EMBER_GROW(rv->peer, rv->peer_cap, (size_t)in->npeer + 1) != 0)
+	for (uint32_t i = in->nkernel; i-- > 0;) {
+		struct ember_frame_addr kfa = { .module = EMBER_NO_MODULE, .addr = in->kernel_ips[i] };
+		const struct addr_entry *e = resolve_addr(rv, &kfa, true);
+		if (!e)
+			return false;
+		for (uint32_t k = 0; k < e->n && *n < cap; k++)
+			plan(rv, n, ITEM_ID, rv->ids[e->off + k]);
+	}
+	return true;
+}
+
+/* The planned items as frame ids: the Python frames and the special ones
+ * interned in the profile now. 0, or -1 on OOM. */
+static int emit(struct ember_resolver *rv, const struct ember_resolve_in *in, uint8_t pool, size_t n)
+{
+	const char *marks[] = {
+		[MARK_ROOT_LABEL] = in->root_label, [MARK_TRUNCATED] = EMBER_MARK_TRUNCATED,
+		[MARK_INCOMPLETE] = EMBER_MARK_INCOMPLETE, [MARK_UNCERTAIN] = EMBER_MARK_UNCERTAIN,
+		[MARK_WAIT] = ember_pool_wait_marker(pool),
+	};
+	for (size_t i = 0; i < n; i++) {
+		const struct item *it = &rv->items[i];
+		rv->py_index[i] = it->kind == ITEM_PYTHON ? it->value : UINT32_MAX;
+		rv->stack[i] = it->kind == ITEM_ID ? it->value :
+			       it->kind == ITEM_PYTHON ? python_frame(rv, in->reader, &in->py[it->value]) :
+							 special(rv->p, marks[it->value]);
+		if (rv->stack[i] == UINT32_MAX)
+			return -1;
+	}
+	if (in->npeer && EMBER_GROW(rv->peer, rv->peer_cap, (size_t)in->npeer + 1) != 0)
 		return -1;
+	/* the peer's Python frames, root first */
 	for (uint32_t i = 0; i < in->npeer; i++)
 		if ((rv->peer[i] = python_frame(rv, in->reader, &in->peer_py[in->npeer - 1 - i])) == UINT32_MAX)
 			return -1;
-	out->peer = rv->peer;
-	out->npeer = in->npeer;
 	return 0;
 }
 
@@ -297,12 +334,15 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	const struct ember_merge_opts *mo = &rv->o.merge;
 	size_t cap = 4 + (size_t)(in->nframes + in->nkernel) * MAX_INLINE + in->npy;
 	if (EMBER_GROW(rv->stack, rv->stack_cap, cap) != 0 || EMBER_GROW(rv->py_index, rv->py_index_cap, cap) != 0 ||
-	    EMBER_GROW(rv->merged, rv->merged_cap, cap) != 0 || native_groups(rv, in) != 0)
+	    EMBER_GROW(rv->items, rv->items_cap, cap) != 0 || EMBER_GROW(rv->merged, rv->merged_cap, cap) != 0 ||
+	    native_groups(rv, in) != 0)
 		return -1;
 	*out = (struct ember_resolved){ 0 };
+	/* The plan: the special frames at the root, the merge of the Python
+	 * frames over the native groups, what the stack is to a pool. */
 	size_t n = 0;
 	if (in->root_label)
-		put(rv, &n, special(rv->p, in->root_label), UINT32_MAX);
+		plan(rv, &n, ITEM_MARK, MARK_ROOT_LABEL);
 	bool truncated = (in->sample_flags & EMBER_SAMPLE_TRUNCATED) != 0;
 	/* An unwind that stopped short of the root: reported so by the
 	 * unwinder, or, on a Python thread, ending anywhere but at a thread's
@@ -311,9 +351,9 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	bool incomplete = !truncated && ((in->sample_flags & EMBER_SAMPLE_UNWIND_ERROR) ||
 					 (in->npy && in->nframes && !(rv->groups[0].cls & EMBER_NATIVE_ROOT)));
 	if (truncated)
-		put(rv, &n, special(rv->p, EMBER_MARK_TRUNCATED), UINT32_MAX);
+		plan(rv, &n, ITEM_MARK, MARK_TRUNCATED);
 	if (incomplete)
-		put(rv, &n, special(rv->p, EMBER_MARK_INCOMPLETE), UINT32_MAX);
+		plan(rv, &n, ITEM_MARK, MARK_INCOMPLETE);
 	out->incomplete = incomplete;
 	uint8_t eval = in->reader ? ember_py_eval_class(in->reader) : 0;
 	struct ember_merge_in mi = { .groups = rv->groups, .ngroups = in->nframes, .py = in->py, .npy = in->npy,
@@ -331,29 +371,20 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct ember_merged *m = &rv->merged[i];
 		if (i == wait_at)
-			put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.kind)), UINT32_MAX);
+			plan(rv, &n, ITEM_MARK, MARK_WAIT);
 		if (i >= wait_at && !rv->o.wait_frames)
 			continue;
 		if (m->kind == EMBER_MERGED_NATIVE)
-			put(rv, &n, m->value, UINT32_MAX);
+			plan(rv, &n, ITEM_ID, m->value);
 		else if (m->kind == EMBER_MERGED_PYTHON)
-			put(rv, &n, python_frame(rv, in->reader, &in->py[m->value]), m->value);
+			plan(rv, &n, ITEM_PYTHON, m->value);
 		else
-			put(rv, &n, special(rv->p, EMBER_MARK_UNCERTAIN), UINT32_MAX);
+			plan(rv, &n, ITEM_MARK, MARK_UNCERTAIN);
 	}
 	if (pp.wait && wait_at == nm)
-		put(rv, &n, special(rv->p, ember_pool_wait_marker(pp.kind)), UINT32_MAX);
-	for (uint32_t i = in->nkernel; i-- > 0 && !mo->python_only && (!pp.wait || rv->o.wait_frames);) {
-		struct ember_frame_addr kfa = { .module = EMBER_NO_MODULE, .addr = in->kernel_ips[i] };
-		const struct addr_entry *e = resolve_addr(rv, &kfa, true);
-		if (!e)
-			return -1;
-		for (uint32_t k = 0; k < e->n && n < cap; k++)
-			put(rv, &n, rv->ids[e->off + k], UINT32_MAX);
-	}
-	for (size_t i = 0; i < n; i++)
-		if (rv->stack[i] == UINT32_MAX)
-			return -1;
+		plan(rv, &n, ITEM_MARK, MARK_WAIT);
+	if (!mo->python_only && (!pp.wait || rv->o.wait_frames) && !plan_kernel(rv, in, &n, cap))
+		return -1;
 	if (pp.kind) {
 		/* A worker's own frames start at the wait mark when it waits (the
 		 * mark stands for its pool's frames); a dispatcher's work comes
@@ -363,8 +394,13 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 		out->role.at = (uint32_t)base + (!pp.worker ? merged_at(rv, nm, pp.at, true) :
 						 pp.wait ? wait_at : merged_at(rv, nm, pp.at, false));
 	}
+	/* The emission: the plan's frames interned. */
+	if (emit(rv, in, pp.kind, n) != 0)
+		return -1;
 	out->ids = rv->stack;
 	out->py_index = rv->py_index;
 	out->n = (uint32_t)n;
-	return in->npeer ? resolve_peer(rv, in, out) : 0;
+	out->peer = in->npeer ? rv->peer : NULL;
+	out->npeer = in->npeer;
+	return 0;
 }

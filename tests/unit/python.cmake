@@ -120,3 +120,11 @@ target_link_libraries(test_python_locals PRIVATE ember_python)
 target_include_directories(test_python_locals PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
 add_test(NAME unit.python.locals COMMAND test_python_locals)
 set_tests_properties(unit.python.locals PROPERTIES LABELS unit)
+
+# The interpreter's call machinery by name (python-stacks/merge/machinery.c,
+# built into the test: its tables are checked too).
+add_executable(test_machinery ${PROJECT_SOURCE_DIR}/tests/unit/test_machinery.c)
+target_include_directories(test_machinery PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit
+  ${PROJECT_SOURCE_DIR}/python-stacks/merge ${PROJECT_SOURCE_DIR}/python-stacks ${PROJECT_SOURCE_DIR}/unwind)
+add_test(NAME unit.machinery COMMAND test_machinery)
+set_tests_properties(unit.machinery PROPERTIES LABELS unit)

@@ -285,7 +285,8 @@ static void test_classes(void)
 	CHECK(ember_py_native_class("_PyObject_CallMethod", "python3.11", true) == MACH);
 	CHECK(ember_py_native_class("_PyObject_CallFunction_SizeT", "python3.11", true) == MACH);
 	CHECK(ember_py_native_class("callmethod.lto_priv.0", "python3.11", true) == MACH);
-	CHECK(ember_py_native_class("PyObject_CallFinalizerFromDealloc", "python3.11", true) == EMBER_NATIVE_INTERP);
+	CHECK(ember_py_native_class("PyObject_CallFinalizerFromDealloc", "python3.11", true) == MACH);   /* __del__ */
+	CHECK(ember_py_native_class("PyObject_Calloc", "python3.11", true) == EMBER_NATIVE_INTERP);   /* the allocator */
 	CHECK(ember_py_native_class("main", "app", true) == 0);   /* an embedder's main is its own */
 	/* ... and the interpreter's work, shown: the collector, built-ins, the compiler */
 	CHECK(ember_py_native_class("gc_collect_main.lto_priv.0", "python3.11", true) == EMBER_NATIVE_INTERP);
@@ -293,7 +294,7 @@ static void test_classes(void)
 	CHECK(ember_py_native_class("builtin_compile", "python3.11", true) == EMBER_NATIVE_INTERP);
 	CHECK(ember_py_native_class("take_gil", "libpython3.9.so.1.0", true) == (EMBER_NATIVE_TAKE_GIL | EMBER_NATIVE_INTERP));
 	CHECK(ember_py_native_class("start_thread", "libc.so.6", true) == EMBER_NATIVE_ROOT);
-	CHECK(ember_py_native_class("_start", "python3.11", true) == (EMBER_NATIVE_ROOT | EMBER_NATIVE_INTERP));
+	CHECK(ember_py_native_class("_start", "python3.11", true) == (EMBER_NATIVE_ROOT | MACH));
 	CHECK(ember_py_native_class("py::main:/x.py", "[jit]", true) == MACH);
 	CHECK(ember_py_native_class("dgemm_kernel_HASWELL", "libopenblas.so.0", true) == 0);
 	CHECK(ember_py_native_class("jit_kernel", "[jit]", true) == 0);
