@@ -18,7 +18,6 @@
 #include "hash.h"
 #include "proc.h"
 #include "process_model.h"
-#include "sorted.h"
 
 /* /proc/PID/maps is reread at most this often per process, unless forced. */
 #define MAPS_RELOAD_NS (50 * 1000000ull)
@@ -484,10 +483,22 @@ void process_add_mapping(struct process_model *pm, struct process *proc, uint64_
 
 const struct module_load *process_find(const struct process *proc, uint64_t addr)
 {
-	/* (the loads do not overlap: the last starting at or below addr) */
-	size_t after = ember_upper_bound(proc->loads, proc->nloads, sizeof *proc->loads, sizeof proc->loads->lo, addr);
-	const struct module_load *l = after ? &proc->loads[after - 1] : NULL;
-	return l && addr < l->hi ? l : NULL;
+	/* A search of ranges that stops at the load holding addr, not
+	 * common/sorted.h's upper bound: this runs for every frame of every
+	 * sample, and the bound's every step to the end cost the unwinder 19%
+	 * more instructions here (callgrind). */
+	size_t lo = 0, hi = proc->nloads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct module_load *l = &proc->loads[mid];
+		if (addr < l->lo)
+			hi = mid;
+		else if (addr >= l->hi)
+			lo = mid + 1;
+		else
+			return l;
+	}
+	return NULL;
 }
 
 static bool add_proc_map(void *arg, const struct ember_proc_map *m)
