@@ -13,6 +13,7 @@
 #define TGT_FRAME __attribute__((noipa))
 #endif
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -36,13 +37,35 @@ static inline double tgt_cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The process's CPU time in seconds, every thread's: what a stage that
- * hands work to other threads cost in all. */
+/* The process's CPU time in seconds, every live thread's: what a stage that
+ * hands work to other threads cost in all.  It sums each thread's own clock
+ * rather than reading CLOCK_PROCESS_CPUTIME_ID: the kernel's process clock
+ * brings only the calling thread up to date and takes the others' time as
+ * of their last tick or context switch (kernel/sched/cputime.c,
+ * thread_group_cputime), so a pool thread still computing, or spinning
+ * without a system call, when a stage ends would have up to a tick of that
+ * stage counted in the next.  A thread's own clock is read up to date.  The
+ * targets' pools live as long as the process: no thread's time ends early. */
 static inline double tgt_process_cpu_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	double total = 0.0;
+	DIR *dir = opendir("/proc/self/task");
+	if (!dir)
+		return 0.0;
+	struct dirent *de;
+	while ((de = readdir(dir)) != NULL) {
+		int tid = atoi(de->d_name);
+		if (tid <= 0)
+			continue;
+		/* MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) of the kernel's
+		 * posix-timers.h: the thread's scheduler clock. */
+		clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+		struct timespec ts;
+		if (clock_gettime(clock, &ts) == 0)
+			total += (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	}
+	closedir(dir);
+	return total;
 }
 
 /* argv[i] as seconds (float), or def when absent. */

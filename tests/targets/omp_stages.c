@@ -3,7 +3,7 @@
  * parallel loop (`#pragma omp parallel for`) over its own kernel, so the
  * pool's workers run stage_sin._omp_fn.0 and stage_sqrt._omp_fn.0 while
  * main runs its share of the same.  Each stage measures the process's CPU
- * time it took (every thread's: CLOCK_PROCESS_CPUTIME_ID), the truth a
+ * time it took (every thread's: tgt_process_cpu_now), the truth a
  * profile is held against, printed at the end as "stage NAME SECONDS". */
 #include <math.h>
 #include <stdio.h>
