@@ -5,8 +5,8 @@ PyTorch on OpenMP's, two each, and pure Python) unprofiled, under `ember
 record` (attribution on, the default) and under `ember record
 --no-attribution`, interleaved, in a shuffled order per round.
 
-- the target: the CPU each round of its stages took (time.process_time,
-  every thread, over the rounds it ran in the time given; the script
+- the target: the CPU each round of its stages took (every thread's own
+  clock summed, over the rounds it ran in the time given; the script
   measures it itself: ember's start-up and symbolization are not in it),
   median per setting and the median of each run's own ratio to the
   unprofiled run of its round ("paired");
