@@ -59,7 +59,7 @@ libbpf-dev:arm64"
 	install_missing " for the arm64 build"
 	exit 0 ;;
 arm64-vm)
-	PKGS="qemu-system-arm qemu-user-static binfmt-support mmdebstrap qemu-utils e2fsprogs gcc-aarch64-linux-gnu"
+	PKGS="qemu-system-arm qemu-user-static binfmt-support mmdebstrap arch-test qemu-utils e2fsprogs gcc-aarch64-linux-gnu"
 	install_missing " for the arm64 VM"
 	exit 0 ;;
 sid)
