@@ -230,7 +230,8 @@ static int native_groups(struct ember_resolver *rv, const struct ember_resolve_i
 		rv->groups[g] = (struct ember_native_group){ .n = e->n, .cls = e->cls };
 		rv->pool_groups[g] = e->pool;
 	}
-	ember_py_root_groups(rv->groups, in->nframes);
+	ember_py_root_groups(rv->groups, in->nframes,
+			     !(in->sample_flags & (EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_UNWIND_ERROR)));
 	for (uint32_t g = 0; g < in->nframes; g++)
 		rv->pool_groups[g].root = (rv->groups[g].cls & EMBER_NATIVE_ROOT) != 0;
 	const struct ember_python *reader = in->reader;

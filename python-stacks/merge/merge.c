@@ -60,8 +60,10 @@ uint8_t ember_py_native_class(const char *function, const char *module, bool nam
 	return cls;
 }
 
-void ember_py_root_groups(struct ember_native_group *g, uint32_t n)
+void ember_py_root_groups(struct ember_native_group *g, uint32_t n, bool whole)
 {
+	if (whole && n > 0 && (g[0].cls & EMBER_NATIVE_LIBC_ANON))
+		g[0].cls |= EMBER_NATIVE_ROOT;
 	for (uint32_t i = 1; i < n; i++)
 		if ((g[i].cls & EMBER_NATIVE_LIBC_ANON) && (g[i - 1].cls & EMBER_NATIVE_ROOT))
 			g[i].cls |= EMBER_NATIVE_ROOT;

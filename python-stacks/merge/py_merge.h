@@ -47,8 +47,11 @@ struct ember_native_group {
 };
 /* Root-first groups g[0..n): an unnamed libc group called by a root group
  * is the rest of the root (__libc_start_call_main in a libc without a
- * symbol table, as Debian sid's glibc 2.43), and gets EMBER_NATIVE_ROOT. */
-void ember_py_root_groups(struct ember_native_group *g, uint32_t n);
+ * symbol table, as Debian sid's glibc 2.43), and gets EMBER_NATIVE_ROOT.
+ * whole: the unwind reached the outermost frame; then an unnamed libc group
+ * there is a root too (a thread's clone3 and start_thread where libc has
+ * no symbol table, as Debian's without libc6-dbg). */
+void ember_py_root_groups(struct ember_native_group *g, uint32_t n, bool whole);
 
 enum ember_merged_kind {
 	EMBER_MERGED_NATIVE,       /* value: one of a group's ids */

@@ -305,10 +305,19 @@ static void test_classes(void)
 	CHECK(anon == (EMBER_NATIVE_LIBC_ANON | EMBER_NATIVE_ANON));
 	CHECK(ember_py_native_class("[libz.so.1+0x4b20]", "libz.so.1", false) == EMBER_NATIVE_ANON);
 	struct ember_native_group g[4] = { grp(ROOT, EMBER_NATIVE_ROOT), grp(MAIN, anon), grp(MAIN, 0), grp(MAIN, anon) };
-	ember_py_root_groups(g, 4);
+	ember_py_root_groups(g, 4, true);
 	CHECK(g[1].cls == (anon | EMBER_NATIVE_ROOT));
 	CHECK(g[2].cls == 0);
 	CHECK(g[3].cls == anon);
+	/* A thread's clone3 and start_thread in a libc without symbols: the
+	 * outermost frames of an unwind that reached its end; not so when the
+	 * unwind stopped short (the outermost frame known is any libc code). */
+	struct ember_native_group t[3] = { grp(ROOT, anon), grp(ROOT, anon), grp(MAIN, 0) };
+	ember_py_root_groups(t, 3, true);
+	CHECK(t[0].cls == (anon | EMBER_NATIVE_ROOT) && t[1].cls == (anon | EMBER_NATIVE_ROOT) && t[2].cls == 0);
+	struct ember_native_group u[2] = { grp(ROOT, anon), grp(MAIN, 0) };
+	ember_py_root_groups(u, 2, false);
+	CHECK(u[0].cls == anon && u[1].cls == 0);
 }
 
 /* Only the machinery is hidden: the interpreter's work under a Python
