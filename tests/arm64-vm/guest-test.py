@@ -30,6 +30,7 @@ check failed.  The share's `only` file may name the checks to run.
              C target, the completion in place (the man pages in the package:
              the guest's dpkg leaves /usr/share/man out), dpkg -r removes it
 """
+import json
 import os
 import re
 import resource
@@ -781,53 +782,6 @@ def check_idle():
 
 # ---------------------------------------------------------------- pools
 
-POOLS_PY = r'''
-import os, sys, time
-import numpy as np
-
-
-def process_cpu():
-    # Every thread's own CPU clock, summed: the process clock counts the
-    # other running threads as of their last tick (tests/python/pool_stages.py).
-    total = 0.0
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            total += time.clock_gettime(((~int(tid)) << 3) | 6)
-        except OSError:
-            pass
-    return total
-
-
-A = np.random.default_rng(1).random((200, 200))
-
-
-def stage_matmul():
-    for _ in range(3):
-        A @ A  # LINE-MATMUL
-
-
-def stage_python():
-    s = 0
-    for i in range(20000):
-        s += i * i % 7
-    return s
-
-
-def main(secs):
-    t = {"stage_matmul": 0.0, "stage_python": 0.0}
-    end = time.monotonic() + secs
-    while time.monotonic() < end:
-        for f in (stage_matmul, stage_python):
-            t0 = process_cpu()
-            f()
-            t[f.__name__] += process_cpu() - t0
-    tot = sum(t.values()) or 1.0
-    print("truth " + " ".join("%s=%.1f" % (k, 100 * v / tot) for k, v in t.items()))
-
-
-main(float(sys.argv[1]))
-'''
-
 
 def stage_shares(prof):
     counts, total = {}, 0
@@ -848,24 +802,31 @@ def check_pools():
     (docs/pools.md): NumPy on OpenBLAS's ARMv8 pool and an OpenMP program,
     two threads each, stage shares against each program's own CPU truth."""
     problems, done = [], []
-    script = write_script("pools.py", POOLS_PY)
+    # the x86 test's workload (tests/python/pool_stages.py), its NumPy and
+    # pure-Python stages: it prints each stage's CPU, all threads, as truth
+    script = os.path.join(SHARE, "pool_stages.py")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
-    res, prof = record("pools-py", ["--threads"], [PY, script, "8"], env=env)
-    truth = dict((k, float(v)) for k, v in re.findall(r"(stage_\w+)=([\d.]+)", res.stdout))
+    res, prof = record("pools-py", ["--threads"], [PY, script, "8", "blas", "python"], env=env)
+    m = re.search(r"^TRUTH (.*)$", res.stdout, re.M)
+    spent = json.loads(m.group(1)) if m else {}
+    stages = {k: v for k, v in spent.items() if k.startswith("stage_")}
+    truth = {k: 100.0 * v / (sum(stages.values()) or 1.0) for k, v in stages.items()}
     got = stage_shares(prof)
     main_roots = {f[0] for f, _ in prof.stacks if f[0].startswith("MainThread")}
     worker = sum(c for f, c in prof.stacks if f[0] not in main_roots)
     placed = sum(c for f, c in prof.stacks if f[0] not in main_roots and any(x.startswith("stage_") for x in f))
+    def rounded(shares):
+        return {k: round(v, 1) for k, v in shares.items()}
     note("  %s; truth %s; measured %s; worker samples under a stage %d of %d" % (
-        summary(res), truth, {k: round(v, 1) for k, v in got.items()}, placed, worker))
+        summary(res), rounded(truth), rounded(got), placed, worker))
     if res.rc != 0 or not truth:
         show(res, prof)
-        problems.append("pools.py: ember exit %s" % res.rc)
+        problems.append("pool_stages.py: ember exit %s" % res.rc)
     for k, v in truth.items():
         if abs(got.get(k, 0.0) - v) > 7.0:
-            problems.append("pools.py: %s %.1f%% of the samples, %.1f%% of the CPU" % (k, got.get(k, 0.0), v))
+            problems.append("pool_stages.py: %s %.1f%% of the samples, %.1f%% of the CPU" % (k, got.get(k, 0.0), v))
     if worker < 20 or placed < 0.8 * worker:
-        problems.append("pools.py: only %d of OpenBLAS's threads' %d samples under a stage" % (placed, worker))
+        problems.append("pool_stages.py: only %d of OpenBLAS's threads' %d samples under a stage" % (placed, worker))
     done.append("OpenBLAS: %d of %d worker samples under a stage" % (placed, worker))
     omp = E.target("omp_stages")
     if os.path.exists(omp):

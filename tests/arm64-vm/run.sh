@@ -55,7 +55,7 @@ share=$out/share
 mkdir -p "$share/targets" "$share/out"
 : > "$out/.arm64-vm-run"
 cp "$ember" "$share/ember"
-cp "$here/vm-init.sh" "$here/guest-test.py" "$repo/tests/e2e/emberlib.py" "$share/"
+cp "$here/vm-init.sh" "$here/guest-test.py" "$repo/tests/e2e/emberlib.py" "$repo/tests/python/pool_stages.py" "$share/"
 if [ -n "$deb" ]; then
 	[ -f "$deb" ] || { echo "arm64-vm: no package at $deb (make package-arm64)" >&2; exit 66; }
 	cp "$deb" "$share/"
