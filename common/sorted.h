@@ -1,8 +1,8 @@
 /* The one binary search of ember's sorted tables: symbols, kallsyms, CU
  * ranges, JIT entries, ELF functions, bytecode ranges, line-table runs,
  * attribution's timelines.  (A process's loads are found by a search of
- * ranges that stops at the one holding the address: unwind/process_model.c.)  Whole in this header, inline:
- * the callers are lookups on the hot path.
+ * ranges that stops at the one holding the address: unwind/process_model.c.)
+ * Whole in this header, inline: the callers are lookups on the hot path.
  *
  * A table is entries v[0..n), each `size` bytes, whose key is an unsigned
  * integer of key_size bytes (8 or 4) at the entry's start, sorted by that
