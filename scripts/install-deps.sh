@@ -87,12 +87,13 @@ install_missing ""
 # check each output format, the fuzzers' runtime; xz-utils makes e2e.dbgsym's
 # MiniDebugInfo section (libc6-dbg, above, is what its names come from);
 # libcap2-bin's setcap gives e2e.setcap's copy of ember file capabilities;
-# libomp-14-dev builds an OpenMP program on LLVM's runtime (e2e.pools); zsh
+# libomp-14-dev builds an OpenMP program on LLVM's runtime and
+# libpthreadpool-dev one on pthreadpool (e2e.pools); zsh
 # parses the zsh completion (e2e.completion); pytest runs NumPy's own
 # linalg tests under ember (e2e.numpy_linalg); pandas reads diff's CSV as
 # data scientists do (e2e.diff); man-db (with groff) renders the man pages
 # (e2e.help_man, e2e.install).
-PKGS="libclang-rt-dev libomp-14-dev python3 python3.11-dbg python3-numpy python3-pytest libopenblas0-pthread python3-opencv python3-torch
+PKGS="libclang-rt-dev libomp-14-dev libpthreadpool-dev python3 python3.11-dbg python3-numpy python3-pytest libopenblas0-pthread python3-opencv python3-torch
 xz-utils libcap2-bin zsh python3-pandas man-db golang-go chromium"
 # Node.js: any recent one will do; install Debian's only when there is none.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"

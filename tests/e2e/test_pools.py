@@ -10,6 +10,10 @@ itself: every stage of it times the process's CPU (all threads) it took.
 - the same with the default (spinning) policy: the workers' waiting is
   marked [OpenMP wait], no sample ends in libgomp's own frames, and the
   summary gives OpenMP's share of waiting.
+- pthreadpool_stages (pthreadpool, the pool of PyTorch's XNNPACK, built
+  here where libpthreadpool-dev is installed): each stage within 5 points;
+  at least 90% of the worker's samples in a kernel under
+  main;stage_*;pthreadpool_parallelize_1d; its waiting marked.
 - pool_stages (a pthread pool of the program's own, its caller taking a
   share): each stage within 5 points; worker samples under main;stage_*.
 - tests/python/pool_stages.py (/usr/bin/python3: NumPy on OpenBLAS's
@@ -143,6 +147,35 @@ else:
     forked = prof.count(lambda f: any(x.startswith("__kmpc_fork_call") for x in f))
     chk.check(forked >= 0.4 * prof.total, "omp_stages on libomp: %d of %d samples under __kmpc_fork_call" %
               (forked, prof.total), prof.top())
+
+# ---- pthreadpool (PyTorch's XNNPACK, QNNPACK) ----------------------------
+ptp = os.path.join(d, "pthreadpool_stages")
+cc = E.run(["cc", "-O2", "-g", "-I", targets, os.path.join(targets, "pthreadpool_stages.c"), "-o", ptp,
+            "-lpthreadpool", "-lm"], quiet=True)
+if cc.rc != 0:
+    print("SKIP (loud): pthreadpool: pthreadpool_stages.c does not build (make deps-test installs "
+          "libpthreadpool-dev): %s" % cc.stderr.strip()[-300:], flush=True)
+else:
+    out = os.path.join(d, "pthreadpool.folded")
+    res = E.record(["--threads", "-o", out], [ptp, "3"], env=clean_env(), timeout=120)
+    chk.check(res.rc == 0, "pthreadpool_stages: ember exits 0", res.describe())
+    prof = E.load_profile(chk, out, res)
+    got, _ = shares(prof)
+    check_shares("pthreadpool_stages", got, truth_c(res))
+    roots = {f[0]: E.thread_root(f[0]) for f, _ in prof.stacks if E.thread_root(f[0])}
+    first = min(roots, key=lambda r: roots[r][1]) if roots else None
+    # its work (in a kernel) under the region's dispatch; its
+    # waiting marked (between two regions it goes where main's samples
+    # around it agree: docs/pools.md, bracketing)
+    work = [(f, c) for f, c in prof.stacks if f[0] != first and any(x.startswith("kernel_") for x in f)]
+    nwork = sum(c for _, c in work)
+    under = sum(c for f, c in work if stage_of(f) and "pthreadpool_parallelize_1d" in f and "main" in f)
+    chk.check(nwork >= 30 and under >= 0.9 * nwork,
+              "pthreadpool_stages --threads: %d of the worker's %d samples in a kernel under "
+              "main;stage_*;pthreadpool_parallelize_1d (>= 90%%)" % (under, nwork), prof.top())
+    raw = prof.count(lambda f: f[-1].startswith("[libpthreadpool"))
+    chk.check(raw == 0, "pthreadpool_stages: no stack ends in pthreadpool's own frames, its waiting is marked "
+              "(%d do)" % raw, prof.top())
 
 # ---- a pool of the program's own ----------------------------------------
 res, prof = record_c("pool_stages", clean_env())
