@@ -7,6 +7,8 @@ itself: every stage of it times the process's CPU (all threads) it took.
   within 5 points of its share of the CPU; at least 90% of the worker
   thread's samples under main;stage_*;GOMP_parallel (with --threads: the
   worker's root, then main's frames).
+- ember top (-d, --threads -o) on the same: the worker's samples under
+  main;stage_*;GOMP_parallel as in record's profile.
 - the same with the default (spinning) policy: the workers' waiting is
   marked [OpenMP wait], no sample ends in libgomp's own frames, and the
   summary gives OpenMP's share of waiting.
@@ -119,6 +121,23 @@ under = sum(c for f, c in prof_t.stacks if f[0] != first and stage_of(f) and "GO
 chk.check(workers >= 30 and under >= 0.9 * workers,
           "omp_stages --threads: %d of the worker's %d samples under main;stage_*;GOMP_parallel (>= 90%%)" %
           (under, workers), prof_t.top())
+
+# ember top decides each stack as it first appears (docs/pools.md, Limits):
+# its -o profile has the worker under the same stacks.
+top_out = os.path.join(d, "top-omp.folded")
+res_top = E.run([E.ember(), "top", "-d", "3", "--threads", "-o", top_out, "--", E.target("omp_stages"), "5"],
+                env=passive, timeout=120)
+chk.check(res_top.rc in (0, 128 + 15) and "stage_sin" in res_top.stdout,
+          "ember top on omp_stages: its table names the stages, exit %d (the command ended by -d)" % res_top.rc,
+          res_top.describe())
+prof_top = E.load_profile(chk, top_out, res_top)
+roots = {f[0]: E.thread_root(f[0]) for f, _ in prof_top.stacks if E.thread_root(f[0])}
+first = min(roots, key=lambda r: roots[r][1]) if roots else None
+workers = sum(c for f, c in prof_top.stacks if f[0] != first)
+under = sum(c for f, c in prof_top.stacks if f[0] != first and stage_of(f) and "GOMP_parallel" in f and "main" in f)
+chk.check(workers >= 30 and under >= 0.9 * workers,
+          "ember top --threads -o: %d of the worker's %d samples under main;stage_*;GOMP_parallel (>= 90%%)" %
+          (under, workers), prof_top.top())
 
 spin = clean_env(OMP_NUM_THREADS="2")
 res_s, prof_s = record_c("omp_stages", spin)
