@@ -1,6 +1,8 @@
-/* sighandler [SECONDS] (default 1.5): main -> interrupted_loop spins, and a
- * SIGPROF every 10 ms of CPU runs on_sigprof -> handler_burn for ~8 ms.  Most
- * samples therefore land in the handler, and their stacks must unwind through
+/* sighandler [SECONDS] (default 1.5): main -> interrupted_loop spins for
+ * SECONDS of its CPU time, and a SIGPROF every 10 ms of CPU runs on_sigprof ->
+ * handler_burn for 8 ms of CPU.  Both loops count the thread's CPU clock, not
+ * the wall clock, so however loaded the machine is about 80 % of the samples
+ * land in the handler, and their stacks must unwind through
  * the kernel's signal frame (glibc's __restore_rt) back into interrupted_loop
  * and main: main;interrupted_loop;...;on_sigprof;handler_burn. */
 #include <signal.h>
@@ -13,9 +15,9 @@ static volatile uint64_t sink;
 
 __attribute__((noipa)) static void handler_burn(void)
 {
-	double end = tgt_now() + 0.008;
+	double end = tgt_cpu_now() + 0.008;
 	uint64_t x = 1;
-	while (tgt_now() < end)
+	while (tgt_cpu_now() < end)
 		for (int i = 0; i < 2000; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
 	sink += x;
@@ -30,9 +32,9 @@ __attribute__((noipa)) static void on_sigprof(int sig)
 
 __attribute__((noipa)) static void interrupted_loop(double secs)
 {
-	double end = tgt_now() + secs;
+	double end = tgt_cpu_now() + secs;
 	uint64_t x = 7;
-	while (tgt_now() < end)
+	while (tgt_cpu_now() < end)
 		for (int i = 0; i < 200; i++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			__asm__ volatile("" : "+r"(x));
