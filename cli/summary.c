@@ -119,6 +119,10 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 	if (sum->jit_refused)
 		fprintf(out, "ember: not read, as not a regular file of the target's user: %s%s\n",
 			sum->jit_refused_path, sum->jit_refused > 1 ? " (and others)" : "");
+	if (sum->jit_skipped || sum->jit_capped)
+		fprintf(out, "ember: JIT files past ember's bounds (docs/jit.md): %llu function%s not named, %u file%s "
+			"read only in part\n", (unsigned long long)sum->jit_skipped, sum->jit_skipped == 1 ? "" : "s",
+			sum->jit_capped, sum->jit_capped == 1 ? "" : "s");
 	/* Python frames are read for off-CPU intervals (--idle) as for samples. */
 	uint64_t nread = st->samples + st->off_cpu;
 	if (sum->python_samples && nread) {

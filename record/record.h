@@ -103,6 +103,8 @@ struct ember_record_stats {
 	uint64_t jit_entries;              /* JIT functions they named */
 	uint32_t jit_refused;              /* files not trusted, and the first of them */
 	char jit_refused_path[256];
+	uint64_t jit_skipped;              /* JIT functions over a bound (jit_map.h), not named */
+	uint32_t jit_capped;               /* JIT files read only up to their bound */
 	uint32_t jit_removed;              /* perf maps ember made the command write, deleted */
 	struct ember_record_pools pools;   /* of the last profile made (ember_record_profile) */
 };

@@ -428,6 +428,8 @@ int ember_record_finish(struct ember_record *r, struct ember_record_stats *st)
 	st->jit_files = jst.files;
 	st->jit_entries = jst.entries;
 	st->jit_refused = jst.refused;
+	st->jit_skipped = jst.skipped;
+	st->jit_capped = jst.capped;
 	snprintf(st->jit_refused_path, sizeof st->jit_refused_path, "%s", jst.refused_path);
 	return status;
 }

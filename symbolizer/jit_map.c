@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "hash.h"
+#include "idtab.h"
 #include "jit_map.h"
 #include "proc.h"
 #include "grow.h"
@@ -21,6 +23,7 @@
 #define JIT_CODE_MOVE 1
 #define RECORD_MAX (64u << 20)          /* a longer jitdump record is damage */
 #define CHUNK (1u << 20)
+#define LINE_MAX (EMBER_JIT_NAME_MAX + 64)   /* a perf map line: two hex numbers and a name */
 
 struct jit_file {
 	char path[4200];       /* as ember opened it last */
@@ -30,12 +33,20 @@ struct jit_file {
 	bool read;             /* opened and read at least once */
 	bool broken;           /* a jitdump that is not one: never read again */
 	bool refused;          /* refused once (counted once) */
+	bool skipping;         /* a perf map: inside a line too long to keep, up to its newline */
+	bool capped;           /* read up to EMBER_JIT_FILE_MAX: never read again */
 };
 
 struct jit_entry {
 	uint64_t start, end;
 	const char *name;      /* interned */
 	uint64_t seq;          /* order of appearance: the latest entry wins */
+};
+
+/* A jitdump's code, by the index its loads and moves share. */
+struct jit_code {
+	uint64_t index;
+	const char *name;
 };
 
 struct jit_proc {
@@ -52,6 +63,10 @@ struct jit_proc {
 	size_t n, cap;
 	bool sorted;
 	uint64_t max_len, seq;
+	struct jit_code *code;
+	size_t ncode, code_cap;
+	struct ember_idtab by_index;   /* ids into code[] by index */
+	bool indexed;          /* by_index initialised */
 };
 
 struct ember_jit_map {
@@ -77,6 +92,9 @@ void ember_jit_map_free(struct ember_jit_map *jm)
 		return;
 	for (size_t i = 0; i < jm->nprocs; i++) {
 		free(jm->procs[i].e);
+		free(jm->procs[i].code);
+		if (jm->procs[i].indexed)
+			ember_idtab_free(&jm->procs[i].by_index);
 		free(jm->procs[i].dump_in_proc);
 		if (jm->procs[i].tmp_fd >= 0)
 			close(jm->procs[i].tmp_fd);
@@ -173,19 +191,27 @@ static int open_trusted(struct ember_jit_map *jm, struct jit_proc *p, struct jit
 	return fd;
 }
 
-static void add_entry(struct ember_jit_map *jm, struct jit_proc *p, uint64_t start, uint64_t len,
-		      const char *name, size_t name_len)
+/* Name [start, start + len) in p; the interned name, NULL when it is not
+ * kept (empty, a name over EMBER_JIT_NAME_MAX or the process at
+ * EMBER_JIT_MAX_ENTRIES: counted as skipped; or out of memory). */
+static const char *add_entry(struct ember_jit_map *jm, struct jit_proc *p, uint64_t start, uint64_t len,
+			     const char *name, size_t name_len)
 {
 	if (!len || start + len < start)
-		return;
+		return NULL;
+	if (name_len > EMBER_JIT_NAME_MAX || p->n >= EMBER_JIT_MAX_ENTRIES) {
+		jm->st.skipped++;
+		return NULL;
+	}
 	const char *s = ember_strtab_intern(jm->names, name, name_len);
 	if (!s || EMBER_GROW(p->e, p->cap, p->n + 1) < 0)
-		return;
+		return NULL;
 	p->e[p->n++] = (struct jit_entry){ .start = start, .end = start + len, .name = s, .seq = p->seq++ };
 	if (len > p->max_len)
 		p->max_len = len;
 	p->sorted = false;
 	jm->st.entries++;
+	return s;
 }
 
 /* Read fd from jf->offset to its end, handing complete pieces to take:
@@ -198,9 +224,21 @@ static void read_from(struct ember_jit_map *jm, struct jit_proc *p, struct jit_f
 	char *buf = NULL;
 	size_t have = 0, cap = 0;
 	for (;;) {
+		/* take() leaves at most one piece unconsumed (a line under
+		 * LINE_MAX, a record under RECORD_MAX): buf stays that plus a
+		 * chunk, and each byte is looked at a bounded number of times. */
 		if (ember_grow((void **)&buf, &cap, 1, have + CHUNK) < 0)
 			break;
-		ssize_t got = pread(fd, buf + have, cap - have, (off_t)(jf->offset + have));
+		uint64_t at = jf->offset + have;
+		if (at >= EMBER_JIT_FILE_MAX) {
+			jf->capped = true;
+			jm->st.capped++;
+			break;
+		}
+		size_t want = cap - have;
+		if (want > EMBER_JIT_FILE_MAX - at)
+			want = (size_t)(EMBER_JIT_FILE_MAX - at);
+		ssize_t got = pread(fd, buf + have, want, (off_t)at);
 		if (got <= 0)
 			break;
 		have += (size_t)got;
@@ -222,11 +260,22 @@ static long take_perf_map(struct ember_jit_map *jm, struct jit_proc *p, const ch
 	size_t done = 0;
 	for (;;) {
 		const char *nl = memchr(buf + done, '\n', n - done);
-		if (!nl)
-			return (long)done;
-		char line[4096];
+		if (!nl) {
+			if (n - done < LINE_MAX)
+				return (long)done;   /* the rest of the line comes with the next read */
+			/* A line that long is not kept: passed over up to its newline. */
+			if (!p->map.skipping)
+				jm->st.skipped++;
+			p->map.skipping = true;
+			return (long)n;
+		}
+		char line[LINE_MAX];
 		size_t len = (size_t)(nl - (buf + done));
-		if (len < sizeof line) {
+		if (p->map.skipping) {
+			p->map.skipping = false;
+		} else if (len >= sizeof line) {
+			jm->st.skipped++;
+		} else {
 			memcpy(line, buf + done, len);
 			line[len] = 0;
 			unsigned long long start, size;
@@ -236,6 +285,39 @@ static long take_perf_map(struct ember_jit_map *jm, struct jit_proc *p, const ch
 		}
 		done = (size_t)(nl - buf) + 1;
 	}
+}
+
+static bool code_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct jit_code *)ctx)[id].index == *(const uint64_t *)key;
+}
+
+/* The name of the code a jitdump loaded under index, NULL if none. */
+static const char *code_name(const struct jit_proc *p, uint64_t index)
+{
+	if (!p->indexed)
+		return NULL;
+	uint32_t id = ember_idtab_find(&p->by_index, ember_hash_pair(index, 0), code_eq, p->code, &index);
+	return id == UINT32_MAX ? NULL : p->code[id].name;
+}
+
+/* Remember that index names name (its latest load): a move says which code
+ * it moves by index, so that a move costs one lookup, not a search. */
+static void note_code(struct jit_proc *p, uint64_t index, const char *name)
+{
+	if (!p->indexed && ember_idtab_init(&p->by_index) != 0)
+		return;
+	p->indexed = true;
+	uint64_t h = ember_hash_pair(index, 0);
+	uint32_t id = ember_idtab_find(&p->by_index, h, code_eq, p->code, &index);
+	if (id != UINT32_MAX) {
+		p->code[id].name = name;
+		return;
+	}
+	if (EMBER_GROW(p->code, p->code_cap, p->ncode + 1) < 0 ||
+	    ember_idtab_insert(&p->by_index, h, (uint32_t)p->ncode) != 0)
+		return;
+	p->code[p->ncode++] = (struct jit_code){ .index = index, .name = name };
 }
 
 /* Jitdump: a header, then records (id, total size, timestamp, body). */
@@ -269,11 +351,11 @@ static long take_jitdump(struct ember_jit_map *jm, struct jit_proc *p, const cha
 			memcpy(w, body + 8, 32);        /* vma, code_addr, code_size, code_index */
 			const char *name = body + 40;
 			size_t nlen = strnlen(name, blen - 40);
-			if (nlen < blen - 40)
-				add_entry(jm, p, w[1], w[2], name, nlen);
+			if (nlen < blen - 40 && (name = add_entry(jm, p, w[1], w[2], name, nlen)))
+				note_code(p, w[3], name);
 		} else if (u32[0] == JIT_CODE_MOVE && blen >= 48) {
 			memcpy(w, body + 8, 40);        /* vma, old, new, code_size, code_index */
-			const char *name = ember_jit_map_lookup(jm, p->pid, w[1], NULL);
+			const char *name = code_name(p, w[4]);
 			if (name)
 				add_entry(jm, p, w[2], w[3], name, strlen(name));
 		}
@@ -296,12 +378,12 @@ void ember_jit_map_read(struct ember_jit_map *jm, pid_t pid, const char *jitdump
 	jitdump = p->dump_in_proc;
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/perf-%d.map", p->nspid);
-	int fd = open_trusted(jm, p, &p->map, path);
+	int fd = p->map.capped ? -1 : open_trusted(jm, p, &p->map, path);
 	if (fd >= 0) {
 		read_from(jm, p, &p->map, fd, take_perf_map);
 		close(fd);
 	}
-	if (jitdump && !p->dump.broken && (fd = open_trusted(jm, p, &p->dump, jitdump)) >= 0) {
+	if (jitdump && !p->dump.broken && !p->dump.capped && (fd = open_trusted(jm, p, &p->dump, jitdump)) >= 0) {
 		read_from(jm, p, &p->dump, fd, take_jitdump);
 		close(fd);
 	}

@@ -26,6 +26,19 @@
 
 struct ember_jit_map;
 
+/* What one process's JIT files may cost, whoever wrote them (the files are
+ * the profiled program's, read by a profiler that may run as root):
+ *   a name longer than EMBER_JIT_NAME_MAX bytes (in a perf map: a line
+ *   longer than that name plus its two numbers) is skipped, in both formats;
+ *   a process keeps at most EMBER_JIT_MAX_ENTRIES functions, later ones are
+ *   skipped;
+ *   a file is read up to EMBER_JIT_FILE_MAX bytes, and no further.
+ * Each is counted in the stats (skipped, capped).  Reading is linear in
+ * the bytes read, so one read call costs at most a bounded time. */
+#define EMBER_JIT_NAME_MAX 4096
+#define EMBER_JIT_MAX_ENTRIES (4u << 20)
+#define EMBER_JIT_FILE_MAX (256ull << 20)
+
 struct ember_jit_map *ember_jit_map_new(void);
 void ember_jit_map_free(struct ember_jit_map *jm);
 
@@ -58,6 +71,8 @@ struct ember_jit_map_stats {
 	uint32_t files;          /* perf maps and jitdumps read */
 	uint64_t entries;        /* JIT functions named */
 	uint32_t refused;        /* files not read: not regular, wrong owner, a symlink */
+	uint64_t skipped;        /* functions not kept: name too long, or over EMBER_JIT_MAX_ENTRIES */
+	uint32_t capped;         /* files read only up to EMBER_JIT_FILE_MAX */
 	char refused_path[256];  /* the first of them, as ember tried to open it */
 };
 void ember_jit_map_get_stats(const struct ember_jit_map *jm, struct ember_jit_map_stats *st);

@@ -10,6 +10,10 @@ the time goes, called from main;outer_jit.
   (kernel 5.17+ with CONFIG_ANON_VMA_NAME, else [jit]);
 - symlink, foreign: the map is a symbolic link, or belongs to another user:
   not read (the leaf stays [jit]), named in the summary, not deleted.
+- hostile: the map is 64 MiB of a line that never ends, read again at each
+  lookup that misses: the leaf is [jit], the summary says a line was past
+  ember's bounds, and ember adds no more than 1.5 s to the run (a reader that
+  buffered the line and scanned it again at each read took minutes).
 
 And CPython's perf trampolines (pyenv's 3.12 and 3.13, `-X perf`): JIT code
 without CFI between every two eval-loop activations, named py::... in a perf
@@ -61,6 +65,17 @@ chk.check("JIT code named from 1 perf map" in res.stderr, "map: the summary says
           res.stderr)
 chk.check(pid and os.path.exists("/tmp/perf-%d.map" % pid),
           "map: the program's own perf map is not ember's to delete (no oneDNN in it)")
+if pid:
+    cleanup(pid)
+
+res, prof, pid = run("hostile")
+good, hot = leaves_under_chain(prof, "[jit]")
+chk.check(hot >= 50 and good >= 0.99 * hot, "hostile: %s;[jit] in >= 99%% of the kernel's samples: "
+          "%d of %d" % (";".join(CHAIN), good, hot), prof.top())
+chk.check("1 function not named" in res.stderr, "hostile: the summary says a line was past ember's bounds",
+          res.stderr)
+chk.check(res.elapsed < 1.5 + 1.5 + 0.5, "hostile: the run takes about the program's time (%.1f s)" % res.elapsed,
+          res.describe())
 if pid:
     cleanup(pid)
 

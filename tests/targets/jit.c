@@ -12,6 +12,9 @@
  *   symlink   /tmp/perf-PID.map is a symbolic link to a map naming it: a
  *             file ember must not follow
  *   foreign   the map belongs to another user (nobody): not trusted
+ *   hostile   the map holds only 64 MiB of a line that never ends (what
+ *             any program may write to a root ember): "[jit]", and every
+ *             sample's lookup misses and reads the map again
  *
  * Prints "pid=PID" and "jit_code=ADDR" on stdout (and, named, whether the
  * kernel took the name: "anon_name=ok|unsupported").  Its files stay behind for the test
@@ -100,9 +103,17 @@ static kernel_fn make_kernel(const char *mode)
 	snprintf(map_path, sizeof map_path, "/tmp/perf-%d.map", (int)getpid());
 	char line[128];
 	int n = snprintf(line, sizeof line, "%lx %zx jit_spin_kernel\n", (unsigned long)(uintptr_t)mem, len);
-	if (strcmp(mode, "map") == 0 || strcmp(mode, "foreign") == 0) {
+	if (strcmp(mode, "map") == 0 || strcmp(mode, "foreign") == 0 || strcmp(mode, "hostile") == 0) {
 		FILE *f = fopen(map_path, "w");
-		if (!f || fwrite(line, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0)
+		bool hostile = strcmp(mode, "hostile") == 0;
+		if (!f || (!hostile && fwrite(line, 1, (size_t)n, f) != (size_t)n))
+			return NULL;
+		static char junk[1 << 16];
+		memset(junk, 'x', sizeof junk);
+		for (int i = 0; hostile && i < 1024; i++)
+			if (fwrite(junk, 1, sizeof junk, f) != sizeof junk)
+				return NULL;
+		if (fclose(f) != 0)
 			return NULL;
 		if (strcmp(mode, "foreign") == 0 && chown(map_path, 65534, 65534) != 0)
 			return NULL;
@@ -131,13 +142,13 @@ __attribute__((noipa)) uint64_t outer_jit(kernel_fn k, double secs)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "map";
-	static const char *const modes[] = { "map", "nomap", "named", "symlink", "foreign" };
+	static const char *const modes[] = { "map", "nomap", "named", "symlink", "foreign", "hostile" };
 	bool known = false;
 	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
 		known |= strcmp(mode, modes[i]) == 0;
 	kernel_fn k = known ? make_kernel(mode) : NULL;
 	if (!k) {
-		fprintf(stderr, "usage: jit map|nomap|named|symlink|foreign [CPU-SECONDS] (or setup failed)\n");
+		fprintf(stderr, "usage: jit map|nomap|named|symlink|foreign|hostile [CPU-SECONDS] (or setup failed)\n");
 		return 2;
 	}
 	sink = outer_jit(k, tgt_seconds(argc, argv, 2, 1.5));

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,7 +107,7 @@ static size_t jd_load(uint8_t *b, uint64_t addr, uint64_t size, const char *name
 	put64(&p, addr);
 	put64(&p, addr);
 	put64(&p, size);
-	put64(&p, 7);
+	put64(&p, addr);                        /* code_index: one per piece of code */
 	memcpy(p, name, strlen(name) + 1);
 	p += strlen(name) + 1;
 	memset(p, 0x90, size);                  /* the code bytes */
@@ -124,7 +126,7 @@ static size_t jd_move(uint8_t *b, uint64_t from, uint64_t to, uint64_t size)
 	put64(&p, from);
 	put64(&p, to);
 	put64(&p, size);
-	put64(&p, 7);
+	put64(&p, from);                        /* the code_index it was loaded with */
 	return 16 + 48;
 }
 
@@ -309,6 +311,102 @@ static void test_symbolizer_jit(void)
 	unlink(map_path);
 }
 
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* The profiled program writes its perf map and jitdump and ember may run as
+ * root: what a file costs must be bounded whatever is in it. */
+static void test_hostile_perf_map(void)
+{
+	pid_t pid = getpid();
+	unlink(map_path);
+	/* A name over EMBER_JIT_NAME_MAX is skipped, the lines around it kept. */
+	static char big[EMBER_JIT_NAME_MAX + 200];
+	memset(big, 'n', sizeof big - 1);
+	append_str(map_path, "1000 10 before\n4000 10 ");
+	append_str(map_path, big);
+	append_str(map_path, "\n5000 10 after\n");
+	/* A last line that never ends, 32 MiB of it: read in linear time
+	 * and bounded memory, not buffered whole and scanned again at each
+	 * chunk. */
+	size_t chunk = 1 << 20;
+	char *junk = malloc(chunk);
+	memset(junk, 'x', chunk);
+	append_str(map_path, "6000 10 ");
+	for (int i = 0; i < 32; i++)
+		append(map_path, junk, chunk);
+	long rss0 = max_rss_kib();
+	double t0 = cpu_seconds();
+	struct ember_jit_map *jm = ember_jit_map_new();
+	ember_jit_map_read(jm, pid, NULL);
+	double took = cpu_seconds() - t0;
+	CHECK(took < 2.0);
+	CHECK(max_rss_kib() - rss0 < 16 * 1024);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x1000, NULL), "before");
+	CHECK(ember_jit_map_lookup(jm, pid, 0x4000, NULL) == NULL);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x5000, NULL), "after");
+	/* The long line ends; what follows it is read. */
+	append_str(map_path, "\n7000 10 later\n");
+	ember_jit_map_read(jm, pid, NULL);
+	CHECK(ember_jit_map_lookup(jm, pid, 0x6000, NULL) == NULL);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x7000, NULL), "later");
+	struct ember_jit_map_stats st;
+	ember_jit_map_get_stats(jm, &st);
+	CHECK(st.entries == 3 && st.skipped == 2);
+	if (took >= 2.0)
+		fprintf(stderr, "reading a 32 MiB line took %.2f s of CPU\n", took);
+	ember_jit_map_free(jm);
+	free(junk);
+	unlink(map_path);
+}
+
+static void test_hostile_jitdump(const char *dir)
+{
+	pid_t pid = getpid();
+	char path[256];
+	snprintf(path, sizeof path, "%s/jit-hostile-%d.dump", dir, (int)pid);
+	unlink(path);
+	size_t moves = 200000, cap = 4096 + moves * 64 + 2 * (EMBER_JIT_NAME_MAX + 200);
+	uint8_t *buf = malloc(cap);
+	size_t n = jd_header(buf, 0x4a695444);
+	char name[EMBER_JIT_NAME_MAX + 100];
+	memset(name, 'j', sizeof name - 1);
+	name[sizeof name - 1] = 0;
+	n += jd_load(buf + n, 0x9000, 0x10, name);          /* a name over the bound: skipped */
+	n += jd_load(buf + n, 0x10000, 0x40, "hopper");
+	/* 200,000 moves of one piece of code: each a lookup by its index. */
+	for (size_t i = 0; i < moves; i++)
+		n += jd_move(buf + n, 0x10000, 0x100000 + i * 0x40, 0x40);
+	append(path, buf, n);
+	double t0 = cpu_seconds();
+	struct ember_jit_map *jm = ember_jit_map_new();
+	ember_jit_map_read(jm, pid, path);
+	double took = cpu_seconds() - t0;
+	CHECK(took < 2.0);
+	if (took >= 2.0)
+		fprintf(stderr, "200,000 moves took %.2f s of CPU\n", took);
+	CHECK(ember_jit_map_lookup(jm, pid, 0x9000, NULL) == NULL);
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x100000 + (moves - 1) * 0x40 + 8, NULL), "hopper");
+	CHECK_STR(ember_jit_map_lookup(jm, pid, 0x100000 + 8, NULL), "hopper");
+	struct ember_jit_map_stats st;
+	ember_jit_map_get_stats(jm, &st);
+	CHECK(st.entries == moves + 1 && st.skipped == 1);
+	ember_jit_map_free(jm);
+	free(buf);
+	unlink(path);
+}
+
 int main(void)
 {
 	snprintf(map_path, sizeof map_path, "/tmp/perf-%d.map", (int)getpid());
@@ -319,6 +417,8 @@ int main(void)
 	}
 	test_perf_map();
 	test_jitdump(dir);
+	test_hostile_perf_map();
+	test_hostile_jitdump(dir);
 	test_refused(dir);
 	test_symbolizer_jit();
 	test_other_namespace();
