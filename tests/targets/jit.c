@@ -14,7 +14,12 @@
  *   foreign   the map belongs to another user (nobody): not trusted
  *   hostile   the map holds only 64 MiB of a line that never ends (what
  *             any program may write to a root ember): "[jit]", and every
- *             sample's lookup misses and reads the map again
+ *             sample's lookup misses and reads the map again; MiB in place
+ *             of 64 as a third argument
+ *   jitdump   no map: /tmp/jit-PID.dump (mapped executable, as its writers
+ *             do) loads the kernel as "jit_spin_kernel" and another piece
+ *             of code, then moves that one MOVES times (default 200,000;
+ *             third argument), each time a little further
  *
  * Prints "pid=PID" and "jit_code=ADDR" on stdout (and, named, whether the
  * kernel took the name: "anon_name=ok|unsupported").  Its files stay behind for the test
@@ -23,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -86,6 +92,60 @@ static const uint32_t jit_words[] = {
 typedef uint64_t (*kernel_fn)(uint64_t);
 static volatile uint64_t sink;
 static char map_path[64];
+static long argc_mib;        /* hostile: MiB of the endless line; jitdump: moves */
+
+static void put(unsigned char **p, const void *v, size_t n)
+{
+	memcpy(*p, v, n);
+	*p += n;
+}
+
+/* A jitdump record's prefix: id, total size, timestamp, pid, tid. */
+static void jd_prefix(unsigned char **p, uint32_t id, uint32_t size)
+{
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t ts = 0;
+	put(p, &id, 4), put(p, &size, 4), put(p, &ts, 8), put(p, &pid, 4), put(p, &pid, 4);
+}
+
+/* /tmp/jit-PID.dump naming the len bytes at mem, then moves moves of other
+ * code, mapped executable so that the profiler learns its path. */
+static bool write_jitdump(const unsigned char *mem, size_t len, long moves)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/jit-%d.dump", (int)getpid());
+	FILE *f = fopen(path, "w+");
+	if (!f)
+		return false;
+	unsigned char rec[256], *p = rec;
+	uint32_t u32[6] = { 0x4a695444, 1, 40, 62, 0, (uint32_t)getpid() };
+	uint64_t u64[2] = { 0, 0 };
+	put(&p, u32, sizeof u32), put(&p, u64, sizeof u64);
+	bool ok = fwrite(rec, 1, (size_t)(p - rec), f) == (size_t)(p - rec);
+	static const char name[] = "jit_spin_kernel";
+	uint64_t addr = (uintptr_t)mem, size = len, index = 1;
+	p = rec;
+	jd_prefix(&p, 0, (uint32_t)(16 + 40 + sizeof name));
+	put(&p, &addr, 8), put(&p, &addr, 8), put(&p, &size, 8), put(&p, &index, 8), put(&p, name, sizeof name);
+	ok = ok && fwrite(rec, 1, (size_t)(p - rec), f) == (size_t)(p - rec);
+	static const char decoy[] = "jit_moved_around";
+	uint64_t daddr = 0x10000000, dsize = 64, dindex = 2;
+	p = rec;
+	jd_prefix(&p, 0, (uint32_t)(16 + 40 + sizeof decoy));
+	put(&p, &daddr, 8), put(&p, &daddr, 8), put(&p, &dsize, 8), put(&p, &dindex, 8), put(&p, decoy, sizeof decoy);
+	ok = ok && fwrite(rec, 1, (size_t)(p - rec), f) == (size_t)(p - rec);
+	for (long i = 0; ok && i < moves; i++) {
+		uint64_t other = 2, from = 0x10000000 + (uint64_t)i * 64, to = from + 64, sz = 64;
+		p = rec;
+		jd_prefix(&p, 1, 16 + 48);
+		put(&p, &to, 8), put(&p, &from, 8), put(&p, &to, 8), put(&p, &sz, 8), put(&p, &other, 8);
+		ok = fwrite(rec, 1, (size_t)(p - rec), f) == (size_t)(p - rec);
+	}
+	ok = ok && fflush(f) == 0;
+	void *m = ok ? mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fileno(f), 0) : MAP_FAILED;
+	fclose(f);
+	return m != MAP_FAILED;
+}
 
 static kernel_fn make_kernel(const char *mode)
 {
@@ -110,7 +170,8 @@ static kernel_fn make_kernel(const char *mode)
 			return NULL;
 		static char junk[1 << 16];
 		memset(junk, 'x', sizeof junk);
-		for (int i = 0; hostile && i < 1024; i++)
+		long mib = argc_mib > 0 ? argc_mib : 64;
+		for (long i = 0; hostile && i < mib * 16; i++)
 			if (fwrite(junk, 1, sizeof junk, f) != sizeof junk)
 				return NULL;
 		if (fclose(f) != 0)
@@ -124,6 +185,8 @@ static kernel_fn make_kernel(const char *mode)
 		if (!f || fwrite(line, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0 || symlink(real, map_path) != 0)
 			return NULL;
 	}
+	if (strcmp(mode, "jitdump") == 0 && !write_jitdump(mem, len, argc_mib > 0 ? argc_mib : 200000))
+		return NULL;
 	printf("pid=%d\njit_code=%lx\n", (int)getpid(), (unsigned long)(uintptr_t)mem);
 	fflush(stdout);
 	return (kernel_fn)(uintptr_t)mem;
@@ -142,13 +205,14 @@ __attribute__((noipa)) uint64_t outer_jit(kernel_fn k, double secs)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "map";
-	static const char *const modes[] = { "map", "nomap", "named", "symlink", "foreign", "hostile" };
+	static const char *const modes[] = { "map", "nomap", "named", "symlink", "foreign", "hostile", "jitdump" };
 	bool known = false;
 	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
 		known |= strcmp(mode, modes[i]) == 0;
+	argc_mib = argc > 3 ? atol(argv[3]) : 0;
 	kernel_fn k = known ? make_kernel(mode) : NULL;
 	if (!k) {
-		fprintf(stderr, "usage: jit map|nomap|named|symlink|foreign|hostile [CPU-SECONDS] (or setup failed)\n");
+		fprintf(stderr, "usage: jit map|nomap|named|symlink|foreign|hostile|jitdump [CPU-SECONDS [MIB|MOVES]] (or setup failed)\n");
 		return 2;
 	}
 	sink = outer_jit(k, tgt_seconds(argc, argv, 2, 1.5));
