@@ -4,13 +4,17 @@ structs ember's Python-stack reader needs, one entry per minor version
 (2.7, 3.6-3.15), measured with offsetof()/sizeof() against each version's own
 installed headers (pyenv: $(pyenv root)/versions/X.Y.Z/include/pythonX.Y*;
 3.14 and 3.15: Debian sid's, in the root file system `make sid-root` builds,
-$EMBER_SID_ROOT or ~/.cache/ember/sid-root).
+$EMBER_SID_ROOT or ~/.cache/ember/sid-root; a minor version neither has:
+the system's /usr/include/pythonX.Y, Debian's python3-dev).
 
   gen_python_offsets.py                 write python-stacks/runtime/offsets_table.c
   gen_python_offsets.py -o FILE         write FILE
   gen_python_offsets.py --check FILE    regenerate the entries whose headers are
                                         present and check each appears verbatim
-                                        in FILE (exit 0 ok, 1 differ, 77 none)
+                                        in FILE (exit 0 ok, 1 differ, 77 none);
+                                        the system's headers (another patch
+                                        release) are checked field by field
+                                        against the entry covering their release
   --need X.Y                            fail when X.Y's headers are not found
                                         (repeatable; tests of the sid root)
   --arch aarch64                        measure for AArch64 instead (Debian's
@@ -468,7 +472,14 @@ def find_include(root, major, minor):
         key = tuple(int(x) for x in m.groups())
         if best is None or key > best[0]:
             best = (key, os.path.basename(d), inc[0])
-    return (best[1], best[2]) if best else None
+    if best:
+        return (best[1], best[2])
+    inc = os.path.join(SYSTEM_INCLUDE, "python%d.%d" % (major, minor))
+    return ("system", inc) if os.path.isfile(os.path.join(inc, "Python.h")) else None
+
+
+# Debian's python3-dev: /usr/include/pythonX.Y and its multiarch pyconfig.h.
+SYSTEM_INCLUDE = "/usr/include"
 
 
 ARCHES = {
@@ -485,6 +496,10 @@ def multiarch_dir(tmp, inc, triplet):
     other headers (its libc) stay out of the compiler's path."""
     name = os.path.basename(inc)
     real = os.path.join(os.path.dirname(inc), triplet, name)
+    if not os.path.isdir(real) and os.path.dirname(inc) == SYSTEM_INCLUDE:
+        # The host's pyconfig.h for the cross build, as pyenv's headers give
+        # it: both are LP64 Linux, and pyconfig.h sets no struct layout.
+        real = os.path.join(SYSTEM_INCLUDE, ARCHES["x86_64"]["triplet"], name)
     if not os.path.isdir(real):
         return []
     os.makedirs(os.path.join(tmp, "multiarch", triplet))
@@ -511,6 +526,22 @@ def measure(inc, arch):
         else:
             vals[k] = int(v)
     return version, vals
+
+
+def entry_fields(block):
+    """An entry without its label and headers_version: what the reader uses."""
+    lines = block.strip("\n").split("\n")[1:-1]
+    return "\n".join(re.sub(r' \.headers_version = "[^"]*",', "", l) for l in lines)
+
+
+def same_fields(block, committed):
+    """Whether an entry of FILE has BLOCK's fields (the same minor version and
+    patch range, measured from another patch release's headers)."""
+    want = entry_fields(block)
+    for other in re.findall(r"\t/\* BEGIN .*?\*/\n.*?\t/\* END [^*]*\*/", committed, re.S):
+        if entry_fields(other) == want:
+            return True
+    return False
 
 
 def entry(major, minor, version, vals, micros=(0, 255), label=None):
@@ -573,8 +604,9 @@ def generate(root, arch):
             print("gen_python_offsets: no headers for %d.%d" % (major, minor), file=sys.stderr)
             continue
         version, vals = measure(found[1], arch)
+        label = "%s (the system's headers)" % version if found[0] == "system" else None
         blocks.extend(patch_entries(major, minor, version, vals))
-        blocks.append(entry(major, minor, version, vals))
+        blocks.append(entry(major, minor, version, vals, label=label))
     return blocks
 
 
@@ -610,7 +642,8 @@ def main(argv):
         return 1
     if check:
         if not blocks:
-            print("SKIP: no CPython headers found under %s" % pyenv_root())
+            print("SKIP: no CPython headers found under %s nor in %s (make deps-test installs python3-dev)"
+                  % (pyenv_root(), SYSTEM_INCLUDE))
             return 77
         with open(check) as f:
             committed = f.read()
@@ -619,6 +652,8 @@ def main(argv):
             name = b.split("\n")[0]
             if b in committed:
                 print("same: %s" % name.strip())
+            elif "(the system's headers)" in name and same_fields(b, committed):
+                print("same fields as the committed entry: %s" % name.strip())
             else:
                 print("DIFFERS: %s\n%s" % (name.strip(), b))
                 bad += 1

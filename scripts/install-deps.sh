@@ -92,19 +92,32 @@ install_missing ""
 # parses the zsh completion (e2e.completion); pytest runs NumPy's own
 # linalg tests under ember (e2e.numpy_linalg); pandas reads diff's CSV as
 # data scientists do (e2e.diff); man-db (with groff) renders the man pages
-# (e2e.help_man, e2e.install).
+# (e2e.help_man, e2e.install); tmux is the terminal e2e.top reads ember top
+# from; strace shows e2e.install that the installed ember opens nothing of
+# the trees; python3-dev (Debian's 3.11 headers) and the cross compiler
+# with its libc and qemu-user measure the Python offset tables
+# (unit.python.offsets_table, its .aarch64 twin) -- installed here, as the
+# arm64 step that also installs them comes after the tests that need them.
 PKGS="libclang-rt-dev libomp-14-dev libpthreadpool-dev python3 python3.11-dbg python3-numpy python3-pytest libopenblas0-pthread python3-opencv python3-torch
-xz-utils libcap2-bin zsh python3-pandas man-db golang-go chromium"
+xz-utils libcap2-bin zsh python3-pandas man-db golang-go chromium tmux strace python3-dev
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
 # Node.js: any recent one will do; install Debian's only when there is none.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 install_missing " for the tests"
 
-# npm packages, pinned by package-lock.json, for the tests only.
+# npm packages, pinned by package-lock.json, for the tests only.  npm's own
+# error is shown (only errors: --loglevel=error), the first folder that
+# fails stops the step, and one line says what to set when the registry
+# cannot be reached.
 for dir in tests/exporters tests/browser; do
 	[ -f "$dir/package-lock.json" ] || continue
 	if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
 		echo "ember: npm ci in $dir" >&2
-		(cd "$dir" && npm ci --no-audit --no-fund --silent) && touch "$dir/node_modules"
+		if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error); then
+			echo "ember: npm ci failed in $dir (npm's error above); if the registry is unreachable or a proxy's certificate is refused, set npm's registry, proxy or cafile (npm config set registry|https-proxy|cafile VALUE, or NPM_CONFIG_REGISTRY, NPM_CONFIG_HTTPS_PROXY, NPM_CONFIG_CAFILE) and run make deps-test again" >&2
+			exit 1
+		fi
+		touch "$dir/node_modules"
 	fi
 done

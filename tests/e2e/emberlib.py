@@ -107,6 +107,15 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+def require_interpreter(py):
+    """Skips loudly when the interpreter PY is not there: the pyenv builds
+    (2.7, 3.6-3.13) are not in Debian's archive, so make deps-test cannot
+    install them; the README's "Building and testing by hand" says how to get them."""
+    if not os.access(py, os.X_OK):
+        skip("interpreter %s is not installed (not in Debian's archive: "
+             "pyenv install it: README.md, \"Building and testing by hand\")" % py)
+
+
 def fail_now(msg):
     print("FAIL: %s" % msg, flush=True)
     sys.exit(1)

@@ -28,8 +28,7 @@ import emberlib as E
 
 PY = E.python_arg()
 chk = E.Checker("e2e.dump")
-if not os.access(PY, os.X_OK):
-    E.skip("interpreter %s is not installed" % PY)
+E.require_interpreter(PY)
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "python", "dump_target.py")
 LINES = {}

@@ -32,8 +32,7 @@ strip = "--strip" in E.sys.argv
 if strip:
     E.sys.argv.remove("--strip")
 PY = E.python_arg()
-if not os.access(PY, os.X_OK):
-    E.skip("interpreter %s is not installed" % PY)
+E.require_interpreter(PY)
 env = dict(os.environ)
 if strip:
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(PY)))

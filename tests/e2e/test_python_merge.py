@@ -28,8 +28,7 @@ PYFRAME = re.compile(r"^(.*) \((.+):(\d+)\)$")
 
 
 PY = E.python_arg()
-if not os.access(PY, os.X_OK):
-    E.skip("interpreter %s is not installed" % PY)
+E.require_interpreter(PY)
 res0 = E.run([PY, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], quiet=True)
 VER = tuple(int(x) for x in res0.stdout.strip().split("."))
 
