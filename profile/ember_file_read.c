@@ -450,6 +450,16 @@ static enum parse_end parse_section(struct parse *ps, int tag)
 	return s.bad || s.pos != s.len ? P_CORRUPT : P_OK;
 }
 
+/* Whether what follows the last gzip member, which gzip ignores, is an
+ * uncompressed .ember profile (a compressed one then a plain one, cat'd). */
+static bool plain_profile_follows(struct ember_content *c)
+{
+	struct ember_input *in = c->in;
+	long long n = c->gzip ? ember_input_fill(in, 8) : -1;
+
+	return n >= 8 && memcmp(in->data + in->pos, EMBER_FILE_MAGIC, 8) == 0;
+}
+
 /* Every section up to the end marker, then the end of the content. */
 static enum parse_end parse_sections(struct parse *ps)
 {
@@ -471,6 +481,8 @@ static enum parse_end parse_sections(struct parse *ps)
 		return P_SECOND;
 	if (k > 0)
 		return P_CORRUPT;
+	if (ps->c.state == C_END && plain_profile_follows(&ps->c))
+		return P_SECOND;
 	return ps->c.state == C_END ? P_OK : P_CONTENT;
 }
 
@@ -506,8 +518,8 @@ static int parse_message(struct parse *ps, enum parse_end e, bool recognised, ch
 		return EMBER_LOAD_BADDATA;
 	}
 	if (e == P_SECOND) {
-		snprintf(err, errlen, "%s: two or more .ember profiles concatenated (another one starts at byte %llu "
-			 "of the content); ember reads one profile per file", name, (unsigned long long)ps->at);
+		snprintf(err, errlen, "%s: two or more .ember profiles concatenated (another header follows the "
+			 "first one's end marker); ember reads one profile per file", name);
 		return EMBER_LOAD_BADDATA;
 	}
 	if (e == P_OOM) {
