@@ -179,7 +179,8 @@ int cli_record_start(struct ember_record *r, bool attach);
 /* inputs.c: load the profile at path ("-": standard input; two-column
  * folded lines give it column 0 or 1) into p (empty), with what tolerant
  * reading accepted in *w.  0, or, after one error line (naming role when
- * not NULL: "BASE", "NEW"), EMBER_EXIT_NOINPUT or EMBER_EXIT_DATAERR. */
+ * not NULL: "BASE", "NEW"), EMBER_EXIT_NOINPUT, EMBER_EXIT_DATAERR or (out of memory)
+ * EMBER_EXIT_INTERNAL. */
 int cli_load_profile(const char *path, int column, struct ember_profile *p, const char *role,
 		     struct ember_load_warnings *w);
 /* One line on stderr for each accommodation in *w of the input at path read

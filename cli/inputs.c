@@ -16,6 +16,8 @@ int cli_load_profile(const char *path, int column, struct ember_profile *p, cons
 		fprintf(stderr, "ember: %s (%s)\n", err, role);
 	else
 		fprintf(stderr, "ember: %s\n", err);
+	if (rc == EMBER_LOAD_NOMEM)
+		return EMBER_EXIT_INTERNAL;
 	return rc == EMBER_LOAD_NOINPUT ? EMBER_EXIT_NOINPUT : EMBER_EXIT_DATAERR;
 }
 
@@ -29,6 +31,9 @@ void cli_load_warnings(const char *path, int column, const struct ember_load_war
 	if (all && w->crlf)
 		fprintf(stderr, "ember: %s: %llu line(s) ended in CR LF; read as LF\n", name,
 			(unsigned long long)w->crlf);
+	if (w->cr_only)
+		fprintf(stderr, "ember: %s: %llu line(s) ended in a CR alone (classic Mac OS line ends); each read as "
+			"a line of its own\n", name, (unsigned long long)w->cr_only);
 	if (w->fractional)
 		fprintf(stderr, "ember: %s: %llu fractional count(s) rounded to whole samples\n", name,
 			(unsigned long long)w->fractional);

@@ -170,8 +170,8 @@ int ember_content_error(const struct ember_content *c, bool recognised, char *er
 			 "compressed size (a gzip bomb?)", name, (unsigned long long)(BOMB_FLOOR >> 20), BOMB_RATIO);
 		break;
 	default:
-		snprintf(err, errlen, "%s: out of memory", name);
-		break;
+		snprintf(err, errlen, "%s: out of memory while reading", name);
+		return EMBER_LOAD_NOMEM;
 	}
 	return EMBER_LOAD_BADDATA;
 }

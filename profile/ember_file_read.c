@@ -375,7 +375,7 @@ static const struct {
 #define BODY_STEP ((size_t)1 << 20)
 
 /* How a parse ended. */
-enum parse_end { P_OK, P_CORRUPT, P_TRUNCATED, P_CONTENT, P_OOM };
+enum parse_end { P_OK, P_CORRUPT, P_TRUNCATED, P_CONTENT, P_OOM, P_SECOND };
 
 struct parse {
 	struct ember_content c;
@@ -450,6 +450,16 @@ static enum parse_end parse_section(struct parse *ps, int tag)
 	return s.bad || s.pos != s.len ? P_CORRUPT : P_OK;
 }
 
+/* Whether what follows the last gzip member, which gzip ignores, is an
+ * uncompressed .ember profile (a compressed one then a plain one, cat'd). */
+static bool plain_profile_follows(struct ember_content *c)
+{
+	struct ember_input *in = c->in;
+	long long n = c->gzip ? ember_input_fill(in, 8) : -1;
+
+	return n >= 8 && memcmp(in->data + in->pos, EMBER_FILE_MAGIC, 8) == 0;
+}
+
 /* Every section up to the end marker, then the end of the content. */
 static enum parse_end parse_sections(struct parse *ps)
 {
@@ -463,8 +473,16 @@ static enum parse_end parse_sections(struct parse *ps)
 	}
 	snprintf(ps->what, sizeof ps->what, "data after the end marker");
 	ps->at = ember_content_pos(&ps->c);
-	if (ember_content_byte(&ps->c) >= 0)
+	/* `cat a.ember b.ember` (gzip members or plain content alike)
+	 * continues the content with a second header: said as such. */
+	uint8_t next[8];
+	uint64_t k = ember_content_read(&ps->c, next, sizeof next);
+	if (k == sizeof next && memcmp(next, EMBER_FILE_MAGIC, sizeof next) == 0)
+		return P_SECOND;
+	if (k > 0)
 		return P_CORRUPT;
+	if (ps->c.state == C_END && plain_profile_follows(&ps->c))
+		return P_SECOND;
 	return ps->c.state == C_END ? P_OK : P_CONTENT;
 }
 
@@ -499,14 +517,21 @@ static int parse_message(struct parse *ps, enum parse_end e, bool recognised, ch
 				    : "no EMBRPROF header");
 		return EMBER_LOAD_BADDATA;
 	}
+	if (e == P_SECOND) {
+		snprintf(err, errlen, "%s: two or more .ember profiles concatenated (another header follows the "
+			 "first one's end marker); ember reads one profile per file", name);
+		return EMBER_LOAD_BADDATA;
+	}
+	if (e == P_OOM) {
+		snprintf(err, errlen, "%s: out of memory while reading", name);
+		return EMBER_LOAD_NOMEM;
+	}
 	if (e == P_TRUNCATED)
 		snprintf(err, errlen, "%s: truncated .ember file (no end marker after %llu bytes of content)", name,
 			 (unsigned long long)ps->c.total);
-	else if (e == P_CORRUPT)
+	else
 		snprintf(err, errlen, "%s: corrupt .ember file: %s near byte %llu of the content", name, ps->what,
 			 (unsigned long long)ps->at);
-	else
-		snprintf(err, errlen, "%s: out of memory", name);
 	return EMBER_LOAD_BADDATA;
 }
 
@@ -517,7 +542,12 @@ static enum parse_end parse_all(struct parse *ps, bool *recognised, char *err, s
 
 	if (e != P_OK)
 		return e;
-	if (version > EMBER_FILE_VERSION || version == 0) {
+	if (version == 0) {
+		snprintf(err, errlen, "%s: corrupt .ember file: format version 0 is not one any ember writes (they "
+			 "start at 1)", ps->c.in->name);
+		return P_OK;
+	}
+	if (version > EMBER_FILE_VERSION) {
 		snprintf(err, errlen, "%s: .ember format version %llu is newer than this ember reads (%d): "
 			 "upgrade ember", ps->c.in->name, (unsigned long long)version, EMBER_FILE_VERSION);
 		return P_OK;
@@ -533,8 +563,8 @@ int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip,
 
 	err[0] = 0;
 	if (ember_content_begin(&ps.c, in, gzip) < 0) {
-		snprintf(err, errlen, "%s: out of memory", in->name);
-		return EMBER_LOAD_BADDATA;
+		snprintf(err, errlen, "%s: out of memory while reading", in->name);
+		return EMBER_LOAD_NOMEM;
 	}
 	enum parse_end e = parse_all(&ps, &recognised, err, errlen);
 	if (e == P_OK && !err[0]) {
@@ -546,7 +576,7 @@ int ember_read_ember(struct ember_profile *p, struct ember_input *in, bool gzip,
 			ember_content_drain(&ps.c);
 		rc = parse_message(&ps, e, recognised, err, errlen);
 	} else {
-		/* a newer version: err says so */
+		/* version 0 or a newer one: err says so */
 	}
 	ember_content_end(&ps.c);
 	free(ps.body);

@@ -21,6 +21,21 @@
 /* Input whose first 16 MiB hold no line with a count is not folded stacks
  * (a binary file, the wrong file): said then, not at its end. */
 #define FOLDED_FIRST_COUNT_WITHIN ((uint64_t)16 << 20)
+/* The prefix judged for what the input is: its first 1,000 lines that are
+ * neither blank nor comments, or its first 1 MiB, whichever ends first (the
+ * whole input when shorter).  Random bytes give a line every 256 bytes, one
+ * in a thousand ending in digits, so they are judged within 256 KiB. */
+#define FOLDED_PREFIX_LINES 1000
+#define FOLDED_PREFIX_BYTES ((uint64_t)1 << 20)
+/* Folded stacks are text: more than 1 % of the prefix's bytes (and at
+ * least 16) being control characters other than tab, CR and LF is binary
+ * data.  Random bytes hold 12 %; a name with a NUL byte here and there
+ * passes. */
+#define FOLDED_BINARY_PERCENT 1
+#define FOLDED_BINARY_MIN 16
+/* More than half of the prefix's lines (and at least 10) without a count:
+ * not folded stacks.  A file with a few such lines reads with a warning. */
+#define FOLDED_UNCOUNTED_MIN 10
 
 /* Frame text -> frame id, keyed by the bytes of the text, so each distinct
  * text is parsed once.  The cache keeps its own copy of each distinct text
@@ -312,6 +327,14 @@ struct line_frames {
 /* Why reading stopped before the end. */
 enum folded_fail {
 	F_NONE, F_OOM, F_COUNT_TOO_LARGE, F_TOTAL_TOO_LARGE, F_LINE_TOO_LONG, F_NO_COUNT_EARLY, F_READ,
+	F_BINARY, F_MOSTLY_UNCOUNTED,
+};
+
+/* What the prefix (FOLDED_PREFIX_*) held, until it is judged. */
+struct folded_prefix {
+	uint64_t bytes, control;   /* its bytes, and those that are control characters */
+	uint64_t lines, uncounted; /* its lines that are not blank nor comments, and those without a count */
+	bool judged;
 };
 
 struct folded_reader {
@@ -329,6 +352,7 @@ struct folded_reader {
 	bool counted;          /* a line with a count was seen */
 	enum folded_fail fail;
 	bool long_line_nul;    /* F_LINE_TOO_LONG: the line held NUL bytes */
+	struct folded_prefix prefix;
 };
 
 /* Frame id of the text s[0..n) at depth k of the current line. */
@@ -387,8 +411,12 @@ static bool line_count(struct folded_reader *r, const char *line, size_t *sn, ui
 	return *count != 0;
 }
 
-/* Add one line without its line end: 0 (also for a line skipped and
- * counted in the warnings), -1 when reading must stop (r->fail). */
+/* What folded_line made of a line. */
+enum line_kind { L_BLANK, L_UNCOUNTED, L_COUNTED };
+
+/* Add one line without its line end: its enum line_kind (a line without a
+ * count is skipped and counted in the warnings), -1 when reading must stop
+ * (r->fail). */
 static int folded_line(struct folded_reader *r, const char *line, size_t n)
 {
 	uint64_t count;
@@ -399,10 +427,11 @@ static int folded_line(struct folded_reader *r, const char *line, size_t n)
 	while (lead < n && is_space(line[lead]))
 		lead++;
 	if (lead == n || line[lead] == '#')
-		return 0;   /* blank, or a comment (austin's metadata lines) */
+		return L_BLANK;   /* blank, or a comment (austin's metadata lines) */
 	size_t sn = n;
+	uint64_t skipped = r->w->skipped;
 	if (!line_count(r, line, &sn, &count))
-		return r->fail ? -1 : 0;
+		return r->fail ? -1 : r->w->skipped != skipped ? L_UNCOUNTED : L_COUNTED;
 	uint32_t nf = 0;
 	for (size_t start = lead; start <= sn;) {
 		const char *semi = memchr(line + start, ';', sn - start);
@@ -418,40 +447,85 @@ static int folded_line(struct folded_reader *r, const char *line, size_t n)
 	struct line_frames t = r->prev;
 	r->prev = r->cur;
 	r->cur = t;
-	return 0;
+	return L_COUNTED;
 oom:
 	r->fail = F_OOM;
 	return -1;
 }
 
+/* Where the line at s[0..room) ends: its length, and in *eol the bytes of
+ * its line end (LF, CR LF, or a lone CR as classic Mac OS wrote), 0 when
+ * none is within scan bytes.  -1 when s ends in a CR and more input may
+ * follow: whether an LF comes next is not known yet. */
+static long long line_end(const char *s, size_t room, size_t scan, bool at_end, size_t *eol)
+{
+	const char *nl = memchr(s, '\n', scan);
+	size_t n = nl ? (size_t)(nl - s) : scan;
+	const char *cr = memchr(s, '\r', n);
+
+	*eol = nl ? 1 : 0;
+	if (!cr)
+		return nl ? (long long)n : (long long)room;
+	n = (size_t)(cr - s);
+	if (n + 1 == room && !at_end)
+		return -1;
+	*eol = cr + 1 == nl ? 2 : 1;
+	return (long long)n;
+}
+
+/* Count a line of the prefix; once the prefix is complete (or at the end
+ * of the input), judge it: 0, or -1 with r->fail when it is not folded
+ * stacks. */
+static int judge_prefix(struct folded_reader *r, const char *line, size_t n, size_t eol, int kind, bool last)
+{
+	struct folded_prefix *f = &r->prefix;
+
+	if (f->judged)
+		return 0;
+	f->bytes += n + eol;
+	for (size_t i = 0; i < n; i++)
+		f->control += ((unsigned char)line[i] < 0x20 && line[i] != '\t') || line[i] == 0x7f;
+	f->lines += kind != L_BLANK;
+	f->uncounted += kind == L_UNCOUNTED;
+	if (f->lines < FOLDED_PREFIX_LINES && f->bytes < FOLDED_PREFIX_BYTES && !last)
+		return 0;
+	f->judged = true;
+	if (f->control >= FOLDED_BINARY_MIN && f->control * 100 > f->bytes * FOLDED_BINARY_PERCENT)
+		r->fail = F_BINARY;
+	else if (f->uncounted >= FOLDED_UNCOUNTED_MIN && 2 * f->uncounted > f->lines)
+		r->fail = F_MOSTLY_UNCOUNTED;
+	return r->fail ? -1 : 0;
+}
+
 /* The whole lines of buf[0..len) (and at the end of the input, a last
- * line without its newline) into r->p; base: the input offset of buf.
+ * line without its line end) into r->p; base: the input offset of buf.
  * *used gets the bytes read.  0, or -1 when reading must stop (r->fail). */
 static int folded_lines(struct folded_reader *r, const char *buf, size_t len, bool at_end, uint64_t base,
 			size_t *used)
 {
-	size_t pos = 0;
+	size_t pos = 0, eol;
 
 	while (pos < len) {
 		const char *line = buf + pos;
 		size_t room = len - pos, scan = room <= FOLDED_MAX_LINE ? room : FOLDED_MAX_LINE + 1;
-		const char *nl = memchr(line, '\n', scan);
-		size_t n = nl ? (size_t)(nl - line) : room;
+		long long end = line_end(line, room, scan, at_end, &eol);
+		if (end < 0)
+			break;   /* a CR last: an LF may follow */
+		size_t n = (size_t)end;
 		if (n > FOLDED_MAX_LINE) {
 			r->w->lines++;
 			r->long_line_nul = memchr(line, 0, FOLDED_MAX_LINE) != NULL;
 			r->fail = F_LINE_TOO_LONG;
 			return -1;
 		}
-		if (!nl && !at_end)
+		if (!eol && !at_end)
 			break;   /* the rest of this line is still to come */
-		pos += n + 1;
+		pos += n + (eol ? eol : 1);
 		r->w->lines++;
-		if (n && line[n - 1] == '\r') {
-			r->w->crlf++;
-			n--;
-		}
-		if (folded_line(r, line, n) < 0)
+		r->w->crlf += eol == 2;
+		r->w->cr_only += eol == 1 && line[n] == '\r';
+		int kind = folded_line(r, line, n);
+		if (kind < 0 || judge_prefix(r, line, n, eol, kind, false) < 0)
 			return -1;
 		if (!r->counted && base + pos > FOLDED_FIRST_COUNT_WITHIN) {
 			r->fail = F_NO_COUNT_EARLY;
@@ -472,7 +546,7 @@ static int folded_input(struct folded_reader *r, struct ember_input *in)
 			return -1;
 		in->pos += used;
 		if (in->eof)
-			return 0;
+			return judge_prefix(r, "", 0, 0, L_BLANK, true);
 		/* A partial line is left: read at least as much again, so a
 		 * long line is scanned a few times, not once per read. */
 		size_t partial = in->len - in->pos;
@@ -511,9 +585,19 @@ static int folded_failure(const struct folded_reader *r, const struct ember_inpu
 			 "first %llu MiB had a sample count", name, (unsigned long long)r->w->first_skipped_line,
 			 (unsigned long long)(FOLDED_FIRST_COUNT_WITHIN >> 20));
 		break;
-	default:
-		snprintf(err, errlen, "%s: out of memory", name);
+	case F_BINARY:
+		snprintf(err, errlen, "%s: not folded stacks: binary data (%llu of its first %llu bytes are control "
+			 "characters)", name, (unsigned long long)r->prefix.control,
+			 (unsigned long long)r->prefix.bytes);
 		break;
+	case F_MOSTLY_UNCOUNTED:
+		snprintf(err, errlen, "%s:%llu: not folded stacks (\"frame;frame COUNT\" expected): %llu of its "
+			 "first %llu lines have no sample count", name, (unsigned long long)r->w->first_skipped_line,
+			 (unsigned long long)r->prefix.uncounted, (unsigned long long)r->prefix.lines);
+		break;
+	default:
+		snprintf(err, errlen, "%s:%llu: out of memory while reading", name, line);
+		return EMBER_LOAD_NOMEM;
 	}
 	return EMBER_LOAD_BADDATA;
 }

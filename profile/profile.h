@@ -397,6 +397,7 @@ enum ember_load_status {
 	EMBER_LOAD_OK = 0,
 	EMBER_LOAD_NOINPUT = 1,    /* missing or unreadable file */
 	EMBER_LOAD_BADDATA = 2,    /* malformed, truncated, newer version, or no samples */
+	EMBER_LOAD_NOMEM = 3,      /* out of memory while reading */
 };
 
 /* What tolerant folded reading had to accept; `ember convert` prints it. */
@@ -404,6 +405,7 @@ struct ember_load_warnings {
 	uint64_t lines;            /* lines read */
 	uint64_t skipped;          /* lines without a usable count (blank lines not counted) */
 	uint64_t crlf;             /* lines ending in CR LF */
+	uint64_t cr_only;          /* lines ending in a CR alone (classic Mac OS), each a line of its own */
 	uint64_t fractional;       /* fractional counts, rounded to the nearest integer */
 	uint64_t two_column;       /* differential lines "stack BASE NEW" */
 	uint64_t invalid_utf8;     /* distinct frame names that are not UTF-8 (kept; writers replace the bytes) */

@@ -193,12 +193,25 @@ static void test_folded_limits(void)
 	CHECK(strstr(err, "/dev/zero:1: not folded stacks") && strstr(err, "NUL bytes"));
 	ember_profile_free(&p);
 
-	/* endless lines without a count: stopped after 16 MiB */
+	/* endless lines without a count: judged on the first 1,000 of them
+	 * (comments and blank lines are not counted) */
 	for (size_t i = 0; i < sizeof junk; i += 8)
 		memcpy(junk + i, i % 64 == 56 ? "# note\n\n" : "garbage\n", 8);
 	CHECK(load_pipe(&p, junk, sizeof junk, 0, &w, err) == EMBER_LOAD_BADDATA);
+	CHECK(strstr(err, "pipe:1: not folded stacks") && strstr(err, "1000 of its first 1000 lines have no sample count"));
+	ember_profile_free(&p);
+
+	/* endless 2 MiB lines without a count: too few in the first MiB to
+	 * judge, stopped after 16 MiB */
+	size_t big = (size_t)2 << 20;
+	char *line = malloc(big);
+	CHECK(line != NULL);
+	memset(line, 'x', big - 1);
+	line[big - 1] = '\n';
+	CHECK(load_pipe(&p, line, big, 0, &w, err) == EMBER_LOAD_BADDATA);
 	CHECK(strstr(err, "pipe:1: not folded stacks") && strstr(err, "first 16 MiB"));
 	ember_profile_free(&p);
+	free(line);
 	double took = now_s() - t0;
 	printf("overlong line, /dev/zero and 16 MiB of junk refused in %.2f s\n", took);
 	CHECK(took < 10);
@@ -501,6 +514,26 @@ static void test_content_rules(void)
 	CHECK(strstr(err, "a second 'M' section") != NULL);
 }
 
+/* Line ends read through a pipe, whose reads end anywhere, a CR at the end
+ * of one included: a CR LF is one line end, a lone CR one too. */
+static void test_folded_line_ends(void)
+{
+	struct ember_profile p;
+	struct ember_load_warnings w;
+	char err[512];
+	const int n = 100000;
+
+	CHECK(load_pipe(&p, "a;b 1\r\n", 7, n, &w, err) == EMBER_LOAD_OK);
+	CHECK(ember_profile_total(&p) == (uint64_t)n && w.crlf == (uint64_t)n && w.cr_only == 0 && w.skipped == 0);
+	ember_profile_free(&p);
+	CHECK(load_pipe(&p, "a;b 1\ra;c 2\r", 12, n, &w, err) == EMBER_LOAD_OK);
+	CHECK(ember_profile_total(&p) == 3ull * n && p.nstacks == 2 && w.cr_only == 2ull * n && w.crlf == 0);
+	ember_profile_free(&p);
+	CHECK(load_pipe(&p, "a;b 1\n\r", 7, n, &w, err) == EMBER_LOAD_OK);
+	CHECK(ember_profile_total(&p) == (uint64_t)n && w.cr_only == (uint64_t)n && w.skipped == 0);
+	ember_profile_free(&p);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -509,6 +542,7 @@ int main(void)
 	test_folded_streams();
 	test_folded_limits();
 	test_folded_nul_and_counts();
+	test_folded_line_ends();
 	test_bombs();
 	test_damaged_gzip();
 	test_gzip_forms();
