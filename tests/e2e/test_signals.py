@@ -97,7 +97,10 @@ def early(sig, delay):
         _, err = em.communicate()
     res = E.Result(cmd, em.returncode, "", err, time.monotonic() - t0)
     print(res.describe())
-    chk.check(res.elapsed < 3.0, "%s: ember is done within 3 s (0.5 s of CPU after the signal)" % name,
+    # 0.5 s of CPU after the signal plus ember's start, which takes up to
+    # ~3 s on a loaded two-core machine; a lost signal leaves trapterm
+    # waiting its 20 s.
+    chk.check(res.elapsed < 8.0, "%s: ember is done within 8 s (0.5 s of CPU after the signal)" % name,
               res.describe())
     if not os.path.exists(marker) and res.rc == 128 + sig:
         print("(%s: the signal reached trapterm before its handler: it died of it)" % name)
