@@ -170,6 +170,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
  * forwarded to cli_forward_to when it is > 0 (a launched command). */
 extern volatile sig_atomic_t cli_stop_signal;
 extern volatile pid_t cli_forward_to;
+void cli_forward_target(pid_t pid);
 void cli_install_stop_signals(void);
 /* Start run r (record and top): 0, or, after one error line, the exit code
  * (a command not found or not executable: its child's 127 or 126).  A

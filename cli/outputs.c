@@ -13,9 +13,13 @@
  * (SIGKILL) during a write can leave one behind. Devices, FIFOs and files
  * ember already has open as a descriptor (-o /dev/stdout with stdout
  * redirected to a file) are opened at the start and written in place:
- * there is nothing to rename over them. */
+ * there is nothing to rename over them. Another user's symlink in a
+ * sticky, world-writable directory is refused before anything is opened
+ * (foreign_link). */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <libgen.h>
+#include <pwd.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -147,6 +151,32 @@ static int open_in_place(struct output_spec *o)
 	return o->file ? 0 : errno;
 }
 
+/* The kernel's protected_symlinks rule, applied whatever the sysctl says:
+ * a symlink at PATH inside a sticky, world-writable directory is followed
+ * only when it belongs to ember's effective user or to the directory's
+ * owner. Anyone may plant a link there, and following another user's link
+ * would let them choose what ember (perhaps root) overwrites or creates.
+ * True, with one line said, when PATH must not be used. */
+static bool foreign_link(const char *path)
+{
+	struct stat lst, dst;
+	if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode))
+		return false;
+	char *copy = strdup(path);
+	if (!copy)
+		return false;
+	bool bad = stat(dirname(copy), &dst) == 0 && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
+		lst.st_uid != dst.st_uid && lst.st_uid != geteuid();
+	free(copy);
+	if (bad) {
+		struct passwd *pw = getpwuid(lst.st_uid);
+		fprintf(stderr, "ember: cannot write '%s': it is a symlink owned by %s (uid %u) in a sticky "
+			"world-writable directory, and ember does not follow another user's link there\n",
+			path, pw ? pw->pw_name : "another user", (unsigned)lst.st_uid);
+	}
+	return bad;
+}
+
 /* Check output o before the run: open it when it is written in place, else
  * create and remove a temporary file beside what it replaces. 0, or an
  * errno value. */
@@ -178,6 +208,10 @@ int outputs_open(struct output_set *set)
 		struct output_spec *o = &set->outputs[i];
 		if (o->ready)
 			continue;
+		if (foreign_link(o->path)) {
+			outputs_close(set);
+			return EMBER_EXIT_CANTCREAT;
+		}
 		int e = output_check(o);
 		if (e) {
 			fprintf(stderr, "ember: cannot write '%s': %s\n", o->path, strerror(e));

@@ -30,7 +30,7 @@ int cli_record_start(struct ember_record *r, bool attach)
 		return err == -EMBER_SERR_NOT_FOUND ? ember_record_finish(r, &st) : sampler_exit_code(-err);
 	}
 	if (!attach)
-		cli_forward_to = ember_record_target(r);
+		cli_forward_target(ember_record_target(r));
 	return 0;
 }
 
@@ -88,7 +88,9 @@ static int capture(struct record_opts *o, struct ember_record *r, struct ember_p
 	int rc = 0;
 	checkpoint_init(&t.ck, o->checkpoint_s);
 	bool ticks = t.tty || o->checkpoint_s > 0;
-	ember_record_capture(r, &cli_stop_signal, ticks ? on_tick : NULL, &t);
+	/* Launch mode: a stop signal is passed on to the command (cli_forward_target)
+	 * and sampling goes on until the command ends, however it handles it. */
+	ember_record_capture(r, o->rec.pid ? &cli_stop_signal : NULL, ticks ? on_tick : NULL, &t);
 	checkpoint_end(&t.ck);
 	if (t.tty)
 		fputs("\r\033[K", stderr);
@@ -115,11 +117,11 @@ int cmd_record(int argc, char **argv)
 	if (rc != 0 || help)
 		return rc;
 	ember_record_knobs_from_env(&o.rec.knobs);
+	cli_install_stop_signals();   /* from here on, a stop signal is kept until the command can get it */
 	if ((defaults = !o.out.noutputs))
 		default_outputs(&o, default_names_buf);
 	if ((rc = outputs_open(&o.out)) != 0)
 		goto out;
-	cli_install_stop_signals();
 	if (!(r = ember_record_new(&o.rec)) || ember_profile_init(&profile) != 0) {
 		fprintf(stderr, "ember: out of memory\n");
 		rc = EMBER_EXIT_INTERNAL;

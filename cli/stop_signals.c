@@ -25,3 +25,21 @@ void cli_install_stop_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 }
+
+/* Forward stop signals to the launched command pid from now on, and pass it
+ * the one that came while it was being started (ember had no one to give it
+ * to then). The signals are blocked meanwhile, so that one arriving right
+ * now is forwarded once, by the handler, after this. */
+void cli_forward_target(pid_t pid)
+{
+	sigset_t stops, old;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, &old);
+	cli_forward_to = pid;
+	if (pid > 0 && cli_stop_signal > 0)
+		kill(pid, cli_stop_signal);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
