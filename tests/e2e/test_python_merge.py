@@ -267,14 +267,16 @@ chk.check(total >= 40 and wrong <= 0.03 * total + before,
 # ember held back for 300 ms as the target starts (test knob; a host that
 # steals ember's vCPU then): the samples of those 300 ms (~60 at -F 199)
 # came before the copier knew the thread, the summary counts them, and the
-# samples after them still find their copies.
+# samples after them still find their copies.  On a loaded machine the
+# target runs for only part of those 300 ms (23 samples seen with the target
+# at 40 % of a CPU), hence the low bound of 10.
 out6 = os.path.join(E.tmpdir(), "start_stall.folded")
 res = E.record(["-F", "199", "-o", out6], [PY, os.path.join(PY_DIR, "zlib_pair.py"), "1.0"],
                env=dict(os.environ, EMBER_TEST_START_STALL_MS="300"), timeout=90)
 chk.check(res.rc == 0, "ember late at the start: exits 0", res.describe())
 before = E.before_copier(res)
-chk.check(30 <= before <= 120,
-          "ember late at the start: the summary counts the samples before the copier knew the thread (30-120: %d)"
+chk.check(10 <= before <= 120,
+          "ember late at the start: the summary counts the samples before the copier knew the thread (10-120: %d)"
           % before, res.stderr)
 ok, text = E.copies(res, 0.95, 150)
 chk.check(ok, "ember late at the start: the later samples find their copies (%s)" % text, res.stderr)
