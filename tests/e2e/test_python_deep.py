@@ -9,7 +9,9 @@ is up to 3.10) and the leaf side (recurse ... leaf_spin), with one
 `[truncated]` frame where the middle was left out, and the summary's
 truncated count must equal the number of samples with a [truncated]
 frame (each counted once, whichever part was cut).  With the frames
-copied at the sample (default) and read after it (--no-copier)."""
+copied at the sample (default) and read after it (--no-copier; there up
+to 5% may be marked [python frames uncertain], reads that raced the
+thread)."""
 import os
 import re
 import emberlib as E
@@ -57,9 +59,13 @@ for label, opts in (("copied at the sample", []), ("read after it", ["--no-copie
     deep = [(f, c) for f, c in prof.stacks if sum(1 for x in f if name(x) == "recurse") > 500]
     total = sum(c for _, c in deep)
     good = sum(c for f, c in deep if well_cut(f))
+    # Read after the sample, a read that raced the thread is marked so (and
+    # may lose its innermost frames): at most 5% of them.
+    raced = sum(c for f, c in deep if not well_cut(f) and "[python frames uncertain]" in f) if opts else 0
     chk.check(total >= 10, "%s: at least 10 samples in the recursion (%d)" % (label, total), prof.top(3))
-    chk.check(good == total, "%s: every one is <module>;recurse...;[truncated];recurse...(;leaf_spin) (%d of %d)"
-              % (label, good, total), prof.top(3))
+    chk.check(good + raced == total and raced <= 0.05 * total,
+              "%s: every one is <module>;recurse...;[truncated];recurse...(;leaf_spin), but %d marked uncertain "
+              "(%d of %d)" % (label, raced, good, total), prof.top(3))
     s = E.parse_summary(res.stderr)
     marked = prof.count(lambda f: "[truncated]" in f)
     chk.check(s is not None and s["truncated"] == marked and marked >= total,
