@@ -97,15 +97,20 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 		(unsigned long long)st->truncated, (unsigned long long)st->unwind_errors,
 		per_sample_us, unwind_us, sum->symbolize_s * 1e3);
 	unsampled_print(out, st, ember_profile_meta(p)->freq_hz);
-	if (st->truncated > st->frame_capped)
+	if (st->truncated > st->frame_capped + sum->py_cut)
 		fprintf(out, "ember: %.1f%% of stacks were cut off by the stack copy: %s\n",
-			100.0 * (double)(st->truncated - st->frame_capped) / (double)st->samples,
+			100.0 * (double)(st->truncated - st->frame_capped - sum->py_cut) / (double)st->samples,
 			stack_size < 65528 ? "raise --stack-size (max 65528)" :
 						  "deeper than 64 KB of stack, the most the kernel copies");
 	if (st->frame_capped)
 		fprintf(out, "ember: %.1f%% of stacks were deeper than %d native frames: their outermost frames are "
 			"left out (under [truncated])\n", 100.0 * (double)st->frame_capped / (double)st->samples,
 			EMBER_MAX_FRAMES);
+	if (sum->py_cut)
+		fprintf(out, "ember: %.1f%% of stacks were deeper than %d Python frames: the outermost %d and the "
+			"innermost %d are kept, the middle left out (under [truncated])\n",
+			100.0 * (double)sum->py_cut / (double)st->samples, EMBER_RECORD_PY_FRAMES,
+			EMBER_RECORD_PY_FRAMES / 2, EMBER_RECORD_PY_FRAMES / 2);
 	if (st->no_cfi)
 		fprintf(out, "ember: %llu samples passed a frame without unwind info (hand-written assembly, JIT "
 			"code); %llu recovered by stack scan (%.1f us a scan), %llu marked as unwind failures or "

@@ -147,6 +147,27 @@ bool ember_proc_gone(pid_t pid)
 	return st && (st[2] == 'Z' || st[2] == 'X');
 }
 
+#define PF_KTHREAD_FLAG 0x00200000u   /* include/linux/sched.h */
+
+bool ember_proc_kthread(pid_t pid)
+{
+	char v[32], buf[1024];
+	if (ember_proc_status(pid, "Kthread", v, sizeof v))
+		return atoi(v) == 1;
+	unsigned flags;
+	if (ember_proc_read(pid, "stat", buf, sizeof buf) <= 0)
+		return false;
+	/* After "PID (COMM)": state is field 3, flags field 9. */
+	const char *st = strrchr(buf, ')');
+	return st && sscanf(st + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1 && (flags & PF_KTHREAD_FLAG);
+}
+
+pid_t ember_proc_tracer(pid_t pid)
+{
+	char v[32];
+	return ember_proc_status(pid, "TracerPid", v, sizeof v) ? (pid_t)atoi(v) : 0;
+}
+
 bool ember_proc_usage(pid_t pid, struct ember_proc_usage *u)
 {
 	char buf[1024];

@@ -59,6 +59,15 @@ bool ember_proc_gone(pid_t pid);
  * leading blanks dropped, into buf; false when there is none. */
 bool ember_proc_status(pid_t pid, const char *key, char *buf, size_t len);
 
+/* Is pid a kernel thread (no user space: nothing to unwind or read)?  By
+ * "Kthread: 1" in its status (Linux 6.0+), else the PF_KTHREAD bit of the
+ * flags in its stat.  false when it cannot be read. */
+bool ember_proc_kthread(pid_t pid);
+
+/* The pid tracing pid (TracerPid of its status: a debugger, strace), 0
+ * when none or unknown. */
+pid_t ember_proc_tracer(pid_t pid);
+
 /* A process's CPU time (user + system, all its threads) and resident set
  * from /proc/PID/stat; false when it cannot be read (gone). */
 struct ember_proc_usage {

@@ -187,6 +187,26 @@ static void describe_process(struct dumper *dp)
 	dp->d->pub.exe = dump_keep(dp, ember_proc_exe(dp->pid, buf, sizeof buf) > 0 ? buf : "");
 }
 
+/* Why no thread of pid could be stopped: a process has one tracer at a
+ * time, so one already traced (strace, gdb) refuses ptrace even to root;
+ * else ember lacks the privilege. */
+static void refused_message(pid_t pid, const uint32_t *tids, size_t n, char *msg, size_t msglen)
+{
+	pid_t tracer = 0;
+	for (size_t i = 0; i < n && !tracer; i++)
+		tracer = ember_proc_tracer((pid_t)tids[i]);
+	if (!tracer) {
+		snprintf(msg, msglen, "pid %d: not permitted to trace it (ptrace: root or CAP_SYS_PTRACE)", (int)pid);
+		return;
+	}
+	char comm[64];
+	if (ember_proc_read(tracer, "comm", comm, sizeof comm) <= 0)
+		snprintf(comm, sizeof comm, "?");
+	comm[strcspn(comm, "\n")] = 0;
+	snprintf(msg, msglen, "pid %d: already being traced by pid %d (%s): a process has one tracer at a time; "
+		 "detach it and run ember dump again", (int)pid, (int)tracer, comm);
+}
+
 static int take_all(struct dumper *dp, char *msg, size_t msglen)
 {
 	size_t n;
@@ -212,7 +232,7 @@ static int take_all(struct dumper *dp, char *msg, size_t msglen)
 		refused += t->error == not_permitted;
 	}
 	if (rc == EMBER_DUMP_OK && refused == n) {
-		snprintf(msg, msglen, "pid %d: not permitted to trace it (ptrace: root or CAP_SYS_PTRACE)", (int)dp->pid);
+		refused_message(dp->pid, tids, n, msg, msglen);
 		rc = EMBER_DUMP_NO_ACCESS;
 	}
 	free(tids);
@@ -247,6 +267,10 @@ int ember_dump_take(pid_t pid, const struct ember_dump_opts *opts, struct ember_
 	msg[0] = 0;
 	if (pid <= 0 || ember_proc_gone(pid)) {
 		snprintf(msg, msglen, "pid %d: no such process", (int)pid);
+		return EMBER_DUMP_GONE;
+	}
+	if (ember_proc_kthread(pid)) {
+		snprintf(msg, msglen, "pid %d: a kernel thread, which has no user-space stack to dump", (int)pid);
 		return EMBER_DUMP_GONE;
 	}
 	dp.d = calloc(1, sizeof *dp.d);

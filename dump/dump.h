@@ -31,7 +31,7 @@
 
 enum ember_dump_status {
 	EMBER_DUMP_OK = 0,
-	EMBER_DUMP_GONE = 1,         /* no such process (or it ended during the dump) */
+	EMBER_DUMP_GONE = 1,         /* no such process (or it ended during the dump, or a kernel thread) */
 	EMBER_DUMP_NO_ACCESS = 2,    /* not permitted to trace or read it */
 	EMBER_DUMP_ERROR = 3,        /* out of memory, or another system failure */
 };

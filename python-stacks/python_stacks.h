@@ -44,7 +44,7 @@ enum ember_py_status {
 };
 
 struct ember_python_opts {
-	uint32_t max_depth;      /* frames walked per read before EMBER_PY_TRUNCATED; 0 = 2048 */
+	uint32_t max_depth;      /* frames walked per read before EMBER_PY_TRUNCATED; 0 = 131072 */
 	bool verify;             /* after a walk that needed more than the one batched prefetch
 	                          * (objects the previous read did not use), re-read the
 	                          * top-frame pointer (one extra small read) and flag
@@ -65,7 +65,7 @@ struct ember_python_opts {
 	                          * keep coming without a copy; until then only the eval
 	                          * loop's .cold part is looked for (cheap) */
 };
-#define EMBER_PYTHON_OPTS_DEFAULT { .max_depth = 2048, .verify = true, .no_build_id_check = false, \
+#define EMBER_PYTHON_OPTS_DEFAULT { .max_depth = 131072, .verify = true, .no_build_id_check = false, \
                                     .no_gil_check = false, \
                                     .code_recheck_ms = 0, .no_debug_info = false, \
                                     .defer_debug_info = false }
@@ -101,12 +101,20 @@ struct ember_py_frame {
 	                            * a frame that has this set.  <=3.10: every frame;
 	                            * 3.11: the is_entry frame; 3.12/3.13: the frame just
 	                            * above a C-stack shim frame (and the bottom frame). */
+	bool cut;                  /* frames were left out between this frame and the next one
+	                            * (its caller side): the stack was deeper than the read's max
+	                            * (EMBER_PY_CUT); at most one frame of a read has it */
+	bool cut_spans;            /* ... and those frames ran in the same eval-loop activation
+	                            * as this frame and the next: one native activation holds
+	                            * both sides of the cut */
+	uint16_t cut_runs;         /* ... else the eval-loop activations the left-out frames ran
+	                            * in whole (their native activations lie between) */
 };
 
 enum ember_py_read_flags {
 	EMBER_PY_TORN       = 1u << 0, /* frames changed under the read (verify mismatch, link cycle,
 	                                * instruction pointer outside its code): do not trust the stack */
-	EMBER_PY_TRUNCATED  = 1u << 1, /* more frames than max / max_depth: the outermost are missing */
+	EMBER_PY_TRUNCATED  = 1u << 1, /* more frames than max_depth: the outermost are missing */
 	EMBER_PY_HOLDS_GIL  = 1u << 2, /* this thread holds its interpreter's GIL (3.13: _status.holds_gil) */
 	EMBER_PY_UNREADABLE = 1u << 3, /* a pointer on the chain was invalid or unreadable: the stack
 	                                * stops there (outer frames missing) */
@@ -123,6 +131,9 @@ enum ember_py_read_flags {
 	EMBER_PY_PEER       = 1u << 9, /* the frames are another thread's (the one that may have
 	                                * dispatched the sampled thread's work), read at the
 	                                * sample of a thread with no Python frames of its own */
+	EMBER_PY_CUT        = 1u << 10, /* more frames than max: the innermost max/2 and the
+	                                * outermost rest are kept, and the frame where the middle
+	                                * was left out has cut set */
 };
 
 /* Frames of OS thread tid, innermost first, at most max of them.
@@ -209,6 +220,7 @@ void ember_python_set_peer(struct ember_python *py, uint32_t tid, uint32_t peer)
 
 /* Split frames[0..n) (innermost first) into runs, one per eval activation,
  * root first: run r is frames[lo[r] .. hi[r]], lo[r] its innermost frame.
+ * A cut frame ends a run too (the two sides of a cut are runs of their own).
  * Returns the number of runs (at most max). */
 uint32_t ember_python_runs(const struct ember_py_frame *frames, uint32_t n, uint32_t *lo, uint32_t *hi,
                            uint32_t max);

@@ -130,6 +130,10 @@ static void on_sample(void *arg, const struct ember_sample *s)
 			}
 		}
 	}
+	/* A Python stack cut in the middle is a truncated stack (one count
+	 * per sample, whichever part was cut). */
+	if (npy && (pyflags & EMBER_PY_CUT) && !(s->flags & EMBER_SAMPLE_TRUNCATED))
+		r->pr.cut++;
 	uint64_t weight = capture_weight(&r->opts, s);
 	struct raw_py rp = { .frames = r->py, .n = npy, .flags = pyflags, .peer_tid = peer };
 	if (weight && raw_stacks_add_sample(r->raw, s, &rp, weight) != 0)

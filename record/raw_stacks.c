@@ -62,7 +62,7 @@ struct raw_stacks {
 /* Flags that change what the stack means; the others are per-sample noise. */
 #define KEY_FLAGS (EMBER_SAMPLE_TRUNCATED | EMBER_SAMPLE_OFF_CPU | EMBER_SAMPLE_UNWIND_ERROR)
 /* Python read flags that change how the stack is merged. */
-#define PY_KEY_FLAGS (EMBER_PY_TORN | EMBER_PY_TRUNCATED | EMBER_PY_UNREADABLE | EMBER_PY_PEER)
+#define PY_KEY_FLAGS (EMBER_PY_TORN | EMBER_PY_TRUNCATED | EMBER_PY_UNREADABLE | EMBER_PY_PEER | EMBER_PY_CUT)
 
 /* A sample and the Python frames read for it, as one key. */
 struct sample_key {
@@ -93,7 +93,8 @@ static uint64_t hash_sample(const struct sample_key *k)
 static bool same_py(const struct ember_py_frame *a, const struct ember_py_frame *b, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (a[i].code != b[i].code || a[i].line != b[i].line || a[i].activation_start != b[i].activation_start)
+		if (a[i].code != b[i].code || a[i].line != b[i].line || a[i].activation_start != b[i].activation_start ||
+		    a[i].cut != b[i].cut || (a[i].cut && (a[i].cut_spans != b[i].cut_spans || a[i].cut_runs != b[i].cut_runs)))
 			return false;
 	return true;
 }

@@ -72,6 +72,10 @@ struct ember_record_pools {
 	                                             * dispatchers') */
 };
 
+/* The Python frames a sample keeps: a deeper stack keeps its innermost
+ * half and its outermost half, the middle left out under [truncated]. */
+#define EMBER_RECORD_PY_FRAMES 1024
+
 /* Everything a run measured, for the summary. Times in seconds unless
  * named otherwise. */
 struct ember_record_stats {
@@ -84,6 +88,8 @@ struct ember_record_stats {
 	double symbolize_s;             /* ember's CPU resolving the run into a profile */
 	bool python_samples;            /* some process was Python */
 	uint64_t mismatched;            /* samples whose Python frames disagreed with the native stack */
+	uint64_t py_cut;                /* samples whose Python stack was deeper than ember keeps: the
+	                                 * middle left out (in sampler.truncated too) */
 	uint64_t gil_dropped;           /* gil_only: samples left out */
 	uint64_t gil_unknown;           /* gil_only: Python samples whose GIL holder is not known (kept) */
 	double py_read_us;              /* mean elapsed time of a Python stack read */

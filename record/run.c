@@ -300,7 +300,7 @@ void record_fill_meta(struct ember_record *r, struct ember_profile *p)
 	m->duration_ns = (uint64_t)(wall * 1e9);
 	m->samples = st.samples;
 	m->lost = st.lost;
-	m->truncated = st.truncated;
+	m->truncated = st.truncated + r->pr.cut;
 	m->unwind_errors = st.unwind_errors;
 	m->kernel_frames = r->opts.sampler.kernel && !st.kernel_excluded;
 	m->source = ember_profile_cstr(p, "ember record");
@@ -407,6 +407,8 @@ int ember_record_finish(struct ember_record *r, struct ember_record_stats *st)
 		}
 	}
 	ember_sampler_get_stats(r->sampler, &st->sampler);
+	st->sampler.truncated += r->pr.cut;
+	st->py_cut = r->pr.cut;
 	st->wall_s = r->wall_s;
 	st->profiler_cpu_s = r->profiler_cpu_s;
 	st->symbolize_s = r->symbolize_s;

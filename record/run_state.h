@@ -16,7 +16,7 @@
 #include "record.h"
 #include "session.h"
 
-#define MAX_PY_FRAMES 1024
+#define MAX_PY_FRAMES EMBER_RECORD_PY_FRAMES
 #define PY_READ_BUCKET_NS 100    /* Python read times: 0.1 us buckets */
 #define PY_READ_BUCKETS 1000     /* up to 100 us */
 
@@ -30,6 +30,8 @@ struct py_reads {
 	uint64_t gil_dropped;          /* gil_only: samples of threads not holding it */
 	uint64_t gil_unknown;          /* gil_only: Python samples whose GIL holder is not known */
 	uint64_t gil_known;            /* ... and those whose holder is */
+	uint64_t cut;                  /* samples whose Python stack was cut in the middle (deeper
+	                                * than MAX_PY_FRAMES) and whose native stack was whole */
 };
 
 struct ember_record {

@@ -379,6 +379,8 @@ int ember_resolve(struct ember_resolver *rv, const struct ember_resolve_in *in, 
 			plan(rv, &n, ITEM_ID, m->value);
 		else if (m->kind == EMBER_MERGED_PYTHON)
 			plan(rv, &n, ITEM_PYTHON, m->value);
+		else if (m->kind == EMBER_MERGED_CUT)
+			plan(rv, &n, ITEM_MARK, MARK_TRUNCATED);
 		else
 			plan(rv, &n, ITEM_MARK, MARK_UNCERTAIN);
 	}

@@ -396,6 +396,9 @@ int ember_sampler_attach(struct ember_sampler *s, pid_t pid)
 {
 	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
 		return sampler_fail(s, EMBER_SERR_NO_PROCESS, "no process with pid %d", pid);
+	if (ember_proc_kthread(pid))
+		return sampler_fail(s, EMBER_SERR_NO_PROCESS,
+				    "pid %d is a kernel thread: it has no user-space stack to profile", pid);
 	s->target = pid;
 	s->attached = true;
 	trace_off_cpu(s, pid);

@@ -115,25 +115,99 @@ static bool keep_native(const struct ember_merge_opts *o, const bool *hidden, ui
 struct merge_out {
 	struct ember_merged *items;
 	uint32_t n, cap;
+	bool cut_done;              /* the CUT item is out */
 };
 
 static void emit(struct merge_out *m, uint32_t kind, uint32_t value, uint32_t group)
 {
 	if (m->n < m->cap)
 		m->items[m->n++] = (struct ember_merged){ .kind = kind, .value = value, .group = group };
+	m->cut_done = m->cut_done || kind == EMBER_MERGED_CUT;
 }
 
-/* Run r's frames, root first (py is innermost first), at group. */
-static void emit_run(struct merge_out *m, const uint32_t *lo, const uint32_t *hi, uint32_t r, uint32_t group)
+/* A read's runs, root first: run r is py[lo[r] .. hi[r]]. With a cut,
+ * runs 0..root_side are the root side (the last of them ends at the cut)
+ * and the rest the leaf side; the activations of the frames left out
+ * count as runs too (empty ones), so that the count is the stack's. */
+struct runs {
+	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
+	uint32_t n;                 /* runs read */
+	uint32_t count;             /* runs the stack had: n, plus the cut's whole ones, less one
+	                             * when the cut ran inside one activation */
+	bool cut;
+	uint32_t root_side;         /* with a cut: the runs on its root side */
+	uint32_t middle;            /* ... the activations left out whole */
+	bool spans;                 /* ... the cut lies inside one activation */
+};
+
+static void runs_of(const struct ember_merge_in *in, bool has_python, struct runs *rs)
 {
-	for (uint32_t k = hi[r] + 1; k-- > lo[r];)
+	rs->n = has_python ? ember_python_runs(in->py, in->npy, rs->lo, rs->hi, MAX_RUNS) : 0;
+	rs->count = rs->n;
+	rs->cut = false;
+	if (!rs->n || !(in->pyflags & EMBER_PY_CUT))
+		return;
+	uint32_t c = 0;
+	while (c < in->npy && !in->py[c].cut)
+		c++;
+	if (c >= in->npy)
+		return;
+	rs->root_side = 0;
+	while (rs->root_side < rs->n && rs->lo[rs->root_side] > c)
+		rs->root_side++;
+	if (!rs->root_side || rs->root_side == rs->n)
+		return;
+	rs->cut = true;
+	rs->spans = in->py[c].cut_spans;
+	rs->middle = rs->spans ? 0 : in->py[c].cut_runs;
+	rs->count = rs->n + rs->middle - rs->spans;
+}
+
+static void emit_frames(struct merge_out *m, const struct runs *rs, uint32_t r, uint32_t group)
+{
+	for (uint32_t k = rs->hi[r] + 1; k-- > rs->lo[r];)
 		emit(m, EMBER_MERGED_PYTHON, k, group);
+}
+
+/* Run r of the stack's count (root first), at group: its frames; for the
+ * last run of a cut's root side, the CUT item after them (and the leaf
+ * side's first run when the cut lies inside that activation); nothing for
+ * an activation the cut left out. */
+static void emit_run(struct merge_out *m, const struct runs *rs, uint32_t r, uint32_t group)
+{
+	if (!rs->cut) {
+		emit_frames(m, rs, r, group);
+		return;
+	}
+	if (r < rs->root_side) {
+		emit_frames(m, rs, r, group);
+		if (r + 1 == rs->root_side) {
+			emit(m, EMBER_MERGED_CUT, 0, group);
+			if (rs->spans)
+				emit_frames(m, rs, rs->root_side, group);
+		}
+		return;
+	}
+	/* the leaf side's run j stands at r = root_side + middle + j - spans */
+	uint32_t j = r + rs->spans - rs->root_side;
+	if (j >= rs->middle + rs->spans)
+		emit_frames(m, rs, rs->root_side + j - rs->middle, group);
 }
 
 static void emit_group(struct merge_out *m, const struct ember_native_group *g, uint32_t group)
 {
 	for (uint32_t k = 0; k < g->n; k++)
 		emit(m, EMBER_MERGED_NATIVE, g->ids[k], group);
+}
+
+/* Where trust ends: the UNCERTAIN item, after the CUT item of a cut read
+ * whose root side did not come out (the frames left out are among those
+ * it stands for). */
+static void mark_uncertain(struct merge_out *m, const struct runs *rs, uint32_t group)
+{
+	if (rs->cut && !m->cut_done)
+		emit(m, EMBER_MERGED_CUT, 0, group);
+	emit(m, EMBER_MERGED_UNCERTAIN, 0, group);
 }
 
 /* How a read's runs meet the native stack's eval-loop activations. */
@@ -194,9 +268,9 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 	 * that found no frames disagrees with it). Other threads (BLAS, OpenMP
 	 * workers) keep their whole native stacks. */
 	bool has_python = in->eval_class && (in->npy > 0 || nevals > 0);
-	/* Python runs, root first: run r is py[lo[r] .. hi[r]]. */
-	uint32_t lo[MAX_RUNS], hi[MAX_RUNS];
-	uint32_t nruns = has_python ? ember_python_runs(in->py, in->npy, lo, hi, MAX_RUNS) : 0;
+	struct runs rs;
+	runs_of(in, has_python, &rs);
+	uint32_t nruns = rs.count;
 	struct merge_plan p = plan_merge(in, has_python, nevals, nruns);
 	*uncertain = p.uncertain;
 
@@ -207,16 +281,16 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 		hide_machinery(in, hidden);
 	if (p.root_runs)
 		for (uint32_t r = 0; r < p.shift; r++)
-			emit_run(&m, lo, hi, r, EMBER_MERGED_BEFORE);
+			emit_run(&m, &rs, r, EMBER_MERGED_BEFORE);
 	bool marked = false;
 	uint32_t e = 0;
 	for (uint32_t i = 0; i < in->ngroups; i++) {
 		if (has_python && (g[i].cls & in->eval_class)) {
 			uint32_t r = e + p.shift;
 			if (e < p.paired && r < nruns) {
-				emit_run(&m, lo, hi, r, i);
+				emit_run(&m, &rs, r, i);
 			} else if (!marked) {
-				emit(&m, EMBER_MERGED_UNCERTAIN, 0, i);
+				mark_uncertain(&m, &rs, i);
 				marked = true;
 			}
 			e++;
@@ -232,10 +306,12 @@ uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_mer
 	 * uncertain. (Torn: nothing to pair them with; root_runs: already above.) */
 	if (p.trailing) {
 		for (uint32_t r = 0; r < nruns; r++)
-			emit_run(&m, lo, hi, r, in->ngroups);
+			emit_run(&m, &rs, r, in->ngroups);
 		emit(&m, EMBER_MERGED_UNCERTAIN, 0, in->ngroups);
 	} else if (p.uncertain && !marked) {
-		emit(&m, EMBER_MERGED_UNCERTAIN, 0, in->ngroups);
+		mark_uncertain(&m, &rs, in->ngroups);
 	}
+	if (rs.cut && !m.cut_done)   /* a cut read whose runs found no place: still said */
+		emit(&m, EMBER_MERGED_CUT, 0, in->ngroups);
 	return m.n;
 }

@@ -57,6 +57,9 @@ enum ember_merged_kind {
 	EMBER_MERGED_NATIVE,       /* value: one of a group's ids */
 	EMBER_MERGED_PYTHON,       /* value: the index of a frame in py[] */
 	EMBER_MERGED_UNCERTAIN,    /* "[python frames uncertain]": trust ends here */
+	EMBER_MERGED_CUT,          /* "[truncated]": the Python frames left out of a read deeper
+	                            * than its max (EMBER_PY_CUT), between the root side kept
+	                            * and the leaf side */
 };
 struct ember_merged {
 	uint32_t kind;             /* enum ember_merged_kind */
@@ -95,7 +98,11 @@ struct ember_merge_in {
  * the interpreter's other functions (the collector, built-in types'
  * methods) are shown. A read with no frame to place (unreadable, garbage,
  * none yet) keeps every native frame but the eval-loop activations, the
- * first of which becomes the UNCERTAIN item. Never drops a sample. */
+ * first of which becomes the UNCERTAIN item. A read cut in the middle
+ * (EMBER_PY_CUT) counts the activations its left-out frames ran in: its
+ * root side pairs with the root's activations, its leaf side with the
+ * leaf's, a CUT item stands where the frames were left out, and the
+ * activations of those frames give way to it. Never drops a sample. */
 uint32_t ember_py_merge(const struct ember_merge_opts *o, const struct ember_merge_in *in, struct ember_merged *out,
 			uint32_t cap, bool *uncertain);
 

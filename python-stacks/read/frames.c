@@ -213,14 +213,85 @@ bool py_frame_starts_activation(struct ember_python *py, uint64_t f, uint32_t id
 	return b[o->if_owner] == OWNED_BY_GENERATOR;       /* 3.12+: resumed from C */
 }
 
+/* The frames a walk keeps, innermost first: the first max of them; past
+ * that, the innermost max/2 stay and the rest of out is a ring of the
+ * outermost frames met so far, so that a stack deeper than max keeps its
+ * root side. */
+struct keep {
+	struct ember_py_frame *out;
+	int max, n;
+	int head, pos;             /* ring: out[head..max), pos the next slot to overwrite */
+	bool ring;
+	uint32_t dropped_starts;   /* activation starts among the frames left out */
+};
+
+static void keep_frame(struct ember_python *py, struct keep *k, struct ember_py_frame f)
+{
+	if (k->n < k->max) {
+		k->out[k->n++] = f;
+		return;
+	}
+	if (!k->ring) {
+		if (k->max < 2)
+			return;
+		k->ring = true;
+		k->head = k->pos = k->max / 2;
+		snap_deep(py);   /* past any record: the rest is read now */
+	}
+	k->dropped_starts += k->out[k->pos].activation_start;
+	k->out[k->pos] = f;
+	if (++k->pos == k->max)
+		k->pos = k->head;
+}
+
+/* The frame kept last (the outermost so far), or NULL. */
+static struct ember_py_frame *keep_last(struct keep *k)
+{
+	if (!k->n)
+		return NULL;
+	return k->ring ? &k->out[k->pos == k->head ? k->max - 1 : k->pos - 1] : &k->out[k->n - 1];
+}
+
+static void reverse(struct ember_py_frame *a, int lo, int hi)
+{
+	for (; lo < hi; lo++, hi--) {
+		struct ember_py_frame t = a[lo];
+		a[lo] = a[hi];
+		a[hi] = t;
+	}
+}
+
+/* The walk is over: the ring put in order (innermost first) and the cut
+ * marked on the last frame before it.  Returns the frames kept. */
+static int keep_end(struct ember_python *py, struct keep *k, uint32_t *flags)
+{
+	if (!k->ring)
+		return k->n;
+	reverse(k->out, k->head, k->pos - 1);
+	reverse(k->out, k->pos, k->max - 1);
+	reverse(k->out, k->head, k->max - 1);
+	/* Where the middle went: in the activation of the frames on both
+	 * sides (no activation started in it), or in activations of its own,
+	 * the one the innermost kept side ends in not counted. */
+	struct ember_py_frame *c = &k->out[k->head - 1];
+	uint32_t whole = k->dropped_starts - (!c->activation_start && k->dropped_starts ? 1 : 0);
+	c->cut = true;
+	c->cut_spans = !k->dropped_starts && !c->activation_start;
+	c->cut_runs = (uint16_t)(whole > UINT16_MAX ? UINT16_MAX : whole);
+	*flags |= EMBER_PY_CUT;
+	if (py->fr->naddrs > (uint32_t)k->head)
+		py->fr->naddrs = (uint32_t)k->head;
+	return k->max;
+}
+
 static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_py_frame *out, int max,
 			     uint32_t *flags)
 {
 	const struct py_offsets *o = &py->rt.off;
-	int n = 0;
+	struct keep k = { .out = out, .max = max };
 	uint32_t depth = 0;
 	while (f) {
-		if (depth++ >= py->opts.max_depth || n >= max) {
+		if (depth++ >= py->opts.max_depth) {
 			*flags |= EMBER_PY_TRUNCATED;
 			break;
 		}
@@ -237,12 +308,15 @@ static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_p
 			}
 			e->visited = true;
 		}
+		/* What the walk needs of the frame, before other objects are
+		 * looked up: past the table, their reads may reuse b's window. */
+		uint64_t back = rd64(b, o->fo_back);
+		int64_t lasti = rd32(b, o->fo_lasti);
 		uint32_t id = code_at(py, rd64(b, o->fo_code));
 		if (!id) {
 			*flags |= EMBER_PY_UNREADABLE;
 			break;
 		}
-		int64_t lasti = rd32(b, o->fo_lasti);
 		if (py->rt.minor == 10 && py->rt.major == 3)
 			lasti *= 2;
 		int line = py_code_line(py, id, lasti);
@@ -252,25 +326,26 @@ static int walk_frameobjects(struct ember_python *py, uint64_t f, struct ember_p
 		}
 		if (py_code(py, id)->first_arg)
 			id = class_variant(py, f, b, e && e->copied, id);
-		if ((size_t)n < PY_FRAME_ADDRS)
-			py->fr->addrs[n] = f;
-		out[n++] = (struct ember_py_frame){ .code = id, .line = (uint32_t)line, .activation_start = true };
-		py->fr->naddrs = (uint32_t)n;
-		f = rd64(b, o->fo_back);
+		if ((size_t)k.n < PY_FRAME_ADDRS && !k.ring) {
+			py->fr->addrs[k.n] = f;
+			py->fr->naddrs = (uint32_t)k.n + 1;
+		}
+		keep_frame(py, &k, (struct ember_py_frame){ .code = id, .line = (uint32_t)line, .activation_start = true });
+		f = back;
 		/* A thread's outermost frame is never a generator's: a chain ending
 		 * at one was read while the generator yielded (its f_back is
 		 * cleared just after the thread's current frame moved back). */
 		if (!f && py_code(py, py_code_base(py, id))->generator)
 			*flags |= EMBER_PY_TORN;
 	}
-	return n;
+	return keep_end(py, &k, flags);
 }
 
 static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_py_frame *out, int max,
 			     uint32_t *flags)
 {
 	const struct py_offsets *o = &py->rt.off;
-	int n = 0;
+	struct keep k = { .out = out, .max = max };
 	uint32_t depth = 0;
 	bool v311 = o->if_is_entry >= 0;
 	uint8_t last_owner = 0;
@@ -300,12 +375,13 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 			break;
 		}
 		if (o->if_owner_shim >= 0 && owner >= o->if_owner_shim) {
-			if (n)
-				out[n - 1].activation_start = true;
+			if (k.n)
+				keep_last(&k)->activation_start = true;
 			f = prev;
 			continue;
 		}
-		uint64_t code = frame_code(o, b);
+		uint64_t code = frame_code(o, b), instr = rd64(b, o->if_instr);
+		bool entry = v311 && b[o->if_is_entry] != 0;
 		uint32_t id = code_at(py, code);
 		if (!id) {
 			if (py->rt.minor >= 13) {   /* f_executable may be None or non-code (3.13+): skip */
@@ -316,15 +392,11 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 			break;
 		}
 		const struct py_code_entry *c = py_code(py, id);
-		int64_t ip = (int64_t)(rd64(b, o->if_instr) - (code + o->co_code_adaptive));
+		int64_t ip = (int64_t)(instr - (code + o->co_code_adaptive));
 		int64_t idx = ip >> 1;   /* code units; -1 = not started */
 		if (owner != OWNED_BY_GENERATOR && idx < c->firsttraceable) {
 			f = prev;        /* incomplete frame (3.13 _Py_InitCleanup, setup) */
 			continue;
-		}
-		if (n >= max) {
-			*flags |= EMBER_PY_TRUNCATED;
-			break;
 		}
 		int line;
 		if (idx < -1 || idx >= c->k_size) {
@@ -335,23 +407,24 @@ static int walk_interpframes(struct ember_python *py, uint64_t f, struct ember_p
 			if (line < 0)
 				line = 0;
 		}
-		if ((size_t)n < PY_FRAME_ADDRS)
-			py->fr->addrs[n] = f;
-		py->fr->naddrs = (uint32_t)n + 1;
-		out[n++] = (struct ember_py_frame){
+		if ((size_t)k.n < PY_FRAME_ADDRS && !k.ring) {
+			py->fr->addrs[k.n] = f;
+			py->fr->naddrs = (uint32_t)k.n + 1;
+		}
+		keep_frame(py, &k, (struct ember_py_frame){
 			.code = id, .line = (uint32_t)line,
-			.activation_start = v311 && b[o->if_is_entry] != 0,
-		};
+			.activation_start = entry,
+		});
 		f = prev;
 	}
 	/* A thread's outermost frame is never a generator's: a chain ending at
 	 * one was read while the generator yielded (its `previous` is cleared
 	 * just after the thread's current frame moved back to its caller). */
-	if (!f && n && last_owner == OWNED_BY_GENERATOR)
+	if (!f && k.n && last_owner == OWNED_BY_GENERATOR)
 		*flags |= EMBER_PY_TORN;
-	if (!f && n && !(*flags & (EMBER_PY_UNREADABLE | EMBER_PY_TORN)))
-		out[n - 1].activation_start = true;   /* the bottom frame starts an activation */
-	return n;
+	if (!f && k.n && !(*flags & (EMBER_PY_UNREADABLE | EMBER_PY_TORN)))
+		keep_last(&k)->activation_start = true;   /* the bottom frame starts an activation */
+	return keep_end(py, &k, flags);
 }
 
 static uint64_t top_frame(struct ember_python *py, const uint8_t *ts, bool *ok)
@@ -423,7 +496,7 @@ uint32_t ember_python_runs(const struct ember_py_frame *f, uint32_t n, uint32_t 
 {
 	uint32_t nr = 0, start = 0;
 	for (uint32_t i = 0; i < n && nr < max; i++)
-		if (f[i].activation_start || i == n - 1) {
+		if (f[i].activation_start || f[i].cut || i == n - 1) {
 			lo[nr] = start;
 			hi[nr] = i;
 			nr++;

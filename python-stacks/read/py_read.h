@@ -45,6 +45,9 @@ void snap_use_record(struct ember_python *py, const struct ember_copier_record *
  * had no room for. */
 const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent);
 const uint8_t *snap_get(struct ember_python *py, uint64_t addr, uint32_t len);
+/* The walk has gone deeper than any record holds: the rest of this read
+ * is read now, from the target (no record is searched per object). */
+void snap_deep(struct ember_python *py);
 /* End a read: *plan (allocated on first use) is what it used. */
 void snap_end(struct ember_python *py, struct py_plan **plan);
 /* The objects of a plan are no longer a thread's (its state changed). */

@@ -25,6 +25,8 @@
 #define SNAP_REC_FRAMES 256            /* > the frames of a record (EMBER_COPIER_MAX_FRAMES) */
 #define COALESCE_GAP 2048              /* merge prefetch objects closer than this */
 #define COALESCE_SPAN 32768            /* ... into ranges of at most this many bytes */
+#define DEEP_WIN (64u << 10)           /* a window of a walk past the table: bytes, */
+#define DEEP_WINS 2                    /* ... and how many (frames, their code objects) */
 
 #define PY_PREF_MAX 512          /* remote objects prefetched per thread read */
 /* What one thread's next read prefetches: the objects its last read used, in the order the walk
@@ -56,6 +58,14 @@ struct py_snapshot {
 	                             * stays valid for the whole read */
 	size_t cap, used;
 	uint8_t scratch[4][512];    /* overflow reads when e[] is full (rotating) */
+	/* A walk deeper than the table (thousands of frames): its objects
+	 * come from windows of the target's memory read whole, the frames of
+	 * one data-stack chunk (or heap run) a window, not a call each. */
+	struct deep_win {
+		uint64_t lo, hi;            /* the bytes held: [lo, hi) (empty: lo == hi) */
+		uint8_t *buf;
+	} win[DEEP_WINS];
+	unsigned win_last;          /* the window used last */
 	unsigned flip;
 	bool gone;                  /* ESRCH seen */
 	bool prefetch_only;         /* this read so far came from its one batched prefetch */
@@ -80,6 +90,8 @@ void snap_free(struct py_snapshot *s)
 {
 	if (!s)
 		return;
+	for (unsigned i = 0; i < DEEP_WINS; i++)
+		free(s->win[i].buf);
 	free(s->buf);
 	free(s);
 }
@@ -164,6 +176,8 @@ void snap_begin(struct ember_python *py, const struct py_plan *pl)
 
 	snap_clear(s);
 	s->rec = NULL;
+	for (unsigned i = 0; i < DEEP_WINS; i++)   /* another instant: nothing held stays */
+		s->win[i].lo = s->win[i].hi = 0;
 	s->used = 0;
 	s->gone = false;
 	s->prefetch_only = true;
@@ -279,6 +293,47 @@ static const uint8_t *read_alone(struct ember_python *py, struct snap_ent *e, ui
 	return e->ok ? s->buf + e->off : NULL;
 }
 
+/* addr's len bytes from a deep walk's window: one that holds them, else
+ * the one used less recently, read again to end just past them (a walk
+ * outward goes down in memory: 3.11+ frames down their data-stack chunk,
+ * older frame objects to those allocated before); when its low end is not
+ * mapped, from the object's own page up.  NULL when neither can be read:
+ * the object is then read alone. */
+static const uint8_t *deep_get(struct ember_python *py, uint64_t addr, uint32_t len)
+{
+	struct py_snapshot *s = py->snap;
+	for (unsigned i = 0; i < DEEP_WINS; i++) {
+		struct deep_win *w = &s->win[i];
+		if (addr >= w->lo && addr + len <= w->hi) {
+			s->win_last = i;
+			return w->buf + (addr - w->lo);
+		}
+	}
+	unsigned i = (s->win_last + 1) % DEEP_WINS;
+	struct deep_win *w = &s->win[i];
+	if (!w->buf && !(w->buf = malloc(DEEP_WIN)))
+		return NULL;
+	uint64_t hi = (addr + len + 4095) & ~4095ull, lo = hi > DEEP_WIN ? hi - DEEP_WIN : 0;
+	int err = 0;
+	w->lo = w->hi = 0;
+	if (!rm_read(py->pid, lo, w->buf, (size_t)(hi - lo), &err, &py->syscalls)) {
+		lo = addr & ~4095ull;
+		if (err == ESRCH || !rm_read(py->pid, lo, w->buf, (size_t)(hi - lo), &err, &py->syscalls)) {
+			s->gone = s->gone || err == ESRCH;
+			return NULL;
+		}
+	}
+	w->lo = lo;
+	w->hi = hi;
+	s->win_last = i;
+	return w->buf + (addr - lo);
+}
+
+void snap_deep(struct ember_python *py)
+{
+	py->snap->rec = NULL;
+}
+
 const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len, struct snap_ent **ent)
 {
 	struct py_snapshot *s = py->snap;
@@ -310,6 +365,11 @@ const uint8_t *snap_get_ent(struct ember_python *py, uint64_t addr, uint32_t len
 		return read_alone(py, e, e->len, ent);
 	if (!e)
 		e = snap_add(s, addr, len);
+	if (!e && s->n >= SNAP_MAX && len <= DEEP_WIN / 4) {
+		const uint8_t *w = deep_get(py, addr, len);
+		if (w)
+			return w;
+	}
 	if (!e || e->len < len) {
 		/* table full (very deep stack) or a longer read of a known address */
 		uint8_t *b = s->scratch[s->flip++ & 3];

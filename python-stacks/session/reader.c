@@ -68,7 +68,7 @@ int ember_python_open(struct ember_python **out, pid_t pid, const struct ember_p
 				     .fr = &b->fr, .th = &b->th, .tn = &b->tn, .eval = &b->eval, .chk = &b->chk,
 				     .cp = &b->cp };
 	if (!py->opts.max_depth)
-		py->opts.max_depth = 2048;
+		py->opts.max_depth = 131072;
 	int rc = py_runtime_find(py, msg, msglen);
 	/* Reads of a process that ended under them fail in many ways: say why. */
 	if (rc != EMBER_PY_OK && rc != EMBER_PY_NOT_PYTHON && rc != EMBER_PY_GONE && ember_proc_gone(pid)) {

@@ -10,6 +10,7 @@
 #define N EMBER_MERGED_NATIVE
 #define P EMBER_MERGED_PYTHON
 #define U EMBER_MERGED_UNCERTAIN
+#define C EMBER_MERGED_CUT
 
 enum { ROOT, MAIN, EVAL, CALL, EVAL2, KERNEL, GIL, WRAP, NGROUPS };
 
@@ -139,6 +140,51 @@ static void test_disagree(void)
 	n = merge(&o, &in, out, &unc);
 	static const uint32_t want_trunc[][2] = { { P, 1 }, { P, 0 }, { N, 105 }, { U, 0 } };
 	CHECK(same(out, n, want_trunc, 4));
+	CHECK(unc);
+}
+
+static void test_cut(void)
+{
+	/* A read cut inside one activation (3.11+ recursion): the typical
+	 * stack's outer activation runs frames 3 (root side) and 2, the inner
+	 * one 1 and 0; frames left out between 2 and 1 ran in the outer one. */
+	struct ember_native_group g[6];
+	typical(g);
+	struct ember_py_frame py[4];
+	struct ember_merged out[64];
+	struct ember_merge_opts o = { 0 };
+	bool unc;
+	frames(py, (const bool[]){ true, false, false, true }, 4);
+	py[1].cut = true;
+	py[1].cut_spans = true;
+	struct ember_merge_in in = { g, 6, py, 4, EMBER_PY_CUT, EMBER_NATIVE_EVAL, false, false };
+	/* runs: [3 2 | cut | 1] outer, [0] inner: 2 native activations */
+	uint32_t n = merge(&o, &in, out, &unc);
+	static const uint32_t want_span[][2] = { { P, 3 }, { P, 2 }, { C, 0 }, { P, 1 }, { P, 0 }, { N, 105 } };
+	CHECK(same(out, n, want_span, 6));
+	CHECK(!unc);
+
+	/* Cut apart: the left-out frames ran one activation of their own, whose
+	 * eval frame (group 2 of three) gives way to the cut; the native frames
+	 * around it stay. */
+	struct ember_native_group g3[8];
+	typical(g3);
+	g3[5] = grp(CALL, MACH);
+	g3[6] = grp(EVAL2, EMBER_NATIVE_EVAL | EMBER_NATIVE_INTERP);
+	g3[7] = grp(KERNEL, 0);
+	frames(py, (const bool[]){ true, true }, 2);   /* root side: frame 1; leaf side: frame 0 */
+	py[0].cut = true;
+	py[0].cut_runs = 1;
+	in = (struct ember_merge_in){ g3, 8, py, 2, EMBER_PY_CUT, EMBER_NATIVE_EVAL, false, false };
+	n = merge(&o, &in, out, &unc);
+	static const uint32_t want_apart[][2] = { { P, 1 }, { C, 0 }, { P, 0 }, { N, 105 } };
+	CHECK(same(out, n, want_apart, 4));
+	CHECK(!unc);
+
+	/* Unreadable: nothing pairs, the cut is still said, before the mark. */
+	in.pyflags = EMBER_PY_CUT | EMBER_PY_UNREADABLE;
+	n = merge(&o, &in, out, &unc);
+	CHECK(n >= 2 && out[2].kind == C && out[3].kind == U);
 	CHECK(unc);
 }
 
@@ -377,6 +423,7 @@ int main(void)
 	test_paired();
 	test_disagree();
 	test_native_truncated();
+	test_cut();
 	test_other_threads();
 	test_state_unreadable();
 	test_python2();
