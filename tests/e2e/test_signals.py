@@ -20,6 +20,21 @@ d = E.tmpdir()
 chain = E.target("chain")
 
 
+def finish(em, cmd, t0, timeout):
+    """ember's Result once it exits, killed (res.timed_out) after timeout s."""
+    timed_out = False
+    try:
+        _, err = em.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        E.kill_group(em.pid)
+        _, err = em.communicate()
+        timed_out = True
+    res = E.Result(cmd, em.returncode, "", err, time.monotonic() - t0)
+    res.timed_out = timed_out
+    print(res.describe())
+    return res
+
+
 def interrupt(name, sig, group):
     out = os.path.join(d, name + ".folded")
     cmd = [E.ember(), "record", "-o", out, "--", chain, "30"]
@@ -33,14 +48,8 @@ def interrupt(name, sig, group):
         os.killpg(em.pid, sig)
     else:
         os.kill(em.pid, sig)
-    try:
-        _, err = em.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        E.kill_group(em.pid)
-        _, err = em.communicate()
-        chk.check(False, "%s: ember exits within 20 s of the signal" % name, err)
-    res = E.Result(cmd, em.returncode, "", err, time.monotonic() - t0)
-    print(res.describe())
+    res = finish(em, cmd, t0, 20)
+    chk.check(not res.timed_out, "%s: ember exits within 20 s of the signal" % name, res.stderr)
     want = 128 + sig
     chk.check(res.rc == want, "%s: ember exits %d (got %s)" % (name, want, res.rc))
     if child is not None:
@@ -90,13 +99,7 @@ def early(sig, delay):
                           start_new_session=True, preexec_fn=E._no_core)
     time.sleep(delay)
     os.kill(em.pid, sig)
-    try:
-        _, err = em.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        E.kill_group(em.pid)
-        _, err = em.communicate()
-    res = E.Result(cmd, em.returncode, "", err, time.monotonic() - t0)
-    print(res.describe())
+    res = finish(em, cmd, t0, 30)
     # 0.5 s of CPU after the signal plus ember's start, which takes up to
     # ~3 s on a loaded two-core machine; a lost signal leaves trapterm
     # waiting its 20 s.
