@@ -87,7 +87,9 @@ static void random_suffix(char out[7])
 static void keep_mode(int fd, const char *target)
 {
 	struct stat st;
-	if (stat(target, &st) != 0 || !S_ISREG(st.st_mode))
+	/* lstat: a link at a default name, planted after the names were
+	 * checked, is replaced, and must not lend its target's owner */
+	if (lstat(target, &st) != 0 || !S_ISREG(st.st_mode))
 		return;   /* a new file: 0666 less the umask */
 	if (fchmod(fd, st.st_mode & 07777) != 0) {
 		/* not fatal: the mode a plain create gives */

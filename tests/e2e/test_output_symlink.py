@@ -28,14 +28,16 @@ with open(victim, "wb") as f:
 missing = os.path.join(elsewhere, "missing")
 
 
-def plant(name, dest):
-    """A symlink NAME -> DEST in the sticky directory, created by nobody."""
+def plant(name, dest, names=()):
+    """A symlink NAME -> DEST in the sticky directory, created by nobody
+    (and one at each of names, to the same DEST)."""
     pid = os.fork()
     if pid == 0:
         try:
             os.setgid(gid)
             os.setuid(uid)
-            os.symlink(dest, os.path.join(sticky, name))
+            for n in (name,) + tuple(names):
+                os.symlink(dest, os.path.join(sticky, n))
             os._exit(0)
         except BaseException:
             os._exit(1)
@@ -82,6 +84,30 @@ try:
 finally:
     sleeper.kill()
     sleeper.wait()
+
+# The default names, PROG-PID.svg and .ember, are known only once the
+# command has its pid: links nobody planted at the next pids' names (to a
+# file of nobody's) are replaced by the outputs, which stay root's files.
+theirs = os.path.join(elsewhere, "nobodys")
+with open(theirs, "w") as f:
+    f.write("NOBODY\n")
+os.chown(theirs, uid, gid)
+with open("/proc/sys/kernel/ns_last_pid") as f:
+    last = int(f.read())
+names = ["chain-%d.%s" % (p, ext) for p in range(last + 1, last + 400) for ext in ("svg", "ember")]
+plant(names[0], theirs, names[1:])
+res = E.run([ember, "record", "-q", "--", E.target("chain"), "0.3"], cwd=sticky)
+chk.check(res.rc == 0, "default names: exit 0", res.describe())
+outs = [n for n in names if not os.path.islink(os.path.join(sticky, n))]
+if not outs:
+    print("NOT CHECKED: default names: the command's pid was past the 400 planted links")
+else:
+    chk.check(len(outs) == 2, "default names: both outputs replaced a planted link (%s)" % outs, res.describe())
+for n in outs:
+    st = os.lstat(os.path.join(sticky, n))
+    chk.check(st.st_uid == 0 and st.st_size > 0, "default names: %s is root's own file (uid %d, %d bytes)"
+              % (n, st.st_uid, st.st_size))
+chk.check(open(theirs).read() == "NOBODY\n", "default names: nobody's file is untouched")
 
 own_file = os.path.join(elsewhere, "own.svg")
 own = os.path.join(sticky, "own.svg")
