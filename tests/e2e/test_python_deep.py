@@ -11,7 +11,10 @@ truncated count must equal the number of samples with a [truncated]
 frame (each counted once, whichever part was cut).  With the frames
 copied at the sample (default) and read after it (--no-copier; there up
 to 5% may be marked [python frames uncertain], reads that raced the
-thread)."""
+thread; up to 3.10 also when copied, where the native stack is cut at
+the root and matched less surely).  A sample less than 1,024 frames deep,
+taken on the way down or up, has nothing to cut and is whole: at most 5%.
+The stacks that fail are printed."""
 import os
 import re
 import emberlib as E
@@ -50,6 +53,22 @@ def well_cut(fr):
             and set(leaf_side[:-1]) == {"recurse"} and leaf_side[-1] in ("recurse", "leaf_spin"))
 
 
+def whole(fr):
+    """a sample of the way down or up, between 500 and 1,024 Python frames
+    deep: nothing to cut, so no cut: <module> recurse... (leaf_spin)"""
+    names = [name(f) for f in fr]
+    if names and names[0] == "[truncated]" and VER < (3, 11):
+        names = names[1:]
+    py = [name(f) for f in fr if PYFRAME.match(f)]
+    return (bool(names) and names[0] == "<module>" and "[truncated]" not in names and len(py) <= 1024
+            and set(py[1:-1]) <= {"recurse"} and py[-1] in ("recurse", "leaf_spin"))
+
+
+def show(stacks):
+    """the first stacks given, their ends"""
+    return "\n".join("%6d  %s ... %s" % (c, ";".join(f[:6]), ";".join(f[-8:])) for f, c in stacks[:3])
+
+
 for label, opts in (("copied at the sample", []), ("read after it", ["--no-copier"])):
     out = os.path.join(d, "deep%d.folded" % len(opts))
     res = E.record(opts + ["-o", out], [PY, SCRIPT, str(DEPTH), "1.0"], timeout=90)
@@ -59,16 +78,22 @@ for label, opts in (("copied at the sample", []), ("read after it", ["--no-copie
     deep = [(f, c) for f, c in prof.stacks if sum(1 for x in f if name(x) == "recurse") > 500]
     total = sum(c for _, c in deep)
     good = sum(c for f, c in deep if well_cut(f))
+    nocut = sum(c for f, c in deep if whole(f))
     # Read after the sample, a read that raced the thread is marked so (and
     # may lose its innermost frames): at most 5% of them.
-    raced = sum(c for f, c in deep if not well_cut(f) and "[python frames uncertain]" in f) if opts else 0
+    # Up to 3.10 also copied at the sample: the last check below allows the
+    # mark there (a native stack cut at the root is matched less surely).
+    raced = sum(c for f, c in deep if not well_cut(f) and not whole(f) and "[python frames uncertain]" in f) \
+        if opts or VER < (3, 11) else 0
+    bad = [(f, c) for f, c in deep if not well_cut(f) and not whole(f)]
     chk.check(total >= 10, "%s: at least 10 samples in the recursion (%d)" % (label, total), prof.top(3))
-    chk.check(good + raced == total and raced <= 0.05 * total,
+    # (a sample taken on the way down or up, less than 1,024 deep, is whole)
+    chk.check(good + nocut + raced == total and raced <= 0.05 * total and nocut <= 0.05 * total,
               "%s: every one is <module>;recurse...;[truncated];recurse...(;leaf_spin), but %d marked uncertain "
-              "(%d of %d)" % (label, raced, good, total), prof.top(3))
+              "and %d whole (%d of %d)" % (label, raced, nocut, good, total), show(bad) or prof.top(3))
     s = E.parse_summary(res.stderr)
     marked = prof.count(lambda f: "[truncated]" in f)
-    chk.check(s is not None and s["truncated"] == marked and marked >= total,
+    chk.check(s is not None and s["truncated"] == marked and marked >= total - nocut,
               "%s: the summary's truncated count is the samples with a [truncated] frame (%s, %d; %d cut)"
               % (label, s and s["truncated"], marked, total), res.stderr)
     chk.check("[python frames uncertain]" not in {x for f, _ in deep for x in f} or VER < (3, 11),
