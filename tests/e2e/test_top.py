@@ -239,9 +239,13 @@ tables = res.stdout.split("ember top:")[1:]
 chk.check(res.rc == 0, "plain mode exits 0", res.describe())
 chk.check(len(tables) >= 3, "plain mode: a table per 0.5 s interval (%d tables in 2.5 s)" % len(tables))
 chk.check("\x1b" not in res.stdout, "plain mode: no escape sequences")
-second = table("ember top:" + tables[1])[1] if len(tables) > 1 else []
-chk.check(second and second[0][6].startswith("hot_spin ("), "plain mode: hot_spin tops a full interval's table",
-          res.stdout)
+# The full intervals' tables (not the last, cut short at the target's exit):
+# ~47 samples each, hot_spin ~25 % of them by its own time and the next
+# function ~12 %, so one table in many may put another first by chance.
+full = [table("ember top:" + t)[1] for t in tables[1:-1]]
+chk.check(any(rows and rows[0][6].startswith("hot_spin (") for rows in full),
+          "plain mode: hot_spin tops a full interval's table (%d of %d)"
+          % (sum(1 for rows in full if rows and rows[0][6].startswith("hot_spin (")), len(full)), res.stdout)
 # (the last table, at the target's exit, may cover a few samples only)
 last = table("ember top:" + tables[-1])[1] if tables else []
 chk.check(last and max(last, key=lambda r: r[2])[6].startswith("hot_spin ("),
