@@ -15,7 +15,11 @@
 
 #include "jit_map.h"
 
-#define FUZZ_JIT_PID 4999999   /* over the kernel's PID_MAX_LIMIT */
+/* PIDs over the kernel's PID_MAX_LIMIT: one for each harness, as the
+ * reader looks for a perf map of the jitdump harness's pid too, and the
+ * two may run side by side (ctest -j) */
+#define FUZZ_PERF_MAP_PID 4999999
+#define FUZZ_JITDUMP_PID 4999998
 
 static inline void fuzz_jit_write(const char *path, const uint8_t *data, size_t size, bool append)
 {
@@ -31,16 +35,16 @@ static inline void fuzz_jit_write(const char *path, const uint8_t *data, size_t 
 
 /* The addresses looked up: every 8 bytes of the input as a number, and
  * each just past it, so that a start read from the input is hit. */
-static inline void fuzz_jit_compare(struct ember_jit_map *a, struct ember_jit_map *b, const uint8_t *data,
-				    size_t size)
+static inline void fuzz_jit_compare(struct ember_jit_map *a, struct ember_jit_map *b, pid_t pid,
+				    const uint8_t *data, size_t size)
 {
 	for (size_t off = 0; off + 8 <= size && off < 64 * 8; off += 8) {
 		uint64_t addr;
 		memcpy(&addr, data + off, 8);
 		for (uint64_t at = addr; at <= addr + 1 && at >= addr; at++) {
 			uint64_t sa = 0, sb = 0;
-			const char *na = ember_jit_map_lookup(a, FUZZ_JIT_PID, at, &sa);
-			const char *nb = ember_jit_map_lookup(b, FUZZ_JIT_PID, at, &sb);
+			const char *na = ember_jit_map_lookup(a, pid, at, &sa);
+			const char *nb = ember_jit_map_lookup(b, pid, at, &sb);
 			FUZZ_ASSERT((na == NULL) == (nb == NULL));
 			if (na) {
 				FUZZ_ASSERT(strcmp(na, nb) == 0 && sa == sb && sa <= at);
@@ -54,11 +58,13 @@ static inline void fuzz_jit_compare(struct ember_jit_map *a, struct ember_jit_ma
 	FUZZ_ASSERT(sa.entries == sb.entries && sa.skipped == sb.skipped);
 }
 
-/* The input as the file at path: jitdump is the path to give the reader
- * for a jitdump, NULL for a perf map (read from /tmp/perf-PID.map). The
+/* The input as the file at path, for process pid: jitdump is the path to
+ * give the reader for a jitdump, NULL for a perf map (read from
+ * /tmp/perf-PID.map). The
  * first byte says where the file is cut for the reader that reads it in
  * two pieces. */
-static inline void fuzz_jit_run(const char *path, const char *jitdump, const uint8_t *data, size_t size)
+static inline void fuzz_jit_run(pid_t pid, const char *path, const char *jitdump, const uint8_t *data,
+				size_t size)
 {
 	if (!size)
 		return;
@@ -69,12 +75,12 @@ static inline void fuzz_jit_run(const char *path, const char *jitdump, const uin
 	struct ember_jit_map *whole = ember_jit_map_new(), *pieces = ember_jit_map_new();
 	FUZZ_ASSERT(whole && pieces);
 	fuzz_jit_write(path, data, size, false);
-	ember_jit_map_read(whole, FUZZ_JIT_PID, jitdump);
+	ember_jit_map_read(whole, pid, jitdump);
 	fuzz_jit_write(path, data, cut, false);
-	ember_jit_map_read(pieces, FUZZ_JIT_PID, jitdump);
+	ember_jit_map_read(pieces, pid, jitdump);
 	fuzz_jit_write(path, data + cut, size - cut, true);
-	ember_jit_map_read(pieces, FUZZ_JIT_PID, jitdump);
-	fuzz_jit_compare(whole, pieces, data, size);
+	ember_jit_map_read(pieces, pid, jitdump);
+	fuzz_jit_compare(whole, pieces, pid, data, size);
 	ember_jit_map_free(whole);
 	ember_jit_map_free(pieces);
 	unlink(path);

@@ -8,6 +8,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/ember-fuzz-jit-%d.dump", (int)getpid());
-	fuzz_jit_run(path, path, data, size);
+	fuzz_jit_run(FUZZ_JITDUMP_PID, path, path, data, size);
 	return 0;
 }

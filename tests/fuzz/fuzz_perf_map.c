@@ -7,7 +7,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
-	snprintf(path, sizeof path, "/tmp/perf-%d.map", FUZZ_JIT_PID);
-	fuzz_jit_run(path, NULL, data, size);
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", FUZZ_PERF_MAP_PID);
+	fuzz_jit_run(FUZZ_PERF_MAP_PID, path, NULL, data, size);
 	return 0;
 }
