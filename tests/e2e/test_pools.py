@@ -113,14 +113,21 @@ res, prof = record_c("omp_stages", passive)
 got, _ = shares(prof)
 check_shares("omp_stages", got, truth_c(res))
 res_t, prof_t = record_c("omp_stages", passive, ["--threads"])
-# (the process's first thread has the lowest tid)
-roots = {f[0]: E.thread_root(f[0]) for f, _ in prof_t.stacks if E.thread_root(f[0])}
-first = min(roots, key=lambda r: roots[r][1]) if roots else None
-workers = sum(c for f, c in prof_t.stacks if f[0] != first)
-under = sum(c for f, c in prof_t.stacks if f[0] != first and stage_of(f) and "GOMP_parallel" in f and "main" in f)
-chk.check(workers >= 30 and under >= 0.9 * workers,
-          "omp_stages --threads: %d of the worker's %d samples under main;stage_*;GOMP_parallel (>= 90%%)" %
-          (under, workers), prof_t.top())
+
+
+def worker_under_stages(prof, what):
+    """With --threads: the worker's samples (every thread but the process's
+    first, the lowest tid) under main;stage_*;GOMP_parallel, >= 90 %."""
+    roots = {f[0]: E.thread_root(f[0]) for f, _ in prof.stacks if E.thread_root(f[0])}
+    first = min(roots, key=lambda r: roots[r][1]) if roots else None
+    workers = sum(c for f, c in prof.stacks if f[0] != first)
+    under = sum(c for f, c in prof.stacks if f[0] != first and stage_of(f) and "GOMP_parallel" in f and "main" in f)
+    chk.check(workers >= 30 and under >= 0.9 * workers,
+              "%s: %d of the worker's %d samples under main;stage_*;GOMP_parallel (>= 90%%)" %
+              (what, under, workers), prof.top())
+
+
+worker_under_stages(prof_t, "omp_stages --threads")
 
 # ember top decides each stack as it first appears (docs/pools.md, Limits):
 # its -o profile has the worker under the same stacks.
@@ -131,13 +138,7 @@ chk.check(res_top.rc in (0, 128 + 15) and "stage_sin" in res_top.stdout,
           "ember top on omp_stages: its table names the stages, exit %d (the command ended by -d)" % res_top.rc,
           res_top.describe())
 prof_top = E.load_profile(chk, top_out, res_top)
-roots = {f[0]: E.thread_root(f[0]) for f, _ in prof_top.stacks if E.thread_root(f[0])}
-first = min(roots, key=lambda r: roots[r][1]) if roots else None
-workers = sum(c for f, c in prof_top.stacks if f[0] != first)
-under = sum(c for f, c in prof_top.stacks if f[0] != first and stage_of(f) and "GOMP_parallel" in f and "main" in f)
-chk.check(workers >= 30 and under >= 0.9 * workers,
-          "ember top --threads -o: %d of the worker's %d samples under main;stage_*;GOMP_parallel (>= 90%%)" %
-          (under, workers), prof_top.top())
+worker_under_stages(prof_top, "ember top --threads -o")
 
 spin = clean_env(OMP_NUM_THREADS="2")
 res_s, prof_s = record_c("omp_stages", spin)
