@@ -153,6 +153,12 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 				fprintf(out, "; %llu samples came before ember had registered their thread with "
 					"the copier (ember was late: read after the fact)",
 					(unsigned long long)sum->py_before_copier);
+			/* Loaded while the command ran (a kernel that checks it
+			 * slowly): the reads before were made after the sample. */
+			if (sum->copier_wait_ms > 0)
+				fprintf(out, "; the copier was ready %.0f ms into the run, %llu reads before that were "
+					"made after the sample", sum->copier_wait_ms,
+					(unsigned long long)sum->py_before_load);
 			fputc('\n', out);
 		}
 		if (sum->switch_note)

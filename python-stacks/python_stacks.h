@@ -171,6 +171,11 @@ struct ember_py_copier_opts {
  * EMBER_PY_NO_ACCESS / EMBER_PY_ERROR with a one-line reason in msg. */
 int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_copier_opts *opts, char *msg,
 			 size_t msglen);
+/* Whether this kernel checks the copier quickly (it has bpf_loop, 5.17
+ * and later: milliseconds; without, the check walks every iteration of
+ * the frame loop: 0.2-0.4 s on a laptop, several times that on a board).
+ * Asked of the kernel once, in a fraction of a millisecond. */
+bool ember_py_copier_quick(void);
 /* With opts.at_switch: why the copy at context switches is not made (one
  * line), or NULL when it is. */
 const char *ember_py_copier_switch_note(const struct ember_py_copier *st);

@@ -23,6 +23,7 @@
 #define PY_DRAIN_SAMPLES 25
 #define PY_DRAIN_MIN_MS 50
 #define PY_DRAIN_MAX_MS 250
+#define LOADING_POLL_MS 10   /* while the copier is being loaded: frames read after the sample */
 #define LATE_READ_NS 1000000ull  /* a read this long after its sample is late */
 
 /* Python frames are read in the early hook, before the native stack is
@@ -45,11 +46,12 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	r->py_lag = start > s->time_ns ? start - s->time_ns : 0;
 	r->pyflags = 0;
 	int n = ember_py_session_read(r->python, s, r->py, MAX_PY_FRAMES, &r->pyflags, &r->py_peer);
-	/* A pool's worker without the copier: its dispatcher's frames read
-	 * now, while they still are the ones of its sample (the wake-up per
-	 * sample makes the read prompt; a late one is dropped). */
-	uint32_t peer = n <= 0 && r->pools && ember_py_session_wake_fd(r->python) < 0 ?
-				pool_watch_peer(r->pools, s->pid, s->tid) : 0;
+	/* A pool's worker without the copier (or started before it was
+	 * ready, so its events lack the program): its dispatcher's frames
+	 * read now, while they still are the ones of its sample (the wake-up
+	 * per sample makes the read prompt; a late one is dropped). */
+	bool uncopied = ember_py_session_wake_fd(r->python) < 0 || r->copier_attached_late;
+	uint32_t peer = n <= 0 && r->pools && uncopied ? pool_watch_peer(r->pools, s->pid, s->tid) : 0;
 	if (peer) {
 		n = ember_py_session_read_peer(r->python, s->pid, peer, r->py, MAX_PY_FRAMES, &r->pyflags);
 		r->py_peer = peer;
@@ -60,6 +62,7 @@ static void read_python_early(void *arg, const struct ember_sample *s)
 	if (!r->npy)
 		r->py_peer = 0;
 	pr->before_copier += (r->pyflags & EMBER_PY_BEFORE_COPIER) != 0;
+	pr->before_load += n > 0 && ember_py_session_copier_state(r->python) == EMBER_PY_COPIER_LOADING;
 	if (r->pyflags & EMBER_PY_AT_SAMPLE)
 		r->py_lag = 0;   /* the frames are the sample's own */
 	if (n <= 0)
@@ -174,7 +177,7 @@ void capture_hooks(struct ember_record *r)
 		h.probe_arg = r->python;
 		/* The copier: the sampler attaches it to every event it opens. */
 		h.bpf_prog_fd = ember_py_session_copier_fd(r->python);
-		h.wake_per_sample = ember_py_target_likely(r->opts.pid, r->opts.argv);
+		h.wake_per_sample = r->py_likely;
 		int wake_fd = ember_py_session_wake_fd(r->python);
 		int drain = r->opts.knobs.py_drain_ms;
 		if (wake_fd > 0 && drain < 0) {
@@ -189,6 +192,27 @@ void capture_hooks(struct ember_record *r)
 		}
 	}
 	ember_sampler_set_hooks(r->sampler, &h);
+}
+
+/* The copier, loaded once a Python process showed up, is ready: its
+ * program goes on the events already open, its ring is polled, and the
+ * workers given peers meanwhile are told to it. */
+static void copier_ready(struct ember_record *r)
+{
+	capture_hooks(r);
+	ember_sampler_attach_bpf(r->sampler, ember_py_session_copier_fd(r->python));
+	r->copier_attached_late = true;
+	if (r->pools)
+		pool_watch_peers(r->pools, set_peer, r);
+}
+
+/* The longest wait between two drains: shorter while the copier is being
+ * loaded, as the frames of those samples are read after them. */
+static int poll_wait_ms(const struct ember_record *r)
+{
+	if (r->python && ember_py_session_copier_state(r->python) == EMBER_PY_COPIER_LOADING)
+		return r->poll_ms < LOADING_POLL_MS ? r->poll_ms : LOADING_POLL_MS;
+	return r->poll_ms;
 }
 
 /* Read the perf maps and jitdumps of processes whose JIT code changed (all
@@ -216,15 +240,18 @@ void capture_run(struct ember_record *r, ember_record_progress_fn progress, void
 	double t0 = r->t0_s, last_progress = t0, cpu0 = self_cpu_s(), dur = r->opts.duration_s;
 	for (;;) {
 		bool done = false;
-		int wait_ms = r->poll_ms;
+		int wait_ms = poll_wait_ms(r);
 		if (dur > 0) {   /* no later than asked */
 			double left = dur - (now_s() - t0);
 			wait_ms = left <= 0 ? 0 : left * 1000 < wait_ms ? (int)(left * 1000) + 1 : wait_ms;
 		}
 		if (ember_sampler_poll(r->sampler, wait_ms, on_sample, r, &done) < 0)
 			break;
-		if (r->python)
+		if (r->python) {
 			ember_py_session_consume(r->python);
+			if (ember_py_session_copier_poll(r->python))
+				copier_ready(r);
+		}
 		jit_read(r, false);
 		if (r->opts.knobs.stall_ms)
 			poll(NULL, 0, (int)r->opts.knobs.stall_ms);
@@ -243,6 +270,9 @@ void capture_run(struct ember_record *r, ember_record_progress_fn progress, void
 	ember_sampler_stop(r->sampler);
 	ember_sampler_poll(r->sampler, 0, on_sample, r, NULL);
 	jit_read(r, true);
+	/* The copier's load on its thread is said on its own (summary). */
 	r->profiler_cpu_s = self_cpu_s() - cpu0;
+	if (r->python)
+		r->profiler_cpu_s -= (double)ember_py_session_copier_load_cpu_ns(r->python) / 1e9;
 	r->wall_s = now_s() - t0;
 }

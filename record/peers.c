@@ -148,3 +148,10 @@ uint32_t pool_watch_peer(const struct pool_watch *pw, uint32_t pid, uint32_t tid
 	const struct worker *w = find_worker(pw, pid, tid);
 	return w ? w->peer : 0;
 }
+
+void pool_watch_peers(const struct pool_watch *pw, pool_watch_peer_fn set_peer, void *arg)
+{
+	for (size_t i = 0; i < pw->nw; i++)
+		if (pw->w[i].peer)
+			set_peer(arg, pw->w[i].pid, pw->w[i].tid, pw->w[i].peer);
+}

@@ -24,6 +24,8 @@ void pool_watch_free(struct pool_watch *pw);
 typedef void (*pool_watch_peer_fn)(void *arg, uint32_t pid, uint32_t tid, uint32_t peer);
 void pool_watch_sample(struct pool_watch *pw, const struct ember_sampler *sampler, const struct ember_sample *s,
 		       bool python, pool_watch_peer_fn set_peer, void *arg);
+/* set_peer(arg, pid, tid, peer) for every worker that has a peer now. */
+void pool_watch_peers(const struct pool_watch *pw, pool_watch_peer_fn set_peer, void *arg);
 /* The peer of thread tid of process pid: 0 when none. */
 uint32_t pool_watch_peer(const struct pool_watch *pw, uint32_t pid, uint32_t tid);
 

@@ -28,6 +28,8 @@
 struct ember_record_knobs {
 	bool py_no_copy;           /* EMBER_TEST_PY_NO_COPY: copier loaded, its copies unused */
 	bool py_no_dwarf;          /* EMBER_TEST_PY_NO_DWARF: no DWARF for the sample check */
+	bool copier_later;         /* EMBER_TEST_COPIER_LATER: load the copier once a Python process
+	                            * shows up, as on a kernel that checks it slowly */
 	int py_start_stall_ms;     /* EMBER_TEST_START_STALL_MS: sleep once when a runtime is found */
 	int py_drain_ms;           /* EMBER_TEST_PY_DRAIN_MS: drain period with the copier
 	                            * (0: at every sample; -1: by the sampling rate) */
@@ -100,6 +102,9 @@ struct ember_record_stats {
 	uint64_t py_checked, py_corrected; /* reads checked against / corrected from the sample */
 	uint64_t py_reads, py_at_sample;   /* Python reads; those from frames copied at the sample */
 	uint64_t py_before_copier;         /* samples before ember had registered their thread */
+	uint64_t py_before_load;           /* reads before the copier, loaded once a Python process
+	                                    * showed up, was ready (made after the sample) */
+	double copier_wait_ms;             /* ... from that process's discovery to its being ready */
 	bool copier_asked;                 /* frames copied at the sample were asked for */
 	const char *copier_note;           /* why they are not, "" when they are */
 	const char *switch_note;           /* --idle: why they are not copied as threads leave the

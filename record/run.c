@@ -27,6 +27,7 @@ void ember_record_knobs_from_env(struct ember_record_knobs *k)
 	*k = (struct ember_record_knobs){ .py_drain_ms = -1 };
 	k->py_no_copy = getenv("EMBER_TEST_PY_NO_COPY") != NULL;
 	k->py_no_dwarf = getenv("EMBER_TEST_PY_NO_DWARF") != NULL;
+	k->copier_later = getenv("EMBER_TEST_COPIER_LATER") != NULL;
 	if ((v = getenv("EMBER_TEST_START_STALL_MS")))
 		k->py_start_stall_ms = atoi(v);
 	if ((v = getenv("EMBER_TEST_PY_DRAIN_MS")))
@@ -52,7 +53,14 @@ struct ember_record *ember_record_new(const struct ember_record_opts *o)
 		return NULL;
 	r->opts = *o;
 	if (o->python) {
+		/* Where the kernel checks the copier slowly, the command does not
+		 * wait for it: it is loaded meanwhile, from the start for a
+		 * command that looks like Python, else once a Python process
+		 * shows up, if one does. */
+		r->py_likely = ember_py_target_likely(o->pid, o->argv);
+		bool later = !o->no_copier && (o->knobs.copier_later || !ember_py_copier_quick());
 		struct ember_py_session_opts po = { .gil = o->gil_only, .copier = !o->no_copier,
+						    .copier_later = later, .copier_on_python = !r->py_likely,
 						    .no_copy_use = o->knobs.py_no_copy,
 						    .no_debug_info = o->knobs.py_no_dwarf,
 						    .start_stall_ms = o->knobs.py_start_stall_ms,
@@ -369,6 +377,7 @@ static void python_stats(const struct ember_record *r, struct ember_record_stats
 	st->py_reads = pr->reads;
 	st->py_at_sample = pr->at_sample;
 	st->py_before_copier = pr->before_copier;
+	st->py_before_load = pr->before_load;
 	st->copier_asked = r->python && !r->opts.no_copier;
 	st->copier_note = "";
 	st->switch_note = NULL;
@@ -376,6 +385,7 @@ static void python_stats(const struct ember_record *r, struct ember_record_stats
 		return;
 	st->py_setup_ms = (double)ember_py_session_setup_ns(r->python) / 1e6;
 	st->copier_note = ember_py_session_copier_note(r->python);
+	st->copier_wait_ms = (double)ember_py_session_copier_wait_ns(r->python) / 1e6;
 	st->switch_note = r->opts.sampler.off_cpu ? ember_py_session_switch_note(r->python) : NULL;
 	ember_py_session_copier_stats(r->python, &st->copier);
 	ember_py_session_totals(r->python, &st->py_checked, &st->py_corrected);

@@ -27,6 +27,7 @@ struct py_reads {
 	uint64_t lag_ns, late;         /* sample-to-read delay summed, and reads > 1 ms late */
 	uint64_t at_sample;            /* reads whose frames the copier took at the sample */
 	uint64_t before_copier;        /* samples before the copier knew their thread */
+	uint64_t before_load;          /* reads while the copier was being loaded (copier_later) */
 	uint64_t gil_dropped;          /* gil_only: samples of threads not holding it */
 	uint64_t gil_unknown;          /* gil_only: Python samples whose GIL holder is not known */
 	uint64_t gil_known;            /* ... and those whose holder is */
@@ -42,6 +43,8 @@ struct ember_record {
 	struct ember_jit_map *jit;     /* names of JIT code, from the targets' perf maps */
 	bool jit_remove;               /* ember asked for those maps: delete them after reading */
 	int poll_ms;                   /* the longest wait between two drains */
+	bool py_likely;                /* the target looks like Python (ember_py_target_likely) */
+	bool copier_attached_late;     /* the copier came during the run: older tasks lack it */
 	struct py_reads pr;
 	/* The last sample's Python frames, read before it was unwound. */
 	struct ember_py_frame py[MAX_PY_FRAMES];

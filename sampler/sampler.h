@@ -204,6 +204,10 @@ struct ember_sampler_hooks {
  * the descriptors and the wakeup policy are applied as events are opened.
  * Without a call, there are none. */
 void ember_sampler_set_hooks(struct ember_sampler *s, const struct ember_sampler_hooks *hooks);
+/* Attach BPF perf_event program prog_fd (> 0) to every event open now and
+ * to those opened later, as hooks.bpf_prog_fd does from the start (for a
+ * program that became ready during the run); counted the same way. */
+void ember_sampler_attach_bpf(struct ember_sampler *s, int prog_fd);
 
 /* Stop sampling (disable the events) without losing queued samples:
  * call ember_sampler_poll once more with timeout 0 after this. */

@@ -94,6 +94,25 @@ static int open_error(struct ember_sampler *s, int err, pid_t pid)
 	}
 }
 
+/* The BPF program on event fd.  It is optional: without it, readers read
+ * after the sample. */
+static void attach_bpf(struct ember_sampler *s, int fd)
+{
+	if (s->hooks.bpf_prog_fd <= 0)
+		return;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->hooks.bpf_prog_fd) == 0)
+		s->stats.bpf_attached++;
+	else
+		s->stats.bpf_failed++;
+}
+
+void ember_sampler_attach_bpf(struct ember_sampler *s, int prog_fd)
+{
+	s->hooks.bpf_prog_fd = prog_fd;
+	for (size_t i = 0; i < s->nfds; i++)
+		attach_bpf(s, s->fds[i]);
+}
+
 /* Open one event for (pid, cpu index), with the kernel-permission fallback
  * decided on the first event. */
 static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
@@ -106,13 +125,7 @@ static int open_one(struct ember_sampler *s, pid_t pid, int ci, bool launch)
 	}
 	if (fd < 0)
 		return -errno;
-	/* The BPF program is optional: without it, readers read after the sample. */
-	if (s->hooks.bpf_prog_fd > 0) {
-		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, s->hooks.bpf_prog_fd) == 0)
-			s->stats.bpf_attached++;
-		else
-			s->stats.bpf_failed++;
-	}
+	attach_bpf(s, fd);
 	if (!add_fd(s, fd)) {
 		close(fd);
 		return -ENOMEM;

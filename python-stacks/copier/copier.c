@@ -141,6 +141,14 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 	return EMBER_PY_OK;
 }
 
+bool ember_py_copier_quick(void)
+{
+	static int quick = -1;
+	if (quick < 0)
+		quick = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	return quick;
+}
+
 const char *ember_py_copier_switch_note(const struct ember_py_copier *st)
 {
 	return st && st->switch_note[0] ? st->switch_note : NULL;

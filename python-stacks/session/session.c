@@ -4,6 +4,10 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,7 @@ _Static_assert(EMBER_PY_EVIDENCE_MAX >= EMBER_PROBE_CANDIDATES, "every probe can
 #define NAME_MAX_BYTES 128
 #define OPEN_WAIT_NS 5000000ull         /* first wait before trying a process again */
 #define OPEN_WAIT_MAX_NS 500000000ull   /* ... doubling up to this */
+#define LOAD_NICE 19                    /* the copier's load thread: behind everything else */
 #define OPEN_FAST_TRIES 20              /* a runtime found but not ready: tries at the first wait */
 
 /* One thread's Python name. */
@@ -56,10 +61,25 @@ struct py_proc {
 	char cmdline[256];
 };
 
+/* A copier_later load, on its thread: it writes copier, status and msg,
+ * then done; the session reads them after done (and the join). */
+struct copier_load {
+	pthread_t thread;
+	struct ember_py_copier_opts opts;
+	struct ember_py_copier *copier;
+	int status;
+	char msg[256];
+	uint64_t cpu_ns;              /* the thread's CPU time: the kernel's check, mostly */
+	atomic_bool done;
+};
+
 struct ember_py_session {
 	struct ember_py_session_opts opts;
-	struct ember_py_copier *copier; /* NULL when off or refused */
+	struct ember_py_copier *copier; /* NULL when off, refused, or not loaded yet */
 	char copier_msg[256];         /* why it is not used ("" when it is, or was not asked for) */
+	enum ember_py_copier_state copier_state;
+	struct copier_load *load;     /* while EMBER_PY_COPIER_LOADING */
+	uint64_t load_start_ns, load_wait_ns, load_cpu_ns;
 	struct py_proc **procs;       /* stable pointers: the probe hook keeps the last one */
 	size_t nprocs, cap;
 	struct ember_idtab by_pid;
@@ -67,6 +87,68 @@ struct ember_py_session {
 	struct py_proc *last;         /* ember_py_session_is_eval's last process */
 	struct ember_py_evidence ev[EMBER_MAX_PROBES];   /* ember_py_session_check */
 };
+
+static void *copier_load_run(void *arg)
+{
+	struct copier_load *l = arg;
+	/* The kernel's check runs as this thread: behind the target and
+	 * ember's own reads, which are prompt only while it stays out of
+	 * their way. */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), LOAD_NICE);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	l->status = ember_py_copier_open(&l->copier, &l->opts, l->msg, sizeof l->msg);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	l->cpu_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+	atomic_store(&l->done, true);
+	return NULL;
+}
+
+/* copier_later: load the copier on its own thread, from now. */
+static void copier_load_start(struct ember_py_session *s)
+{
+	struct copier_load *l = calloc(1, sizeof *l);
+	if (!l) {
+		snprintf(s->copier_msg, sizeof s->copier_msg, "cannot load the BPF frame copier: out of memory");
+		s->copier_state = EMBER_PY_COPIER_OFF;
+		return;
+	}
+	l->opts = s->opts.copier_opts;
+	atomic_init(&l->done, false);
+	int rc = pthread_create(&l->thread, NULL, copier_load_run, l);
+	if (rc != 0) {
+		snprintf(s->copier_msg, sizeof s->copier_msg, "cannot load the BPF frame copier: %s", strerror(rc));
+		s->copier_state = EMBER_PY_COPIER_OFF;
+		free(l);
+		return;
+	}
+	s->load = l;
+	s->load_start_ns = ember_now_ns();
+	s->copier_state = EMBER_PY_COPIER_LOADING;
+}
+
+/* The load's result, after its thread has ended (waits for it). */
+static void copier_load_finish(struct ember_py_session *s)
+{
+	struct copier_load *l = s->load;
+	pthread_join(l->thread, NULL);
+	s->load = NULL;
+	s->load_wait_ns = ember_now_ns() - s->load_start_ns;
+	s->load_cpu_ns = l->cpu_ns;
+	if (l->status == EMBER_PY_OK && l->copier) {
+		s->copier = l->copier;
+		s->copier_state = EMBER_PY_COPIER_ON;
+		/* Processes found before: their threads are told to the copier
+		 * from their next read on. */
+		for (size_t i = 0; i < s->nprocs; i++)
+			if (s->procs[i]->py)
+				ember_python_set_copier(s->procs[i]->py, s->copier);
+	} else {
+		snprintf(s->copier_msg, sizeof s->copier_msg, "%s", l->msg);
+		s->copier_state = EMBER_PY_COPIER_OFF;
+	}
+	free(l);
+}
 
 struct ember_py_session *ember_py_session_new(const struct ember_py_session_opts *o)
 {
@@ -76,16 +158,48 @@ struct ember_py_session *ember_py_session_new(const struct ember_py_session_opts
 		return NULL;
 	}
 	s->opts = *o;
-	if (o->copier &&
-	    ember_py_copier_open(&s->copier, &o->copier_opts, s->copier_msg, sizeof s->copier_msg) != EMBER_PY_OK)
+	if (!o->copier)
+		s->copier_state = EMBER_PY_COPIER_OFF;
+	else if (o->copier_later && o->copier_on_python)
+		s->copier_state = EMBER_PY_COPIER_LATER;
+	else if (o->copier_later)
+		copier_load_start(s);
+	else if (ember_py_copier_open(&s->copier, &o->copier_opts, s->copier_msg, sizeof s->copier_msg) == EMBER_PY_OK)
+		s->copier_state = EMBER_PY_COPIER_ON;
+	else
 		s->copier = NULL;
 	return s;
+}
+
+bool ember_py_session_copier_poll(struct ember_py_session *s)
+{
+	if (s->copier_state != EMBER_PY_COPIER_LOADING || !atomic_load(&s->load->done))
+		return false;
+	copier_load_finish(s);
+	return s->copier_state == EMBER_PY_COPIER_ON;
+}
+
+enum ember_py_copier_state ember_py_session_copier_state(const struct ember_py_session *s)
+{
+	return s->copier_state;
+}
+
+uint64_t ember_py_session_copier_wait_ns(const struct ember_py_session *s)
+{
+	return s->load_wait_ns;
+}
+
+uint64_t ember_py_session_copier_load_cpu_ns(const struct ember_py_session *s)
+{
+	return s->load_cpu_ns;
 }
 
 void ember_py_session_free(struct ember_py_session *s)
 {
 	if (!s)
 		return;
+	if (s->load)
+		copier_load_finish(s);   /* (the kernel's check ends in at most about a second) */
 	for (size_t i = 0; i < s->nprocs; i++) {
 		struct py_proc *p = s->procs[i];
 		if (p->py)
@@ -290,6 +404,8 @@ static bool open_reader(struct ember_py_session *s, struct py_proc *p, const str
 	}
 	read_cmdline(smp->pid, p->cmdline, sizeof p->cmdline);
 	ember_python_set_copier(p->py, s->copier);
+	if (s->copier_state == EMBER_PY_COPIER_LATER)
+		copier_load_start(s);
 	s->setup_ns += ember_now_ns() - t;
 	return true;
 }

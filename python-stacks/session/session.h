@@ -12,7 +12,9 @@
  * The merge of those frames into a native stack is merge/py_merge.h's.
  *
  * Not thread-safe: a session is used by the thread that drains the sampler,
- * including its hooks (ember_py_session_is_eval runs inside the unwinder). */
+ * including its hooks (ember_py_session_is_eval runs inside the unwinder).
+ * (A copier_later load runs on a thread of its own that shares nothing
+ * with the session but its result, taken by ember_py_session_copier_poll.) */
 #ifndef EMBER_PY_SESSION_H
 #define EMBER_PY_SESSION_H
 
@@ -28,6 +30,15 @@
 struct ember_py_session_opts {
 	bool gil;                 /* find out which thread holds the GIL (--gil) */
 	bool copier;              /* load the copier, which copies frames at the sample */
+	/* ... on a thread of its own, not before ember_py_session_new returns
+	 * (where the kernel's check of the program takes 0.2 s or more: the
+	 * command need not wait for it): from now on, or with copier_on_python
+	 * only once a target process is found to be Python (a command that
+	 * never runs Python costs nothing).  Until the copier is ready, frames
+	 * are read after the sample; processes and threads started before are
+	 * not copied at all (perf events pass the program on at fork only). */
+	bool copier_later;
+	bool copier_on_python;
 	struct ember_py_copier_opts copier_opts;   /* ... and how (libbpf's messages, timing) */
 	/* Test knobs (struct ember_record_knobs says where they come from). */
 	bool no_copy_use;         /* keep the copier loaded but read every sample after it */
@@ -41,6 +52,25 @@ struct ember_py_session;
  * then read after each sample, and ember_py_session_copier_note says why. */
 struct ember_py_session *ember_py_session_new(const struct ember_py_session_opts *o);
 void ember_py_session_free(struct ember_py_session *s);
+
+/* Where the copier is. */
+enum ember_py_copier_state {
+	EMBER_PY_COPIER_OFF,      /* not asked for, or refused (ember_py_session_copier_note) */
+	EMBER_PY_COPIER_LATER,    /* copier_on_python, and no Python process found yet */
+	EMBER_PY_COPIER_LOADING,  /* being loaded on its thread */
+	EMBER_PY_COPIER_ON,       /* loaded: frames are copied at the sample */
+};
+enum ember_py_copier_state ember_py_session_copier_state(const struct ember_py_session *s);
+/* Without waiting: true once, when a copier_later load has just
+ * finished with the copier ready (the caller then attaches
+ * ember_py_session_copier_fd to its events and polls the wake fd). */
+bool ember_py_session_copier_poll(struct ember_py_session *s);
+/* copier_later: nanoseconds from the load's start (with copier_on_python:
+ * the first Python process found) to the copier's being ready (0 when it
+ * was loaded before the session was made, or never). */
+uint64_t ember_py_session_copier_wait_ns(const struct ember_py_session *s);
+/* ... and the CPU time of that load's thread (the kernel's check). */
+uint64_t ember_py_session_copier_load_cpu_ns(const struct ember_py_session *s);
 
 /* The copier's program for the sampler's events; 0 when there is none. */
 int ember_py_session_copier_fd(const struct ember_py_session *s);
