@@ -11,7 +11,10 @@ summary line), and then it says exactly what it saw.
 Method
   slowdown  Each round runs, in a shuffled order, the unprofiled target and
             the target under ember -F 99 / -F 999 and perf --call-graph dwarf
-            -F 99 / -F 999.  The target measures the CPU time of its own work
+            -F 99 / -F 999, for a C loop, a Python loop, the C loop on two
+            threads (spin2) and NumPy + OpenCV work (np_work.py: its wall
+            time, as its pools spin while they wait; --no-pools leaves these
+            two out).  The target measures the CPU time of its own work
             (CLOCK_PROCESS_CPUTIME_ID / time.process_time()), so the number
             excludes start-up and the profiler's own CPU and includes what
             sampling costs inside the target (interrupt, register and stack
@@ -164,6 +167,7 @@ class Bench:
         self.ref = self.find_ember(args.ref) if args.ref else None
         self.perf = None if args.no_perf else self.check_perf()
         self.python = self.check_python()
+        self.numpy_python = self.check_numpy()
         self.build_targets()
 
     # ---- environment
@@ -211,10 +215,19 @@ class Bench:
         log("bench: WARNING: no python3 to use as a target: SKIPPING the Python target")
         return None
 
+    def check_numpy(self):
+        if self.python and subprocess.run([self.python, "-c", "import numpy, cv2"],
+                                          capture_output=True).returncode == 0:
+            return self.python
+        log("bench: WARNING: %s cannot import numpy and cv2 (apt install python3-numpy python3-opencv): "
+            "SKIPPING the NumPy/OpenCV target" % self.python)
+        return None
+
     def build_targets(self):
         cc = os.environ.get("CC", "gcc")
         builds = [
             ("spin", ["-O2", "-g"]),
+            ("spin2", ["-O2", "-g", "-pthread"]),
             ("deep", ["-O2", "-g", "-fomit-frame-pointer", "-fno-optimize-sibling-calls",
                       "-fasynchronous-unwind-tables"]),
         ]
@@ -226,6 +239,8 @@ class Bench:
                 log("bench: cannot compile %s: %s" % (name, r.stderr.decode(errors="replace")))
                 sys.exit(2)
         self.spin = os.path.join(self.tmp, "spin")
+        self.spin2 = os.path.join(self.tmp, "spin2")
+        self.np_work = os.path.join(TARGETS, "np_work.py")
         self.deep = os.path.join(self.tmp, "deep")
         self.loop_py = os.path.join(TARGETS, "loop.py")
 
@@ -298,6 +313,11 @@ class Bench:
         targets = [("C loop (spin)", [self.spin, str(self.args.c_iters)])]
         if self.python:
             targets.append(("Python loop", [self.python, self.loop_py, str(self.args.py_iters)]))
+        if not self.args.no_pools:
+            targets.append(("C, 2 threads (spin2)", [self.spin2, str(self.args.c_iters)]))
+            if self.numpy_python:
+                targets.append(("NumPy + OpenCV (work's wall time)",
+                                [self.numpy_python, self.np_work, str(self.args.np_rounds)]))
         rng = random.Random(12345)
         results = {}
         for tname, argv in targets:
@@ -495,6 +515,9 @@ def main():
     ap.add_argument("--py-iters", type=int, default=16000000, help="Python loop iterations (~1.5 s)")
     ap.add_argument("--c-long-iters", type=int, default=2000000000, help="deep spin iterations (~5 s)")
     ap.add_argument("--py-long-iters", type=int, default=56000000, help="Python iterations (~5 s)")
+    ap.add_argument("--np-rounds", type=int, default=1400, help="np_work.py rounds (~1.5 s)")
+    ap.add_argument("--no-pools", action="store_true",
+                    help="slowdown: skip the two-thread C target and the NumPy/OpenCV one")
     ap.add_argument("--depth", type=int, default=40, help="rec() depth; stack = DEPTH+6 frames")
     ap.add_argument("--ember-stack-8k", action="store_true",
                     help="slowdown: also ember -F 999 --stack-size 8192 (perf's default dump)")
