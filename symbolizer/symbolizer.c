@@ -53,6 +53,8 @@ struct module {
 	 * stamp set when they may be stored; dirty when there is more to store. */
 	bool disk_checked, disk_dirty;
 	struct symcache_origin *stamp;
+	struct symcache_module dc;      /* the cache's find_debuginfo reads it (module userdata) */
+	const char *cache_dir;          /* the symbolizer's; NULL: no cache */
 };
 
 /* One cached result: the frames of (module id, address). */
@@ -74,6 +76,7 @@ struct ember_symbolizer {
 	struct sym_names names;
 	struct kallsyms ksyms;
 	char *kallsyms_path;            /* NULL: /proc/kallsyms */
+	char *cache_dir;                /* the cache on disk (symcache.h); NULL: none */
 };
 
 static void module_free(struct module *m)
@@ -102,6 +105,7 @@ struct ember_symbolizer *ember_symbolizer_new(void)
 	struct ember_symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
+	sym->cache_dir = symcache_dir_new();
 	if (sym_names_init(&sym->names) < 0 || ember_idtab_init(&sym->cache_index) < 0) {
 		ember_symbolizer_free(sym);
 		return NULL;
@@ -127,6 +131,7 @@ void ember_symbolizer_free(struct ember_symbolizer *sym)
 	sym_names_free(&sym->names);
 	kallsyms_free(&sym->ksyms);
 	free(sym->kallsyms_path);
+	free(sym->cache_dir);
 	free(sym);
 }
 
@@ -202,6 +207,7 @@ int ember_symbolizer_add_module_in_root(struct ember_symbolizer *sym, uint32_t i
 		return -1;
 	}
 	m->build_id_len = build_id_len;
+	m->cache_dir = sym->cache_dir;
 	m->gen = ++sym->next_gen;
 	m->state = open_path ? MOD_UNOPENED : MOD_FAILED;
 	/* Frames already returned for the old declaration point only at
@@ -285,7 +291,7 @@ static void module_open(struct module *m)
 		return;
 	m->cb = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = symcache_enabled() ? symcache_find_debuginfo : dwfl_standard_find_debuginfo,
+		.find_debuginfo = m->cache_dir ? symcache_find_debuginfo : dwfl_standard_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &m->debuginfo_path,
 	};
@@ -300,9 +306,10 @@ static void module_open(struct module *m)
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod)
 		goto fail;
-	void **userdata;   /* the cache's find_debuginfo reads the search path here */
+	void **userdata;
+	m->dc = (struct symcache_module){ .search = &m->debuginfo_path, .dir = m->cache_dir };
 	if (dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
-		*userdata = &m->debuginfo_path;
+		*userdata = &m->dc;
 	if (m->build_id_len) {
 		/* A file replaced on disk since it was mapped would give wrong
 		 * names, which is worse than none.  Compare the common prefix:
@@ -491,7 +498,7 @@ static void disk_load_one(void *arg, uint64_t addr, const struct symcache_frame 
 static void disk_load(struct ember_symbolizer *sym, uint32_t id, struct module *m)
 {
 	m->disk_checked = true;
-	const char *dir = symcache_dir();
+	const char *dir = m->cache_dir;
 	if (!dir || m->jit_pid || !m->build_id_len || !m->open_path ||
 	    !symcache_file_has_build_id(m->open_path, m->build_id, m->build_id_len) || set_debuginfo_path(m) < 0 ||
 	    !(m->stamp = malloc(sizeof(*m->stamp))))
@@ -510,7 +517,7 @@ static void disk_load(struct ember_symbolizer *sym, uint32_t id, struct module *
  * .gnu_debuglink, which the stamp does not see). */
 static void disk_save(struct ember_symbolizer *sym, uint32_t id, struct module *m)
 {
-	const char *dir = symcache_dir();
+	const char *dir = m->cache_dir;
 	const char *mainfile = NULL, *debugfile = NULL;
 	if (!dir || !m->stamp || m->state != MOD_OPEN)
 		return;

@@ -55,8 +55,8 @@ struct ember_sym_frame {
 
 struct ember_symbolizer *ember_symbolizer_new(void);
 
-/* Whether symbolizers use the cache on disk (default on; off: --no-symbol-cache).
- * Process-wide; call before symbolizing. */
+/* Whether symbolizers made from now on use the cache on disk (default on;
+ * off: --no-symbol-cache).  Process-wide. */
 void ember_symbolizer_set_disk_cache(bool on);
 void ember_symbolizer_free(struct ember_symbolizer *sym);
 

@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,55 +42,38 @@ struct trailer {
 };
 
 static bool disk_cache_off;
-static pthread_once_t dir_once = PTHREAD_ONCE_INIT;
-static char *cache_dir;
-static uint64_t cache_bound = SYMCACHE_DEFAULT_BOUND;
 
 void ember_symbolizer_set_disk_cache(bool on)
 {
 	disk_cache_off = !on;
 }
 
-static void dir_init(void)
+uint64_t symcache_bound(void)
 {
 	const char *mb = getenv("EMBER_SYMBOL_CACHE_MB");
 	if (mb && mb[0]) {
 		char *end;
 		unsigned long long v = strtoull(mb, &end, 10);
 		if (*end == 0 && v < (1ull << 40))
-			cache_bound = (uint64_t)v << 20;
+			return (uint64_t)v << 20;
 	}
-	if (cache_bound == 0)
-		return;
+	return SYMCACHE_DEFAULT_BOUND;
+}
+
+char *symcache_dir_new(void)
+{
+	if (disk_cache_off || symcache_bound() == 0)
+		return NULL;
 	/* XDG: a relative XDG_CACHE_HOME is invalid and ignored. */
 	const char *x = getenv("XDG_CACHE_HOME");
 	const char *h = getenv("HOME");
+	char *dir = NULL;
 	int r = -1;
 	if (x && x[0] == '/')
-		r = asprintf(&cache_dir, "%s/ember/symbols", x);
+		r = asprintf(&dir, "%s/ember/symbols", x);
 	else if (h && h[0] == '/')
-		r = asprintf(&cache_dir, "%s/.cache/ember/symbols", h);
-	if (r < 0)
-		cache_dir = NULL;
-}
-
-const char *symcache_dir(void)
-{
-	if (disk_cache_off)
-		return NULL;
-	pthread_once(&dir_once, dir_init);
-	return cache_dir;
-}
-
-bool symcache_enabled(void)
-{
-	return symcache_dir() != NULL;
-}
-
-uint64_t symcache_bound(void)
-{
-	pthread_once(&dir_once, dir_init);
-	return cache_bound;
+		r = asprintf(&dir, "%s/.cache/ember/symbols", h);
+	return r < 0 ? NULL : dir;
 }
 
 static uint32_t crc_of(const void *p, size_t n)
@@ -467,9 +449,10 @@ int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	 * mtime), so a debug package removed or upgraded since is seen.
 	 * Calling dwfl_standard_find_debuginfo first is no way round: it keeps
 	 * the file it opened as the module's debug file, whatever fd we
-	 * return.  *userdata: the module's debuginfo_path (NULL: the default). */
-	const char *dir = symcache_dir();
-	const char *search = userdata && *userdata ? *(char **)*userdata : NULL;
+	 * return. */
+	const struct symcache_module *sm = userdata ? *userdata : NULL;
+	const char *dir = sm ? sm->dir : NULL;
+	const char *search = sm && sm->search ? *sm->search : NULL;
 	const unsigned char *bid;
 	GElf_Addr vaddr;
 	char found[4096];

@@ -43,19 +43,23 @@ bool symcache_origin_of(const char *path, struct symcache_origin *o);
 #define SYMCACHE_KIND_DEBUG 1u
 #define SYMCACHE_KIND_RESULTS 2u
 
-/* Whether the cache is used: on unless ember_symbolizer_set_disk_cache(false)
- * or the folder cannot be named. */
-bool symcache_enabled(void);
+/* The folder as the environment names it now ("$XDG_CACHE_HOME/ember/symbols",
+ * else "$HOME/.cache/ember/symbols"), malloc'd; NULL when the cache is off
+ * (ember_symbolizer_set_disk_cache(false), EMBER_SYMBOL_CACHE_MB=0) or
+ * neither variable is set to an absolute path. */
+char *symcache_dir_new(void);
 
-/* The folder ("$XDG_CACHE_HOME/ember/symbols"), or NULL when the cache is
- * off or neither XDG_CACHE_HOME nor HOME is set.  Computed once. */
-const char *symcache_dir(void);
-
-/* The size bound in bytes. */
+/* The size bound in bytes (SYMCACHE_DEFAULT_BOUND, or EMBER_SYMBOL_CACHE_MB). */
 uint64_t symcache_bound(void);
 
-/* A libdwfl find_debuginfo callback, the module's userdata pointing at its
- * debuginfo_path (a char *; NULL: libdwfl's default): for a debug file found
+/* What symcache_find_debuginfo reads through the module's userdata. */
+struct symcache_module {
+	char **search;      /* the module's debuginfo_path (*search NULL: libdwfl's default) */
+	const char *dir;    /* the cache folder */
+};
+
+/* A libdwfl find_debuginfo callback, the module's userdata pointing at a
+ * struct symcache_module: for a debug file found
  * by build-id whose sections are compressed, the cached decompressed copy
  * (made now when there is none or the debug file changed since); for any
  * other, what dwfl_standard_find_debuginfo finds. */
