@@ -52,7 +52,7 @@ struct module {
 	/* Results on disk (symcache.h): looked up before the first lookup;
 	 * stamp set when they may be stored; dirty when there is more to store. */
 	bool disk_checked, disk_dirty;
-	struct symcache_origin *stamp;
+	struct symcache_stamp *stamp;
 	struct symcache_module dc;      /* the cache's find_debuginfo reads it (module userdata) */
 	const char *cache_dir;          /* the symbolizer's; NULL: no cache */
 };
@@ -492,18 +492,17 @@ static void disk_load_one(void *arg, uint64_t addr, const struct symcache_frame 
 }
 
 /* Before a module's first lookup: its results from an earlier run, when
- * the file is the one declared (its build-id) and the debug file that would
- * be found is the one they were made with.  Only then are new results
- * stored (m->stamp). */
+ * the file is the one declared (its build-id) and the one they were made
+ * from (size, section table), and the debug file that would be found is the
+ * one they were made with.  Only then are new results stored (m->stamp). */
 static void disk_load(struct ember_symbolizer *sym, uint32_t id, struct module *m)
 {
 	m->disk_checked = true;
 	const char *dir = m->cache_dir;
-	if (!dir || m->jit_pid || !m->build_id_len || !m->open_path ||
-	    !symcache_file_has_build_id(m->open_path, m->build_id, m->build_id_len) || set_debuginfo_path(m) < 0 ||
+	if (!dir || m->jit_pid || !m->build_id_len || !m->open_path || set_debuginfo_path(m) < 0 ||
 	    !(m->stamp = malloc(sizeof(*m->stamp))))
 		return;
-	if (!symcache_stamp(m->debuginfo_path, m->build_id, m->build_id_len, m->stamp)) {
+	if (!symcache_stamp(m->open_path, m->debuginfo_path, m->build_id, m->build_id_len, m->stamp)) {
 		free(m->stamp);
 		m->stamp = NULL;
 		return;
@@ -522,7 +521,7 @@ static void disk_save(struct ember_symbolizer *sym, uint32_t id, struct module *
 	if (!dir || !m->stamp || m->state != MOD_OPEN)
 		return;
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-	if (m->stamp->path[0] ? !debugfile || (strcmp(debugfile, m->stamp->path) != 0 &&
+	if (m->stamp->debug.path[0] ? !debugfile || (strcmp(debugfile, m->stamp->debug.path) != 0 &&
 					       strncmp(debugfile, dir, strlen(dir)) != 0)
 			      : debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0))
 		return;

@@ -497,32 +497,55 @@ standard:
 					    debuginfo_file_name);
 }
 
-bool symcache_stamp(const char *search, const uint8_t *bid, size_t bid_len, struct symcache_origin *stamp)
-{
-	char found[4096];
-	memset(stamp, 0, sizeof(*stamp));
-	if (bid_len > MAX_BID)
-		return false;
-	if (!find_by_build_id(search ? search : ":.debug:/usr/lib/debug", bid, (int)bid_len, found, sizeof(found)))
-		return true;
-	return strncmp(found, "/proc/", 6) != 0 && symcache_origin_of(found, stamp);
-}
-
-bool symcache_file_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
+/* Whether ELF file path carries build-id bid (on their common length);
+ * its size and the CRC of its section table. */
+static bool main_identity(const char *path, const uint8_t *bid, size_t bid_len, uint64_t *size, uint32_t *crc)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	if (fd < 0)
 		return false;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return false;
+	}
+	*size = (uint64_t)st.st_size;
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const void *p;
 	ssize_t n = e ? dwelf_elf_gnu_build_id(e, &p) : -1;
 	size_t common = n > 0 && (size_t)n < bid_len ? (size_t)n : bid_len;
-	bool ok = n > 0 && bid_len > 0 && memcmp(p, bid, common) == 0;
+	size_t shstrndx;
+	bool ok = n > 0 && bid_len > 0 && memcmp(p, bid, common) == 0 && elf_getshdrstrndx(e, &shstrndx) == 0;
+	uLong c = crc32_z(0, Z_NULL, 0);
+	for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh)) {
+			ok = false;
+			break;
+		}
+		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+		uint64_t v[3] = { sh.sh_type, sh.sh_flags, sh.sh_size };
+		c = crc32_z(c, (const Bytef *)(name ? name : ""), name ? strlen(name) + 1 : 1);
+		c = crc32_z(c, (const Bytef *)v, sizeof(v));
+	}
+	*crc = (uint32_t)c;
 	if (e)
 		elf_end(e);
 	close(fd);
 	return ok;
+}
+
+bool symcache_stamp(const char *path, const char *search, const uint8_t *bid, size_t bid_len,
+		    struct symcache_stamp *stamp)
+{
+	char found[4096];
+	memset(stamp, 0, sizeof(*stamp));
+	if (bid_len > MAX_BID || !main_identity(path, bid, bid_len, &stamp->main_size, &stamp->main_sections))
+		return false;
+	if (!find_by_build_id(search ? search : ":.debug:/usr/lib/debug", bid, (int)bid_len, found, sizeof(found)))
+		return true;
+	return strncmp(found, "/proc/", 6) != 0 && symcache_origin_of(found, &stamp->debug);
 }
 
 static void buf_put(struct symcache_buf *b, const void *p, size_t n)
@@ -583,7 +606,7 @@ void symcache_buf_free(struct symcache_buf *b)
 }
 
 struct results_arg {
-	const struct symcache_origin *stamp;
+	const struct symcache_stamp *stamp;
 	const struct symcache_buf *b;
 };
 
@@ -607,7 +630,7 @@ static int write_results(void *arg, int fd)
 	return 0;
 }
 
-int symcache_results_save(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_origin *stamp,
+int symcache_results_save(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_stamp *stamp,
 			  const struct symcache_buf *b, uint64_t bound)
 {
 	if (b->oom || b->count == 0 || b->n > bound / 4)
@@ -641,7 +664,7 @@ static bool rd_str(const uint8_t **p, const uint8_t *end, const char **out)
 	return true;
 }
 
-long symcache_results_load(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_origin *stamp,
+long symcache_results_load(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_stamp *stamp,
 			   symcache_result_fn fn, void *arg)
 {
 	uint64_t len;
@@ -649,7 +672,7 @@ long symcache_results_load(const char *dir, const uint8_t *bid, size_t bid_len, 
 	if (fd < 0)
 		return -1;
 	long got = -1;
-	struct symcache_origin was;
+	struct symcache_stamp was;
 	uint32_t count;
 	uint8_t *data = len && len < SIZE_MAX ? mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
 	close(fd);

@@ -99,10 +99,19 @@ bool symcache_elf_compressed(int fd, uint64_t *size);
 int symcache_decompress_elf(int src_fd, int dst_fd);
 
 /* Resolved results of one module ("<hex build-id>.sym"): for each address,
- * its frames as the symbolizer returned them.  The stamp is the origin of
- * the debug file libdwfl's search by build-id finds for the module (all
- * zero: none), checked on load so that a debug package installed or
- * removed since makes the entry stale. */
+ * its frames as the symbolizer returned them, under a stamp checked on load:
+ * the origin of the debug file libdwfl's search by build-id finds for the
+ * module (all zero: none), so that a debug package installed or removed
+ * since makes the entry stale, and the module file's size and section table,
+ * since files of one build-id differ in the symbols they carry (stripped or
+ * not, with a .gnu_debugdata section or not). */
+struct symcache_stamp {
+	struct symcache_origin debug;
+	uint64_t main_size;
+	uint32_t main_sections;   /* CRC32 of each section's name, type, flags and size */
+	uint32_t pad;
+};
+
 struct symcache_frame {
 	const char *function, *file;   /* function NULL: the "[module+0x...]" fallback */
 	uint32_t line;
@@ -121,24 +130,23 @@ void symcache_buf_add(struct symcache_buf *b, uint64_t addr, const struct symcac
 void symcache_buf_free(struct symcache_buf *b);
 
 /* Store b as bid's results with stamp; 0 or -1. */
-int symcache_results_save(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_origin *stamp,
+int symcache_results_save(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_stamp *stamp,
 			  const struct symcache_buf *b, uint64_t bound);
 
 /* Call fn for each address of bid's results when the entry is good and its
  * stamp is `stamp`; the strings live only during the call.  The number of
  * addresses, or -1 when there is no usable entry. */
 typedef void (*symcache_result_fn)(void *arg, uint64_t addr, const struct symcache_frame *f, size_t n);
-long symcache_results_load(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_origin *stamp,
+long symcache_results_load(const char *dir, const uint8_t *bid, size_t bid_len, const struct symcache_stamp *stamp,
 			   symcache_result_fn fn, void *arg);
 
-/* The stamp for a module: the origin of the debug file found by build-id
- * under the search path (NULL: libdwfl's default), all zero when there is
- * none.  False when it cannot be cached (a path under /proc: another
- * process's root, for this run only). */
-bool symcache_stamp(const char *search, const uint8_t *bid, size_t bid_len, struct symcache_origin *stamp);
-
-/* Whether the ELF file at path carries a build-id agreeing with bid on
- * their common length (some sources pad build-ids). */
-bool symcache_file_has_build_id(const char *path, const uint8_t *bid, size_t bid_len);
+/* The stamp of module file `path` of build-id bid whose debug files are
+ * searched in `search` (NULL: libdwfl's default).  False when its results
+ * cannot be cached: the file does not carry a build-id agreeing with bid on
+ * their common length (some sources pad build-ids), cannot be read, or its
+ * debug file is under /proc (another process's root, a path of this run
+ * only). */
+bool symcache_stamp(const char *path, const char *search, const uint8_t *bid, size_t bid_len,
+		    struct symcache_stamp *stamp);
 
 #endif

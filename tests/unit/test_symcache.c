@@ -4,6 +4,7 @@
  *   other-version or other-build-id entry is not used and is deleted;
  * - four processes writing the same entry at once while another reads it:
  *   every read sees one writer's whole payload, no temporary file is left;
+ * - two files of one build-id, one stripped: each gets its own symbols;
  * - over its bound the folder loses its least recently used entries (a hit
  *   counts as a use);
  * - a cache folder that cannot be made (under /dev/null) or no HOME: stores
@@ -497,6 +498,62 @@ static void test_same_results(const char *path)
 	free(broken);
 }
 
+/* Named by .symtab alone (an executable exports nothing in .dynsym). */
+__attribute__((noinline)) int symcache_probe_fn(int x);
+__attribute__((noinline)) int symcache_probe_fn(int x)
+{
+	return x * 3 + (int)getpid();
+}
+
+/* One build-id, two files: this test's own executable (.symtab, DWARF)
+ * and a copy stripped of both.  The copy's results must not come from the
+ * full file's entry (nor the other way round). */
+static void test_stripped_copy(void)
+{
+	char full[300], stripped[300], cmd[1200];
+	snprintf(full, sizeof(full), "%s/full", top);
+	snprintf(stripped, sizeof(stripped), "%s/stripped", top);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe '%s' && objcopy --strip-all '%s' '%s'", (int)getpid(), full, full,
+		 stripped);
+	struct module_file mf, ms;
+	if (system(cmd) != 0 || !read_module(full, &mf) || !read_module(stripped, &ms) || mf.bid_len != ms.bid_len ||
+	    memcmp(mf.bid, ms.bid, mf.bid_len) != 0) {
+		printf("SKIP stripped copy: no objcopy, or the copy has another build-id\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"symcache_probe_fn\" { print $1 }'", full);
+	FILE *f = popen(cmd, "r");
+	unsigned long long a = 0;
+	if (!f || fscanf(f, "%llx", &a) != 1)
+		a = 0;
+	if (f)
+		pclose(f);
+	CHECK(a != 0 && symcache_probe_fn(1) != 0);
+	const char *order[2][2] = { { full, stripped }, { stripped, full } };
+	for (int o = 0; o < 2; o++) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		CHECK(system(cmd) == 0);
+		char got[2][2][256];
+		for (int pass = 0; pass < 2; pass++) {     /* 0: cache off, 1: on, the other file first */
+			ember_symbolizer_set_disk_cache(pass == 1);
+			for (int k = 0; k < 2; k++) {
+				struct ember_symbolizer *s = ember_symbolizer_new();
+				ember_symbolizer_add_module(s, 1, order[o][k], order[o][k], mf.bid, mf.bid_len);
+				struct ember_sym_frame fr[32];
+				size_t n = ember_symbolize(s, 1, a + 4, fr, 32);
+				snprintf(got[pass][k], sizeof(got[pass][k]), "%s %s:%u", fr[n - 1].function, fr[n - 1].file,
+					 fr[n - 1].line);
+				ember_symbolizer_free(s);
+			}
+		}
+		ember_symbolizer_set_disk_cache(true);
+		printf("stripped copy: %s -> %s | %s\n", order[o][0], got[0][0], got[0][1]);
+		CHECK_MSG(strcmp(got[0][0], got[1][0]) == 0, order[o][0]);
+		CHECK_MSG(strcmp(got[0][1], got[1][1]) == 0, order[o][1]);
+		CHECK(strcmp(got[0][0], got[0][1]) != 0);   /* the two files do differ */
+	}
+}
+
 static void libc_path(char *buf, size_t size)
 {
 	buf[0] = 0;
@@ -534,6 +591,7 @@ int main(int argc, char **argv)
 	test_concurrent_writers();
 	test_lru();
 	test_unwritable();
+	test_stripped_copy();
 
 	char libc[512];
 	libc_path(libc, sizeof(libc));
