@@ -30,8 +30,9 @@
  * convention left to exporters (the frame kind says kernel).
  *
  * Debug files whose sections are compressed are cached decompressed on
- * disk, keyed by build-id, under $XDG_CACHE_HOME/ember/symbols (symcache.h,
- * docs/symbolization.md); results are the same with the cache or without.
+ * disk, and each module's results too, keyed by build-id, under
+ * $XDG_CACHE_HOME/ember/symbols (symcache.h, docs/symbolization.md);
+ * results are the same with the cache or without.
  *
  * Not thread-safe.  All returned strings are owned by the symbolizer and live
  * until ember_symbolizer_free. */

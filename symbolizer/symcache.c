@@ -168,7 +168,7 @@ static int mkdir_p(const char *dir)
 }
 
 int symcache_store(const char *dir, uint32_t kind, const uint8_t *bid, size_t bid_len,
-		   const struct symcache_origin *origin, symcache_writer write, void *arg, uint64_t bound)
+		   const struct symcache_origin *origin, symcache_writer writer, void *arg, uint64_t bound)
 {
 	static unsigned counter;
 	if (!dir || bid_len == 0 || bid_len > MAX_BID || mkdir_p(dir) != 0)
@@ -188,7 +188,7 @@ int symcache_store(const char *dir, uint32_t kind, const uint8_t *bid, size_t bi
 	memcpy(t.bid, bid, bid_len);
 	if (origin)
 		t.origin = *origin;
-	if (write(arg, fd) != 0 || fstat(fd, &st) != 0)
+	if (writer(arg, fd) != 0 || fstat(fd, &st) != 0)
 		goto fail;
 	t.payload_len = (uint64_t)st.st_size;
 	if (!crc_fd(fd, t.payload_len, &t.payload_crc))

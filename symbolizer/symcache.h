@@ -1,13 +1,15 @@
-/* The symbolizer's cache on disk (symcache.c), for symbolizer.c: a
- * decompressed copy of each separate debug file whose .debug_* sections are
- * compressed, keyed by the module's GNU build-id, so that libdw maps the
- * copy instead of inflating every debug section each run.  Private to
+/* The symbolizer's cache on disk (symcache.c), for symbolizer.c, keyed by
+ * the module's GNU build-id: a decompressed copy of each separate debug file
+ * whose .debug_* sections are compressed, so that libdw maps the copy
+ * instead of inflating every debug section each run, and each module's
+ * resolved addresses, so that an address is looked up once.  Private to
  * symbolizer/ (and its unit test).
  *
  * Layout: $XDG_CACHE_HOME/ember/symbols/ (default ~/.cache/ember/symbols/),
- * one file per build-id, "<hex build-id>.debug": the ELF file, then a
- * trailer (magic, format version, kind, build-id, payload length, CRC32 of
- * the payload, CRC32 of the trailer).  An entry whose trailer or payload
+ * "<hex build-id>.debug" (the ELF file) and "<hex build-id>.sym" (the
+ * results), each followed by a trailer (magic, format version, kind,
+ * build-id, payload length, CRC32 of the payload, origin, CRC32 of the
+ * trailer).  An entry whose trailer or payload
  * does not check out is never used and is deleted.  Entries are written to a
  * temporary file opened O_EXCL and renamed into place, so a reader never sees
  * part of one and concurrent runs do not clash; a hit sets the entry's mtime,
@@ -76,13 +78,13 @@ int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 int symcache_open(const char *dir, uint32_t kind, const uint8_t *bid, size_t bid_len, uint64_t *len,
 		  struct symcache_origin *origin);
 
-/* Store a payload for bid: write(fd) is called to write it from offset 0 of
+/* Store a payload for bid: writer(arg, fd) is called to write it from offset 0 of
  * a new temporary file (return 0, or -1 to give up); the trailer is added,
  * the file renamed into place and the folder trimmed to bound.  Returns a
  * read-only fd on the entry, or -1. */
 typedef int (*symcache_writer)(void *arg, int fd);
 int symcache_store(const char *dir, uint32_t kind, const uint8_t *bid, size_t bid_len,
-		   const struct symcache_origin *origin, symcache_writer write, void *arg, uint64_t bound);
+		   const struct symcache_origin *origin, symcache_writer writer, void *arg, uint64_t bound);
 
 /* Delete the least recently used entries (and temporary files left over by
  * a crashed run) until dir holds at most bound bytes; `keep` (a file name,
