@@ -64,7 +64,9 @@ add_executable(test_symbolizer ${CMAKE_CURRENT_LIST_DIR}/test_symbolizer.c)
 target_link_libraries(test_symbolizer PRIVATE ember_symbolizer elf)
 add_dependencies(test_symbolizer symbolizer_fixtures)
 add_test(NAME unit.symbolizer COMMAND test_symbolizer ${SYMB_FIX_DIR} ${SYMB_FIX_SRC})
-set_tests_properties(unit.symbolizer PROPERTIES LABELS unit TIMEOUT 300)
+set_tests_properties(unit.symbolizer PROPERTIES LABELS unit TIMEOUT 300
+  # its symbol cache in the build tree, not the user's (kept: later runs are warm)
+  ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_CURRENT_BINARY_DIR}/symbolizer-cache")
 
 # JIT code: perf maps and jitdump files (symbolizer/jit_map.c), JIT modules.
 add_executable(test_jit_map ${CMAKE_CURRENT_LIST_DIR}/test_jit_map.c)
