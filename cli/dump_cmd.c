@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "dump.h"
 #include "json_out.h"
+#include "symbolizer.h"
 
 static void dump_usage(FILE *out)
 {
@@ -126,10 +127,11 @@ static void print_json(const struct ember_dump *d)
 /* Options into *pid and o; 0 to go on, else the exit code (-1: --help shown). */
 static int parse(int argc, char **argv, pid_t *pid, struct ember_dump_opts *o, bool *json)
 {
-	enum { OPT_LOCALS = 400, OPT_JSON, OPT_UNFILTERED };
+	enum { OPT_LOCALS = 400, OPT_JSON, OPT_UNFILTERED, OPT_NO_SYMBOL_CACHE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },       { "locals", no_argument, NULL, OPT_LOCALS },
 		{ "json", no_argument, NULL, OPT_JSON },       { "native-unfiltered", no_argument, NULL, OPT_UNFILTERED },
+		{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE },
 		{ "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -147,6 +149,7 @@ static int parse(int argc, char **argv, pid_t *pid, struct ember_dump_opts *o, b
 		case OPT_LOCALS: o->locals = true; break;
 		case OPT_JSON: *json = true; break;
 		case OPT_UNFILTERED: o->native_unfiltered = true; break;
+		case OPT_NO_SYMBOL_CACHE: ember_symbolizer_set_disk_cache(false); break;
 		case 'h': dump_usage(stdout); return -1;
 		default: return options_bad("dump", "%s", "invalid option");
 		}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "symbolizer.h"
 
 void options_record_defaults(struct record_opts *o)
 {
@@ -211,7 +212,7 @@ int options_target_finish(struct ember_record_opts *rec, int argc, char **argv, 
 
 enum { OPT_STACK_SIZE = 256, OPT_KERNEL, OPT_PYTHON_ONLY, OPT_NATIVE_UNFILTERED, OPT_SUBPROCESSES,
        OPT_GIL, OPT_FULL_FILENAMES, OPT_NO_PYTHON, OPT_NO_COPIER, OPT_NO_JIT_ENV, OPT_CHECKPOINT,
-	       OPT_AS_ROOT, OPT_IDLE, OPT_NO_ATTRIBUTION };
+	       OPT_AS_ROOT, OPT_IDLE, OPT_NO_ATTRIBUTION, OPT_NO_SYMBOL_CACHE };
 
 int options_parse_record(int argc, char **argv, struct record_opts *o, bool *help_shown)
 {
@@ -234,6 +235,7 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "no-attribution", no_argument, NULL, OPT_NO_ATTRIBUTION },
+		{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE },
 		OUTPUT_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -298,6 +300,9 @@ int options_parse_record(int argc, char **argv, struct record_opts *o, bool *hel
 			break;
 		case OPT_NO_ATTRIBUTION:
 			o->rec.no_attribution = true;
+			break;
+		case OPT_NO_SYMBOL_CACHE:
+			ember_symbolizer_set_disk_cache(false);
 			break;
 		case 'q':
 			o->quiet = true;

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "proc.h"
+#include "symbolizer.h"
 #include "term.h"
 
 /* Signal handlers cannot take a context argument: these are the only
@@ -137,7 +138,7 @@ static int parse_named(const char *arg, const char *const *names, int n, const c
 }
 
 enum { OPT_INTERVAL = 400, OPT_TID, OPT_VIEW, OPT_SORT, OPT_ROWS, OPT_NO_PYTHON, OPT_NO_COPIER,
-       OPT_NO_ATTRIBUTION };
+       OPT_NO_ATTRIBUTION, OPT_NO_SYMBOL_CACHE };
 
 /* One option of top's own (not the outputs'): 0, or an exit code. */
 static int top_option(struct top_opts *o, int c, const char *arg, const char *name)
@@ -178,6 +179,9 @@ static int top_option(struct top_opts *o, int c, const char *arg, const char *na
 	case OPT_NO_ATTRIBUTION:
 		o->rec.no_attribution = true;
 		return 0;
+	case OPT_NO_SYMBOL_CACHE:
+		ember_symbolizer_set_disk_cache(false);
+		return 0;
 	default:
 		return options_getopt_error("top", c, name);
 	}
@@ -199,6 +203,7 @@ static int parse_top(int argc, char **argv, struct top_opts *o, bool *help)
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "no-copier", no_argument, NULL, OPT_NO_COPIER },
 		{ "no-attribution", no_argument, NULL, OPT_NO_ATTRIBUTION },
+		{ "no-symbol-cache", no_argument, NULL, OPT_NO_SYMBOL_CACHE },
 		OUTPUT_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },

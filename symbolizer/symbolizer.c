@@ -23,6 +23,7 @@
 #include "kallsyms.h"
 #include "strtab.h"
 #include "symbolizer_internal.h"
+#include "symcache.h"
 #include "symtab.h"
 
 /* Ids are documented as small and dense; the module table is a plain array
@@ -48,6 +49,12 @@ struct module {
 	struct cu_index cus;
 	struct ember_jit_map *jit;      /* JIT code of process jit_pid: names from its perf map */
 	uint32_t jit_pid;
+	/* Results on disk (symcache.h): looked up before the first lookup;
+	 * stamp set when they may be stored; dirty when there is more to store. */
+	bool disk_checked, disk_dirty;
+	struct symcache_stamp *stamp;
+	struct symcache_module dc;      /* the cache's find_debuginfo reads it (module userdata) */
+	const char *cache_dir;          /* the symbolizer's; NULL: no cache */
 };
 
 /* One cached result: the frames of (module id, address). */
@@ -69,6 +76,7 @@ struct ember_symbolizer {
 	struct sym_names names;
 	struct kallsyms ksyms;
 	char *kallsyms_path;            /* NULL: /proc/kallsyms */
+	char *cache_dir;                /* the cache on disk (symcache.h); NULL: none */
 };
 
 static void module_free(struct module *m)
@@ -84,6 +92,7 @@ static void module_free(struct module *m)
 	free(m->display_path);
 	free(m->root);
 	free(m->build_id);
+	free(m->stamp);
 	free(m);
 }
 
@@ -96,6 +105,7 @@ struct ember_symbolizer *ember_symbolizer_new(void)
 	struct ember_symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
+	sym->cache_dir = symcache_dir_new();
 	if (sym_names_init(&sym->names) < 0 || ember_idtab_init(&sym->cache_index) < 0) {
 		ember_symbolizer_free(sym);
 		return NULL;
@@ -103,10 +113,15 @@ struct ember_symbolizer *ember_symbolizer_new(void)
 	return sym;
 }
 
+static void disk_save(struct ember_symbolizer *sym, uint32_t id, struct module *m);
+
 void ember_symbolizer_free(struct ember_symbolizer *sym)
 {
 	if (!sym)
 		return;
+	for (size_t i = 0; i < sym->nmods; i++)
+		if (sym->mods[i] && sym->mods[i]->disk_dirty)
+			disk_save(sym, (uint32_t)i, sym->mods[i]);
 	for (size_t i = 0; i < sym->nmods; i++)
 		module_free(sym->mods[i]);
 	free(sym->mods);
@@ -116,6 +131,7 @@ void ember_symbolizer_free(struct ember_symbolizer *sym)
 	sym_names_free(&sym->names);
 	kallsyms_free(&sym->ksyms);
 	free(sym->kallsyms_path);
+	free(sym->cache_dir);
 	free(sym);
 }
 
@@ -191,6 +207,7 @@ int ember_symbolizer_add_module_in_root(struct ember_symbolizer *sym, uint32_t i
 		return -1;
 	}
 	m->build_id_len = build_id_len;
+	m->cache_dir = sym->cache_dir;
 	m->gen = ++sym->next_gen;
 	m->state = open_path ? MOD_UNOPENED : MOD_FAILED;
 	/* Frames already returned for the old declaration point only at
@@ -236,6 +253,8 @@ static size_t resolve_jit(struct ember_symbolizer *sym, struct module *m, uint64
  * build-id are still right (same build-id); by name, the CRC32 check guards. */
 static int set_debuginfo_path(struct module *m)
 {
+	if (m->debuginfo_path)
+		return 0;
 	if (m->root) {
 		if (asprintf(&m->debuginfo_path, ":.debug:%s/usr/lib/debug:/usr/lib/debug", m->root) < 0) {
 			m->debuginfo_path = NULL;
@@ -272,7 +291,7 @@ static void module_open(struct module *m)
 		return;
 	m->cb = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = m->cache_dir ? symcache_find_debuginfo : dwfl_standard_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &m->debuginfo_path,
 	};
@@ -287,6 +306,10 @@ static void module_open(struct module *m)
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod)
 		goto fail;
+	void **userdata;
+	m->dc = (struct symcache_module){ .search = &m->debuginfo_path, .dir = m->cache_dir };
+	if (dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+		*userdata = &m->dc;
 	if (m->build_id_len) {
 		/* A file replaced on disk since it was mapped would give wrong
 		 * names, which is worse than none.  Compare the common prefix:
@@ -434,6 +457,92 @@ static size_t copy_out(struct ember_sym_frame *out, size_t max,
 	return max;
 }
 
+/* ---- results on disk (symcache.h) ---- */
+
+struct disk_load_ctx {
+	struct ember_symbolizer *sym;
+	struct module *m;
+	uint32_t id;
+};
+
+static void disk_load_one(void *arg, uint64_t addr, const struct symcache_frame *f, size_t n)
+{
+	struct disk_load_ctx *c = arg;
+	struct ember_symbolizer *sym = c->sym;
+	struct ember_sym_frame tmp[EMBER_MAX_INLINE];
+	if (n > EMBER_MAX_INLINE)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (!f[i].function) {
+			tmp[i] = fallback_frame(sym, c->m->fallback, c->m->name, addr);
+			continue;
+		}
+		const char *fn = ember_strtab_cstr(sym->names.strs, f[i].function);
+		const char *file = ember_strtab_cstr(sym->names.strs, f[i].file);
+		if (!fn || !file)
+			return;
+		tmp[i] = (struct ember_sym_frame){ .function = fn, .file = file, .line = f[i].line, .module = c->m->name,
+						   .inlined = f[i].inlined, .has_symbol = f[i].has_symbol };
+	}
+	struct cache_key k = { .addr = addr, .id = c->id };
+	uint64_t h = cache_hash(c->id, addr);
+	uint32_t idx = ember_idtab_find(&sym->cache_index, h, cache_eq, sym, &k);
+	if (idx == UINT32_MAX || sym->cache[idx].gen != c->m->gen)
+		cache_put(sym, c->m, idx, h, &k, tmp, n);
+}
+
+/* Before a module's first lookup: its results from an earlier run, when
+ * the file is the one declared (its build-id) and the one they were made
+ * from (size, section table), and the debug file that would be found is the
+ * one they were made with.  Only then are new results stored (m->stamp). */
+static void disk_load(struct ember_symbolizer *sym, uint32_t id, struct module *m)
+{
+	m->disk_checked = true;
+	const char *dir = m->cache_dir;
+	if (!dir || m->jit_pid || !m->build_id_len || !m->open_path || set_debuginfo_path(m) < 0 ||
+	    !(m->stamp = malloc(sizeof(*m->stamp))))
+		return;
+	if (!symcache_stamp(m->open_path, m->debuginfo_path, m->build_id, m->build_id_len, m->stamp)) {
+		free(m->stamp);
+		m->stamp = NULL;
+		return;
+	}
+	struct disk_load_ctx c = { sym, m, id };
+	symcache_results_load(dir, m->build_id, m->build_id_len, m->stamp, disk_load_one, &c);
+}
+
+/* Store every result of module id (loaded and new) for the next run, when
+ * the debug file libdwfl took is the one the stamp names (not one found by
+ * .gnu_debuglink, which the stamp does not see). */
+static void disk_save(struct ember_symbolizer *sym, uint32_t id, struct module *m)
+{
+	const char *dir = m->cache_dir;
+	const char *mainfile = NULL, *debugfile = NULL;
+	if (!dir || !m->stamp || m->state != MOD_OPEN)
+		return;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	if (m->stamp->debug.path[0] ? !debugfile || (strcmp(debugfile, m->stamp->debug.path) != 0 &&
+					       strncmp(debugfile, dir, strlen(dir)) != 0)
+			      : debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0))
+		return;
+	struct symcache_buf b = { 0 };
+	struct symcache_frame f[EMBER_MAX_INLINE];
+	for (size_t i = 0; i < sym->ncache; i++) {
+		const struct cache_entry *e = &sym->cache[i];
+		if (e->id != id || e->gen != m->gen || e->count > EMBER_MAX_INLINE)
+			continue;
+		for (uint32_t k = 0; k < e->count; k++) {
+			const struct ember_sym_frame *fr = &sym->frames[e->first + k];
+			f[k] = (struct symcache_frame){ .function = fr->has_symbol ? fr->function : NULL,
+							.file = fr->file, .line = fr->line,
+							.inlined = fr->inlined, .has_symbol = fr->has_symbol };
+		}
+		symcache_buf_add(&b, e->addr, f, e->count);
+	}
+	symcache_results_save(dir, m->build_id, m->build_id_len, m->stamp, &b, symcache_bound());
+	symcache_buf_free(&b);
+}
+
 size_t ember_symbolize(struct ember_symbolizer *sym, uint32_t id, uint64_t addr,
 		       struct ember_sym_frame *out, size_t max)
 {
@@ -450,6 +559,14 @@ size_t ember_symbolize(struct ember_symbolizer *sym, uint32_t id, uint64_t addr,
 	uint32_t idx = ember_idtab_find(&sym->cache_index, h, cache_eq, sym, &k);
 	if (idx != UINT32_MAX && sym->cache[idx].gen == m->gen)
 		return copy_out(out, max, sym->frames + sym->cache[idx].first, sym->cache[idx].count);
+	if (!m->disk_checked) {
+		disk_load(sym, id, m);
+		idx = ember_idtab_find(&sym->cache_index, h, cache_eq, sym, &k);
+		if (idx != UINT32_MAX && sym->cache[idx].gen == m->gen)
+			return copy_out(out, max, sym->frames + sym->cache[idx].first, sym->cache[idx].count);
+	}
+	if (m->stamp)
+		m->disk_dirty = true;
 	struct ember_sym_frame tmp[EMBER_MAX_INLINE];
 	size_t n = resolve(sym, m, addr, tmp);
 	cache_put(sym, m, idx, h, &k, tmp, n);

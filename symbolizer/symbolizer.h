@@ -29,6 +29,11 @@
  * Kernel addresses resolve through /proc/kallsyms, named with the "_[k]"
  * convention left to exporters (the frame kind says kernel).
  *
+ * Debug files whose sections are compressed are cached decompressed on
+ * disk, and each module's results too, keyed by build-id, under
+ * $XDG_CACHE_HOME/ember/symbols (symcache.h, docs/symbolization.md);
+ * results are the same with the cache or without.
+ *
  * Not thread-safe.  All returned strings are owned by the symbolizer and live
  * until ember_symbolizer_free. */
 #ifndef EMBER_SYMBOLIZER_H
@@ -50,6 +55,10 @@ struct ember_sym_frame {
 };
 
 struct ember_symbolizer *ember_symbolizer_new(void);
+
+/* Whether symbolizers made from now on use the cache on disk (default on;
+ * off: --no-symbol-cache).  Process-wide. */
+void ember_symbolizer_set_disk_cache(bool on);
 void ember_symbolizer_free(struct ember_symbolizer *sym);
 
 /* Declare module `id` (ids are chosen by the caller, small and dense: the

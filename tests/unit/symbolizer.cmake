@@ -64,7 +64,9 @@ add_executable(test_symbolizer ${CMAKE_CURRENT_LIST_DIR}/test_symbolizer.c)
 target_link_libraries(test_symbolizer PRIVATE ember_symbolizer elf)
 add_dependencies(test_symbolizer symbolizer_fixtures)
 add_test(NAME unit.symbolizer COMMAND test_symbolizer ${SYMB_FIX_DIR} ${SYMB_FIX_SRC})
-set_tests_properties(unit.symbolizer PROPERTIES LABELS unit TIMEOUT 300)
+set_tests_properties(unit.symbolizer PROPERTIES LABELS unit TIMEOUT 300
+  # its symbol cache in the build tree, not the user's (kept: later runs are warm)
+  ENVIRONMENT "XDG_CACHE_HOME=${CMAKE_CURRENT_BINARY_DIR}/symbolizer-cache")
 
 # JIT code: perf maps and jitdump files (symbolizer/jit_map.c), JIT modules.
 add_executable(test_jit_map ${CMAKE_CURRENT_LIST_DIR}/test_jit_map.c)
@@ -72,3 +74,12 @@ target_link_libraries(test_jit_map PRIVATE ember_symbolizer)
 target_include_directories(test_jit_map PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/symbolizer)
 add_test(NAME unit.jit_map COMMAND test_jit_map)
 set_tests_properties(unit.jit_map PROPERTIES LABELS unit)
+
+# The cache on disk (symbolizer/symcache.c): entries, damage, concurrent
+# writers, the LRU bound, an unwritable folder, and the same frames with the
+# cache off, cold and warm for libc.so.6 and python3.11 (docs/symbolization.md).
+add_executable(test_symcache ${CMAKE_CURRENT_LIST_DIR}/test_symcache.c)
+target_link_libraries(test_symcache PRIVATE ember_symbolizer elf PkgConfig::ZLIB)
+target_include_directories(test_symcache PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/symbolizer)
+add_test(NAME unit.symcache COMMAND test_symcache)
+set_tests_properties(unit.symcache PROPERTIES LABELS unit TIMEOUT 300)
