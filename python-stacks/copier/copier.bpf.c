@@ -17,7 +17,10 @@
  * argument (<= 3.10), and a lookup per code object; reads never fault
  * pages in, a failing read ends the copy.  The sample itself is always
  * kept.  The record wakes ember only when it must be read at once
- * (copier_record.h says when). */
+ * (copier_record.h says when).
+ *
+ * Each program comes in two variants, the walks in bpf_loop() or unrolled
+ * (copy_frames says why); copier.c loads one. */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <stdbool.h>
@@ -219,9 +222,7 @@ static long frame_step(__u32 i, void *ctx)
 	return copy_frame(w, l);
 }
 
-/* The objects a new code object is named from: those of the k-th one
- * (r->bpf_new), after the entries so far.  0, or 1 when there is no more
- * room for any. */
+/* The walk over the new code objects' objects: what copy_objs advances. */
 struct objs_walk {
 	struct ember_copier_record *r;
 	const struct ember_copier_thread *t;
@@ -229,6 +230,9 @@ struct objs_walk {
 	__u32 no;    /* entries copied */
 };
 
+/* The objects a new code object is named from: those of the k-th one
+ * (r->bpf_new), after the entries so far.  0, or 1 when the header's
+ * offset is out of bounds (none after it is copied). */
 static __always_inline int copy_objs(struct objs_walk *w, __u32 k)
 {
 	struct ember_copier_record *r = w->r;
@@ -285,18 +289,25 @@ static long objs_step(__u32 k, void *ctx)
 	return copy_objs(ctx, k);
 }
 
-/* The copy, in the current thread's context: the body of both programs
- * below.  It stays one long function on purpose: what the verifier
- * checks is this body's compiled code, and the way it is written (lengths
- * as LEN_IN ranges, the packing offset and counts through the record's
- * memory) is what keeps its paths within the verifier's 1M-instruction
- * budget; splitting it into BPF-to-BPF calls, or helpers the compiler
- * inlines differently, changes that code for every kernel that must
- * accept it.  Its parts: find the thread, read the GIL holder, copy the
- * thread state, the frames and their code headers, then the objects new
- * code objects are named from, and send.  at_switch (a constant in each
- * program): the thread is leaving the CPU, not sampled; only threads ember
- * registered are copied then (a switch is no way to discover threads). */
+/* The copy, in the current thread's context: the body of the four
+ * programs below.  Its parts: find the thread, read the GIL holder, copy
+ * the thread state, walk the frames (copy_frame: each frame and its code
+ * header), walk the new code objects (copy_objs: the objects they are
+ * named from), and send.  Everything is inlined into each program except
+ * bpf_loop()'s callbacks: what the verifier checks is this compiled code,
+ * and the way it is written (lengths as LEN_IN ranges, the packing offset
+ * and counts through the record's memory, so that paths differing only in
+ * them merge) is what keeps its paths within the verifier's budget.
+ *
+ * loop (a constant in each program): each walk is a bpf_loop() callback
+ * (kernel 5.17+), which the verifier checks as one body, not once per
+ * iteration (~13k instructions processed, against ~280k unrolled: a
+ * third of a second on a fast CPU, seconds on a slow one, before ember
+ * can start its command); else the walks are plain loops the compiler
+ * unrolls, for kernels without bpf_loop.  Both run the same body and
+ * write the same record.  at_switch (also a constant): the thread is
+ * leaving the CPU, not sampled; only threads ember registered are copied
+ * then (a switch is no way to discover threads). */
 static __always_inline int copy_frames(bool at_switch, bool loop)
 {
 	__u32 zero = 0, tid, pid;
@@ -471,7 +482,7 @@ send:;
 	return 1;
 }
 
-/* At each sample of ember's perf events. */
+/* At each sample of ember's perf events (the unrolled variant next). */
 SEC("perf_event")
 int ember_copy_frames(struct bpf_perf_event_data *ctx)
 {
@@ -487,7 +498,8 @@ int ember_copy_frames_unrolled(struct bpf_perf_event_data *ctx)
 }
 
 /* At each context switch, in the thread leaving the CPU (record --idle:
- * the frames its time off CPU is charged to; loaded only then). */
+ * the frames its time off CPU is charged to; loaded only then; the
+ * unrolled variant next). */
 SEC("tp_btf/sched_switch")
 int ember_copy_frames_switch(__u64 *ctx)
 {
