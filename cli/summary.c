@@ -142,10 +142,11 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 			fprintf(out, "ember: Python frames read after each sample: %s\n", sum->copier_note);
 		else if (sum->copier_asked) {
 			fprintf(out, "ember: Python frames copied by the kernel at the sample (BPF) for %llu of %llu "
-				"reads (%.1f%%)%s", (unsigned long long)sum->py_at_sample,
+				"reads (%.1f%%)%s%s", (unsigned long long)sum->py_at_sample,
 				(unsigned long long)sum->py_reads,
 				sum->py_reads ? 100.0 * (double)sum->py_at_sample / (double)sum->py_reads : 0.0,
-				st->bpf_failed ? "; some events refused the BPF program" : "");
+				st->bpf_failed ? "; some events refused the BPF program" : "",
+				sum->copier_unrolled ? "; its unrolled variant (kernels without bpf_loop)" : "");
 			/* A thread's first sample or two come before ember has told
 			 * the copier about it; many more mean ember was held back
 			 * (a stolen CPU) when the thread started. */

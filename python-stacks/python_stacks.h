@@ -166,6 +166,9 @@ struct ember_py_copier_opts {
 	                          * as it leaves the CPU (record --idle: the Python frames its
 	                          * time off CPU goes to); when that cannot be attached, the
 	                          * copier runs without it (ember_py_copier_switch_note) */
+	bool unrolled;           /* load the variant whose loops are unrolled, as on a kernel
+	                          * without bpf_loop (before 5.17), where it is the one
+	                          * loaded (tests: the two copy alike) */
 };
 /* Load the copier (opts may be NULL: none).  EMBER_PY_OK, or
  * EMBER_PY_NO_ACCESS / EMBER_PY_ERROR with a one-line reason in msg. */
@@ -179,6 +182,10 @@ bool ember_py_copier_quick(void);
 /* With opts.at_switch: why the copy at context switches is not made (one
  * line), or NULL when it is. */
 const char *ember_py_copier_switch_note(const struct ember_py_copier *st);
+/* Whether the unrolled variant was loaded (opts.unrolled, or a kernel
+ * without bpf_loop, or one that refused the other): its load costs the
+ * kernel's verifier a third of a second or more, the other's milliseconds. */
+bool ember_py_copier_unrolled(const struct ember_py_copier *st);
 /* The program to attach to every perf event. */
 int ember_py_copier_prog_fd(const struct ember_py_copier *st);
 /* Readable when a record must be read at once: the copier wakes ember only

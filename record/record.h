@@ -37,6 +37,8 @@ struct ember_record_knobs {
 	uint32_t stall_ms;         /* EMBER_TEST_STALL_MS: sleep after each drain (stolen CPU) */
 	bool bpf_debug;            /* EMBER_BPF_DEBUG: libbpf's messages (the verifier's log) */
 	bool bpf_stats;            /* EMBER_BPF_STATS: the kernel times the copier (bench) */
+	bool bpf_unrolled;         /* EMBER_BPF_UNROLLED: the copier's unrolled variant, which
+	                            * kernels without bpf_loop run */
 };
 void ember_record_knobs_from_env(struct ember_record_knobs *k);
 
@@ -107,6 +109,8 @@ struct ember_record_stats {
 	double copier_wait_ms;             /* ... from that process's discovery to its being ready */
 	bool copier_asked;                 /* frames copied at the sample were asked for */
 	const char *copier_note;           /* why they are not, "" when they are */
+	bool copier_unrolled;              /* ... by the copier's unrolled variant (a kernel
+	                                    * without bpf_loop; slower to load) */
 	const char *switch_note;           /* --idle: why they are not copied as threads leave the
 	                                    * CPU, NULL when they are */
 	struct ember_py_copier_stats copier;

@@ -38,6 +38,7 @@ void ember_record_knobs_from_env(struct ember_record_knobs *k)
 		k->stall_ms = (uint32_t)atoi(v);
 	k->bpf_debug = getenv("EMBER_BPF_DEBUG") != NULL;
 	k->bpf_stats = getenv("EMBER_BPF_STATS") != NULL;
+	k->bpf_unrolled = getenv("EMBER_BPF_UNROLLED") != NULL;
 }
 
 void ember_record_opts_default(struct ember_record_opts *o)
@@ -66,6 +67,7 @@ struct ember_record *ember_record_new(const struct ember_record_opts *o)
 						    .start_stall_ms = o->knobs.py_start_stall_ms,
 						    .copier_opts = { .debug = o->knobs.bpf_debug,
 								     .stats = o->knobs.bpf_stats,
+								     .unrolled = o->knobs.bpf_unrolled,
 								     .at_switch = o->sampler.off_cpu } };
 		if (!(r->python = ember_py_session_new(&po)) || (!o->no_attribution && !(r->pools = pool_watch_new()))) {
 			ember_py_session_free(r->python);
@@ -381,12 +383,14 @@ static void python_stats(const struct ember_record *r, struct ember_record_stats
 	st->copier_asked = r->python && !r->opts.no_copier;
 	st->copier_note = "";
 	st->switch_note = NULL;
+	st->copier_unrolled = false;
 	if (!r->python)
 		return;
 	st->py_setup_ms = (double)ember_py_session_setup_ns(r->python) / 1e6;
 	st->copier_note = ember_py_session_copier_note(r->python);
 	st->copier_wait_ms = (double)ember_py_session_copier_wait_ns(r->python) / 1e6;
 	st->switch_note = r->opts.sampler.off_cpu ? ember_py_session_switch_note(r->python) : NULL;
+	st->copier_unrolled = ember_py_session_copier_unrolled(r->python);
 	ember_py_session_copier_stats(r->python, &st->copier);
 	ember_py_session_totals(r->python, &st->py_checked, &st->py_corrected);
 }

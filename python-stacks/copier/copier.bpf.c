@@ -17,7 +17,10 @@
  * argument (<= 3.10), and a lookup per code object; reads never fault
  * pages in, a failing read ends the copy.  The sample itself is always
  * kept.  The record wakes ember only when it must be read at once
- * (copier_record.h says when). */
+ * (copier_record.h says when).
+ *
+ * Each program comes in two variants, the walks in bpf_loop() or unrolled
+ * (copy_frames says why); copier.c loads one. */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <stdbool.h>
@@ -91,19 +94,221 @@ static __always_inline void copy_first_arg(struct ember_copier_record *r, __u8 *
 	*(__u64 *)(fr + mark_off + 16) = type;
 }
 
-/* The copy, in the current thread's context: the body of both programs
- * below.  It stays one long function on purpose: what the verifier
- * checks is this body's compiled code, and the way it is written (lengths
- * as LEN_IN ranges, the packing offset and counts through the record's
- * memory) is what keeps its paths within the verifier's 1M-instruction
- * budget; splitting it into BPF-to-BPF calls, or helpers the compiler
- * inlines differently, changes that code for every kernel that must
- * accept it.  Its parts: find the thread, read the GIL holder, copy the
- * thread state, the frames and their code headers, then the objects new
- * code objects are named from, and send.  at_switch (a constant in each
- * program): the thread is leaving the CPU, not sampled; only threads ember
- * registered are copied then (a switch is no way to discover threads). */
-static __always_inline int copy_frames(bool at_switch)
+/* Where a thread's frames and code headers keep what the copy needs
+ * (struct ember_copier_thread), bounded for the verifier (copy_frames). */
+struct frame_layout {
+	__u32 len, code_len, back, code_at, key[5], hash_off, arg_off, type_off, mark_off;
+};
+
+/* The frame walk's state: what copy_frame reads and advances. */
+struct frame_walk {
+	struct ember_copier_record *r;
+	const struct ember_copier_thread *t;
+	__u64 f;           /* the next frame's address (0: the chain's end) */
+	__u64 last_code;   /* the code object of the frame copied last (0: none, or unread) */
+	__u32 off;         /* where in r->data the next entry goes */
+	__u32 n, nc;       /* frames and code headers copied */
+	__u32 pid;
+	struct frame_layout l;
+};
+
+/* One frame of the walk, and the header of its code object when it differs
+ * from the frame before's: 0, or 1 when the walk ends here (no frame left,
+ * no room, a failed read). */
+static __always_inline int copy_frame(struct frame_walk *w, struct frame_layout l)
+{
+	struct ember_copier_record *r = w->r;
+	const struct ember_copier_thread *t = w->t;
+	__u32 len = l.len, code_len = l.code_len, back = l.back, code_at = l.code_at, hash_off = l.hash_off;
+	__u32 key0 = l.key[0], key1 = l.key[1], key2 = l.key[2], key3 = l.key[3], key4 = l.key[4];
+	__u32 arg_off = l.arg_off, type_off = l.type_off, mark_off = l.mark_off;
+	__u64 f = w->f;
+	if (!f)
+		return 1;
+	/* The offset goes through memory: the verifier then knows only the
+	 * bound below, the same on every path, and can prune; tracked
+	 * exactly, each mix of frames and code headers so far is a path of its
+	 * own (past its 1M-instruction limit at 64 frames, unrolled). */
+	r->bpf_off = w->off;
+	__u32 off = *(volatile __u32 *)&r->bpf_off;
+	w->off = off;
+	if (off > EMBER_COPIER_FRAMES_BYTES - 3 * 8 - EMBER_COPIER_FRAME_BYTES - EMBER_COPIER_CODE_BYTES)
+		return 1;
+	__u8 *slot = r->data + off, *fr = slot + 8;
+	__u64 at = f;
+	*(__u64 *)slot = f;
+	if (bpf_probe_read_user(fr, len, (const void *)f) != 0) {
+		r->flags |= EMBER_COPIER_UNREADABLE;
+		return 1;
+	}
+	w->n++;
+	off += 8 + len;
+	w->off = off;
+	__u64 code = *(__u64 *)(fr + code_at) & ~(__u64)(t->code_tag & 7);
+	w->f = *(__u64 *)(fr + back);
+	if (!code || (code & 7))
+		return 0;
+	if (code == w->last_code) {
+		if (r->bpf_method && arg_off)
+			copy_first_arg(r, fr, at, arg_off, mark_off, type_off);
+		return 0;
+	}
+	slot = r->data + off;
+	*(__u64 *)slot = code | EMBER_COPIER_CODE_TAG;
+	if (bpf_probe_read_user(slot + 8, code_len, (const void *)code) != 0) {
+		r->flags |= EMBER_COPIER_WOKE;   /* that frame's code is read afterwards: now */
+		w->last_code = 0;
+		return 0;
+	}
+	__u32 hdr_at = off + 8;
+	const __u8 *h = slot + 8;
+	/* The name's cached hash: its contents, where every pointer of a
+	 * new code object can equal a freed one's (copier_record.h). */
+	__u64 name = *(const __u64 *)(h + key0), name_hash = 0;
+	if (hash_off && name && !(name & 7) &&
+	    bpf_probe_read_user(&name_hash, sizeof name_hash, (const void *)(name + hash_off)) != 0)
+		name_hash = 0;
+	*(__u64 *)(slot + 8 + code_len) = name_hash;
+	off += 8 + code_len + 8;
+	w->off = off;
+	w->nc++;
+	w->last_code = code;
+	/* Seen before, and still the same object? */
+	__u64 id = *(const __u64 *)(h + key0) ^ (*(const __u64 *)(h + key1) << 1) ^
+		   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3) ^
+		   (*(const __u64 *)(h + key4) << 4) ^ (name_hash * 0x9E3779B97F4A7C15ull);
+	id &= ~EMBER_COPIER_CODE_METHOD;
+	struct ember_copier_code_key ck = { .addr = code, .pid = w->pid };
+	__u64 *seen = bpf_map_lookup_elem(&codes, &ck);
+	/* (through memory, as off: not a path of its own per frame) */
+	r->bpf_method = seen && (*seen & ~EMBER_COPIER_CODE_METHOD) == id && (*seen & EMBER_COPIER_CODE_METHOD);
+	if (r->bpf_method && arg_off)
+		copy_first_arg(r, fr, at, arg_off, mark_off, type_off);
+	if (!seen || (*seen & ~EMBER_COPIER_CODE_METHOD) != id) {
+		bpf_map_update_elem(&codes, &ck, &id, BPF_ANY);
+		r->flags |= EMBER_COPIER_WOKE;
+		/* its objects are copied below (a count kept in memory,
+		 * like off, so as not to split the verifier's paths) */
+		__u32 k = *(volatile __u32 *)&r->nobjs;
+		if (k < EMBER_COPIER_NEW_CODES) {
+			r->bpf_new[k & (EMBER_COPIER_NEW_CODES - 1)] = hdr_at;
+			r->nobjs = k + 1;
+		}
+	}
+	return 0;
+}
+
+/* copy_frame as bpf_loop()'s callback (ctx: the walk, on the caller's
+ * stack).  The layout is bounded here again (LEN_IN and the masks give
+ * back what they are given): read back from the stack, it is numbers the
+ * verifier need not have kept the range of. */
+static long frame_step(__u32 i, void *ctx)
+{
+	struct frame_walk *w = ctx;
+	struct frame_layout l = {
+		.len = LEN_IN(w->l.len, EMBER_COPIER_FRAME_BYTES),
+		.code_len = LEN_IN(w->l.code_len, EMBER_COPIER_CODE_BYTES),
+		.back = w->l.back & (EMBER_COPIER_FRAME_BYTES - 8),
+		.code_at = w->l.code_at & (EMBER_COPIER_FRAME_BYTES - 8),
+		.key = { w->l.key[0] & (EMBER_COPIER_CODE_BYTES - 8), w->l.key[1] & (EMBER_COPIER_CODE_BYTES - 8),
+			 w->l.key[2] & (EMBER_COPIER_CODE_BYTES - 8), w->l.key[3] & (EMBER_COPIER_CODE_BYTES - 8),
+			 w->l.key[4] & (EMBER_COPIER_CODE_BYTES - 8) },
+		.hash_off = w->l.hash_off & (EMBER_COPIER_CODE_BYTES - 8),
+		.arg_off = w->l.arg_off & 0x3f8,
+		.type_off = w->l.type_off & 0xf8,
+		.mark_off = w->l.mark_off & (EMBER_COPIER_FRAME_BYTES - 8),
+	};
+	(void)i;
+	return copy_frame(w, l);
+}
+
+/* The walk over the new code objects' objects: what copy_objs advances. */
+struct objs_walk {
+	struct ember_copier_record *r;
+	const struct ember_copier_thread *t;
+	__u32 off;   /* where in r->data the next entry goes */
+	__u32 no;    /* entries copied */
+};
+
+/* The objects a new code object is named from: those of the k-th one
+ * (r->bpf_new), after the entries so far.  0, or 1 when the header's
+ * offset is out of bounds (none after it is copied). */
+static __always_inline int copy_objs(struct objs_walk *w, __u32 k)
+{
+	struct ember_copier_record *r = w->r;
+	const struct ember_copier_thread *t = w->t;
+	__u32 h = r->bpf_new[k & (EMBER_COPIER_NEW_CODES - 1)];
+	if (h > EMBER_COPIER_FRAMES_BYTES - EMBER_COPIER_CODE_BYTES)
+		return 1;
+	__u64 prev = 0;
+	for (__u32 j = 0; j < EMBER_COPIER_OBJS; j++) {
+		__u32 at = t->obj_off[j] & (EMBER_COPIER_CODE_BYTES - 8);
+		__u64 p = *(const __u64 *)(r->data + h + at);
+		if (!at || !p || (p & 7) || p == prev)
+			continue;
+		prev = p;
+		r->bpf_off = w->off;
+		__u32 off = *(volatile __u32 *)&r->bpf_off;
+		w->off = off;
+		if (off > EMBER_COPIER_DATA_BYTES - 8 - EMBER_COPIER_OBJ_BYTES)
+			break;
+		__u8 *slot = r->data + off;
+		*(__u64 *)slot = p | EMBER_COPIER_OBJ_TAG;
+		if (bpf_probe_read_user(slot + 8, EMBER_COPIER_OBJ_BYTES, (const void *)p) != 0)
+			continue;   /* (at the end of a mapping): ember reads it from the target */
+		off += 8 + EMBER_COPIER_OBJ_BYTES;
+		w->off = off;
+		w->no++;
+		/* A longer line table: the rest of it (copier_record.h) */
+		if (j != EMBER_COPIER_OBJ_TABLE || !t->table_sval)
+			continue;
+		__u64 need = (t->table_sval & 63) + *(const __u64 *)(slot + 8 + 16);
+		if (need <= EMBER_COPIER_OBJ_BYTES || need > EMBER_COPIER_OBJ_BYTES + EMBER_COPIER_TABLE_MORE)
+			continue;
+		__u32 more = LEN_IN((__u32)(need - EMBER_COPIER_OBJ_BYTES + 7) & ~7u, EMBER_COPIER_TABLE_MORE);
+		r->bpf_off = off;
+		off = *(volatile __u32 *)&r->bpf_off;
+		w->off = off;
+		if (off > EMBER_COPIER_DATA_BYTES - 16 - EMBER_COPIER_TABLE_MORE)
+			break;
+		slot = r->data + off;
+		*(__u64 *)slot = (p + EMBER_COPIER_OBJ_BYTES) | EMBER_COPIER_OBJ_TAG | EMBER_COPIER_LONG_TAG;
+		*(__u64 *)(slot + 8) = more;
+		if (bpf_probe_read_user(slot + 16, more, (const void *)(p + EMBER_COPIER_OBJ_BYTES)) != 0)
+			continue;
+		off += 16 + more;
+		w->off = off;
+		w->no++;
+	}
+	return 0;
+}
+
+/* copy_objs as bpf_loop()'s callback (ctx: the walk, on the caller's stack). */
+static long objs_step(__u32 k, void *ctx)
+{
+	return copy_objs(ctx, k);
+}
+
+/* The copy, in the current thread's context: the body of the four
+ * programs below.  Its parts: find the thread, read the GIL holder, copy
+ * the thread state, walk the frames (copy_frame: each frame and its code
+ * header), walk the new code objects (copy_objs: the objects they are
+ * named from), and send.  Everything is inlined into each program except
+ * bpf_loop()'s callbacks: what the verifier checks is this compiled code,
+ * and the way it is written (lengths as LEN_IN ranges, the packing offset
+ * and counts through the record's memory, so that paths differing only in
+ * them merge) is what keeps its paths within the verifier's budget.
+ *
+ * loop (a constant in each program): each walk is a bpf_loop() callback
+ * (kernel 5.17+), which the verifier checks as one body, not once per
+ * iteration (~13k instructions processed, against ~280k unrolled: a
+ * third of a second on a fast CPU, seconds on a slow one, before ember
+ * can start its command); else the walks are plain loops the compiler
+ * unrolls, for kernels without bpf_loop.  Both run the same body and
+ * write the same record.  at_switch (also a constant): the thread is
+ * leaving the CPU, not sampled; only threads ember registered are copied
+ * then (a switch is no way to discover threads). */
+static __always_inline int copy_frames(bool at_switch, bool loop)
 {
 	__u32 zero = 0, tid, pid;
 
@@ -231,129 +436,36 @@ static __always_inline int copy_frames(bool at_switch)
 
 	/* Entries, packed (copier_record.h): each frame, then the header of its
 	 * code object when it differs from the frame before's. */
-	__u32 n = 0, nc = 0;
-	__u64 last_code = 0;
-	for (__u32 i = 0; i < EMBER_COPIER_MAX_FRAMES; i++) {
-		if (!f)
-			break;
-		/* The offset goes through memory: the verifier then knows only the
-		 * bound below, the same on every path, and can prune; tracked
-		 * exactly, each mix of frames and code headers so far is a path
-		 * of its own (past its 1M-instruction limit at 64 frames). */
-		r->bpf_off = off;
-		off = *(volatile __u32 *)&r->bpf_off;
-		if (off > EMBER_COPIER_FRAMES_BYTES - 3 * 8 - EMBER_COPIER_FRAME_BYTES - EMBER_COPIER_CODE_BYTES)
-			break;
-		__u8 *slot = r->data + off, *fr = slot + 8;
-		__u64 at = f;
-		*(__u64 *)slot = f;
-		if (bpf_probe_read_user(fr, len, (const void *)f) != 0) {
-			r->flags |= EMBER_COPIER_UNREADABLE;
-			break;
-		}
-		n++;
-		off += 8 + len;
-		__u64 code = *(__u64 *)(fr + code_at) & ~(__u64)(t->code_tag & 7);
-		f = *(__u64 *)(fr + back);
-		if (!code || (code & 7))
-			continue;
-		if (code == last_code) {
-			if (r->bpf_method && arg_off)
-				copy_first_arg(r, fr, at, arg_off, mark_off, type_off);
-			continue;
-		}
-		slot = r->data + off;
-		*(__u64 *)slot = code | EMBER_COPIER_CODE_TAG;
-		if (bpf_probe_read_user(slot + 8, code_len, (const void *)code) != 0) {
-			r->flags |= EMBER_COPIER_WOKE;   /* that frame's code is read afterwards: now */
-			last_code = 0;
-			continue;
-		}
-		__u32 hdr_at = off + 8;
-		const __u8 *h = slot + 8;
-		/* The name's cached hash: its contents, where every pointer of a
-		 * new code object can equal a freed one's (copier_record.h). */
-		__u64 name = *(const __u64 *)(h + key0), name_hash = 0;
-		if (hash_off && name && !(name & 7) &&
-		    bpf_probe_read_user(&name_hash, sizeof name_hash, (const void *)(name + hash_off)) != 0)
-			name_hash = 0;
-		*(__u64 *)(slot + 8 + code_len) = name_hash;
-		off += 8 + code_len + 8;
-		nc++;
-		last_code = code;
-		/* Seen before, and still the same object? */
-		__u64 id = *(const __u64 *)(h + key0) ^ (*(const __u64 *)(h + key1) << 1) ^
-			   (*(const __u64 *)(h + key2) << 2) ^ (*(const __u64 *)(h + key3) << 3) ^
-			   (*(const __u64 *)(h + key4) << 4) ^ (name_hash * 0x9E3779B97F4A7C15ull);
-		id &= ~EMBER_COPIER_CODE_METHOD;
-		struct ember_copier_code_key ck = { .addr = code, .pid = pid };
-		__u64 *seen = bpf_map_lookup_elem(&codes, &ck);
-		/* (through memory, as off: not a path of its own per frame) */
-		r->bpf_method = seen && (*seen & ~EMBER_COPIER_CODE_METHOD) == id && (*seen & EMBER_COPIER_CODE_METHOD);
-		if (r->bpf_method && arg_off)
-			copy_first_arg(r, fr, at, arg_off, mark_off, type_off);
-		if (!seen || (*seen & ~EMBER_COPIER_CODE_METHOD) != id) {
-			bpf_map_update_elem(&codes, &ck, &id, BPF_ANY);
-			r->flags |= EMBER_COPIER_WOKE;
-			/* its objects are copied below (a count kept in memory,
-			 * like off, so as not to split the verifier's paths) */
-			__u32 k = *(volatile __u32 *)&r->nobjs;
-			if (k < EMBER_COPIER_NEW_CODES) {
-				r->bpf_new[k & (EMBER_COPIER_NEW_CODES - 1)] = hdr_at;
-				r->nobjs = k + 1;
-			}
-		}
+	struct frame_layout l = { .len = len, .code_len = code_len, .back = back, .code_at = code_at,
+				  .key = { key0, key1, key2, key3, key4 }, .hash_off = hash_off, .arg_off = arg_off,
+				  .type_off = type_off, .mark_off = mark_off };
+	struct frame_walk w = { .r = r, .t = t, .f = f, .off = off, .pid = pid, .l = l };
+	if (loop) {
+		bpf_loop(EMBER_COPIER_MAX_FRAMES, frame_step, &w, 0);
+	} else {
+		for (__u32 i = 0; i < EMBER_COPIER_MAX_FRAMES; i++)
+			if (copy_frame(&w, l))
+				break;
 	}
-	if (f && n == EMBER_COPIER_MAX_FRAMES)
+	off = w.off;
+	if (w.f && w.n == EMBER_COPIER_MAX_FRAMES)
 		r->flags |= EMBER_COPIER_MORE | EMBER_COPIER_WOKE;
-	r->nframes = n;
-	r->ncodes = nc;
+	r->nframes = w.n;
+	r->ncodes = w.nc;
 
 	/* The objects new code objects are named from, while they still are
 	 * what the code object points to. */
-	__u32 nnew = r->nobjs, no = 0;
-	for (__u32 k = 0; k < EMBER_COPIER_NEW_CODES && k < nnew; k++) {
-		__u32 h = r->bpf_new[k];
-		if (h > EMBER_COPIER_FRAMES_BYTES - EMBER_COPIER_CODE_BYTES)
-			break;
-		__u64 prev = 0;
-		for (__u32 j = 0; j < EMBER_COPIER_OBJS; j++) {
-			__u32 at = t->obj_off[j] & (EMBER_COPIER_CODE_BYTES - 8);
-			__u64 p = *(const __u64 *)(r->data + h + at);
-			if (!at || !p || (p & 7) || p == prev)
-				continue;
-			prev = p;
-			r->bpf_off = off;
-			off = *(volatile __u32 *)&r->bpf_off;
-			if (off > EMBER_COPIER_DATA_BYTES - 8 - EMBER_COPIER_OBJ_BYTES)
+	struct objs_walk ow = { .r = r, .t = t, .off = off };
+	__u32 nnew = r->nobjs;
+	if (loop) {
+		bpf_loop(nnew < EMBER_COPIER_NEW_CODES ? nnew : EMBER_COPIER_NEW_CODES, objs_step, &ow, 0);
+	} else {
+		for (__u32 k = 0; k < EMBER_COPIER_NEW_CODES && k < nnew; k++)
+			if (copy_objs(&ow, k))
 				break;
-			__u8 *slot = r->data + off;
-			*(__u64 *)slot = p | EMBER_COPIER_OBJ_TAG;
-			if (bpf_probe_read_user(slot + 8, EMBER_COPIER_OBJ_BYTES, (const void *)p) != 0)
-				continue;   /* (at the end of a mapping): ember reads it from the target */
-			off += 8 + EMBER_COPIER_OBJ_BYTES;
-			no++;
-			/* A longer line table: the rest of it (copier_record.h) */
-			if (j != EMBER_COPIER_OBJ_TABLE || !t->table_sval)
-				continue;
-			__u64 need = (t->table_sval & 63) + *(const __u64 *)(slot + 8 + 16);
-			if (need <= EMBER_COPIER_OBJ_BYTES || need > EMBER_COPIER_OBJ_BYTES + EMBER_COPIER_TABLE_MORE)
-				continue;
-			__u32 more = LEN_IN((__u32)(need - EMBER_COPIER_OBJ_BYTES + 7) & ~7u, EMBER_COPIER_TABLE_MORE);
-			r->bpf_off = off;
-			off = *(volatile __u32 *)&r->bpf_off;
-			if (off > EMBER_COPIER_DATA_BYTES - 16 - EMBER_COPIER_TABLE_MORE)
-				break;
-			slot = r->data + off;
-			*(__u64 *)slot = (p + EMBER_COPIER_OBJ_BYTES) | EMBER_COPIER_OBJ_TAG | EMBER_COPIER_LONG_TAG;
-			*(__u64 *)(slot + 8) = more;
-			if (bpf_probe_read_user(slot + 16, more, (const void *)(p + EMBER_COPIER_OBJ_BYTES)) != 0)
-				continue;
-			off += 16 + more;
-			no++;
-		}
 	}
-	r->nobjs = no;
+	off = ow.off;
+	r->nobjs = ow.no;
 send:;
 	if (r->flags & EMBER_COPIER_UNREADABLE)
 		r->flags |= EMBER_COPIER_WOKE;
@@ -370,21 +482,36 @@ send:;
 	return 1;
 }
 
-/* At each sample of ember's perf events. */
+/* At each sample of ember's perf events (the unrolled variant next). */
 SEC("perf_event")
 int ember_copy_frames(struct bpf_perf_event_data *ctx)
 {
 	(void)ctx;
-	return copy_frames(false);
+	return copy_frames(false, true);
+}
+
+SEC("perf_event")
+int ember_copy_frames_unrolled(struct bpf_perf_event_data *ctx)
+{
+	(void)ctx;
+	return copy_frames(false, false);
 }
 
 /* At each context switch, in the thread leaving the CPU (record --idle:
- * the frames its time off CPU is charged to; loaded only then). */
+ * the frames its time off CPU is charged to; loaded only then; the
+ * unrolled variant next). */
 SEC("tp_btf/sched_switch")
 int ember_copy_frames_switch(__u64 *ctx)
 {
 	(void)ctx;
-	return copy_frames(true);
+	return copy_frames(true, true);
+}
+
+SEC("tp_btf/sched_switch")
+int ember_copy_frames_switch_unrolled(__u64 *ctx)
+{
+	(void)ctx;
+	return copy_frames(true, false);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

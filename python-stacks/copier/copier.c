@@ -37,9 +37,16 @@ static int copier_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* Open and load the object: 0, or -errno.  The program for context
- * switches only when asked (it needs the kernel's BTF). */
-static int load(struct ember_py_copier *st, bool at_switch)
+/* The programs of each variant (copier.bpf.c): the walks in bpf_loop()
+ * (kernel 5.17+: verified in milliseconds), or unrolled (any kernel: a
+ * third of a second of the verifier's time, and more on a slow CPU). */
+static const char *const sample_prog[2] = { "ember_copy_frames", "ember_copy_frames_unrolled" };
+static const char *const switch_prog[2] = { "ember_copy_frames_switch", "ember_copy_frames_switch_unrolled" };
+
+/* Open and load the object, with the programs of one variant: 0, or -errno
+ * (st->obj then NULL).  The program for context switches only when asked
+ * (it needs the kernel's BTF). */
+static int load_variant(struct ember_py_copier *st, bool at_switch, bool unrolled)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ember_copier");
 	st->obj = bpf_object__open_mem(ember_copier_bpf_obj,
@@ -49,20 +56,44 @@ static int load(struct ember_py_copier *st, bool at_switch)
 	/* The record's scratch space: one per CPU (copier.bpf.c) */
 	struct bpf_map *scratch = bpf_object__find_map_by_name(st->obj, "scratch");
 	int ncpus = libbpf_num_possible_cpus();
-	if (!scratch || ncpus <= 0 || bpf_map__set_max_entries(scratch, (uint32_t)ncpus) != 0)
-		return ncpus < 0 ? ncpus : -EINVAL;
-	struct bpf_program *sw = bpf_object__find_program_by_name(st->obj, "ember_copy_frames_switch");
-	if (sw)
-		bpf_program__set_autoload(sw, at_switch);
-	int rc = bpf_object__load(st->obj);
-	if (rc && sw && at_switch) {   /* the copy at samples without it */
+	int rc = !scratch || ncpus <= 0 || bpf_map__set_max_entries(scratch, (uint32_t)ncpus) != 0
+			 ? (ncpus < 0 ? ncpus : -EINVAL) : 0;
+	for (int v = 0; v < 2 && !rc; v++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(st->obj, sample_prog[v]);
+		struct bpf_program *sw = bpf_object__find_program_by_name(st->obj, switch_prog[v]);
+		if (!p || !sw)
+			rc = -ENOENT;
+		else if (bpf_program__set_autoload(p, v == unrolled) != 0 ||
+			 bpf_program__set_autoload(sw, v == unrolled && at_switch) != 0)
+			rc = -EINVAL;
+	}
+	if (!rc)
+		rc = bpf_object__load(st->obj);
+	if (rc) {
 		bpf_object__close(st->obj);
 		st->obj = NULL;
+		return rc;
+	}
+	st->unrolled = unrolled;
+	return 0;
+}
+
+/* The copier in bpf_loop() where the kernel has that helper (asked of it
+ * first: a kernel without it would refuse the program anyway, after
+ * libbpf's warnings), unrolled otherwise or when the kernel refuses the
+ * first; without the copy at context switches when only that stops the
+ * load. */
+static int load(struct ember_py_copier *st, bool at_switch, bool unrolled)
+{
+	if (!unrolled && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 0)
+		unrolled = true;
+	int rc = load_variant(st, at_switch, unrolled);
+	if (rc && at_switch && load_variant(st, false, unrolled) == 0) {
 		snprintf(st->switch_note, sizeof st->switch_note, "the copy at context switches cannot load: %s",
 			 strerror(-rc));
-		return load(st, false);
+		return 0;
 	}
-	return rc;
+	return rc && !unrolled ? load(st, at_switch, true) : rc;
 }
 
 /* Thread ids as ember sees them: its own pid namespace. */
@@ -82,7 +113,7 @@ static int configure(struct ember_py_copier *st)
 /* Its program, maps and ring: 0, or -1. */
 static int set_up(struct ember_py_copier *st)
 {
-	struct bpf_program *prog = bpf_object__find_program_by_name(st->obj, "ember_copy_frames");
+	struct bpf_program *prog = bpf_object__find_program_by_name(st->obj, sample_prog[st->unrolled]);
 	struct bpf_map *threads = bpf_object__find_map_by_name(st->obj, "threads");
 	struct bpf_map *records = bpf_object__find_map_by_name(st->obj, "records");
 	struct bpf_map *codes = bpf_object__find_map_by_name(st->obj, "codes");
@@ -111,7 +142,7 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 	st->in.ring.epoll_fd = -1;
 	copier_debug = (opts ? opts : &none)->debug;
 	libbpf_set_print(copier_print);
-	int err = load(st, opts && opts->at_switch);
+	int err = load(st, opts && opts->at_switch, opts && opts->unrolled);
 	if (err) {
 		int e = err < 0 ? -err : errno;
 		snprintf(msg, msglen, "cannot load the BPF frame copier: %s%s", strerror(e),
@@ -133,7 +164,7 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 	 * (system-wide while the fd is open, so only on request). */
 	if (opts && opts->stats)
 		st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	struct bpf_program *sw = bpf_object__find_program_by_name(st->obj, "ember_copy_frames_switch");
+	struct bpf_program *sw = bpf_object__find_program_by_name(st->obj, switch_prog[st->unrolled]);
 	if (opts && opts->at_switch && !st->switch_note[0] && !(st->switch_link = bpf_program__attach(sw)))
 		snprintf(st->switch_note, sizeof st->switch_note, "the copy at context switches cannot attach: %s",
 			 strerror(errno));
@@ -152,6 +183,11 @@ bool ember_py_copier_quick(void)
 const char *ember_py_copier_switch_note(const struct ember_py_copier *st)
 {
 	return st && st->switch_note[0] ? st->switch_note : NULL;
+}
+
+bool ember_py_copier_unrolled(const struct ember_py_copier *st)
+{
+	return st && st->unrolled;
 }
 
 int ember_py_copier_prog_fd(const struct ember_py_copier *st)

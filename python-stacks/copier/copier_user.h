@@ -82,6 +82,7 @@ struct ember_py_copier {
 	struct bpf_object *obj;
 	struct bpf_link *switch_link; /* the copy at context switches (opts.at_switch) */
 	char switch_note[160];        /* ... why it is not made */
+	bool unrolled;                /* the programs loaded are the unrolled variant (copier.bpf.c) */
 	int prog_fd, threads_fd;
 	int codes_fd;                 /* the copier's code objects seen */
 	int stats_fd;                 /* >= 0: the kernel times every run (opts.stats) */

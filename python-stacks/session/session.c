@@ -231,6 +231,11 @@ const char *ember_py_session_copier_note(const struct ember_py_session *s)
 	return s->copier_msg;
 }
 
+bool ember_py_session_copier_unrolled(const struct ember_py_session *s)
+{
+	return ember_py_copier_unrolled(s->copier);
+}
+
 const char *ember_py_session_switch_note(const struct ember_py_session *s)
 {
 	return ember_py_copier_switch_note(s->copier);

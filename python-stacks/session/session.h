@@ -83,6 +83,8 @@ const char *ember_py_session_copier_note(const struct ember_py_session *s);
 /* With copier_opts.at_switch: why frames are not copied as threads leave
  * the CPU (one line), or NULL when they are or the copier is not loaded. */
 const char *ember_py_session_switch_note(const struct ember_py_session *s);
+/* Whether the copier loaded is its unrolled variant (ember_py_copier_unrolled). */
+bool ember_py_session_copier_unrolled(const struct ember_py_session *s);
 void ember_py_session_copier_stats(const struct ember_py_session *s, struct ember_py_copier_stats *out);
 /* After each drain of the sampler: keep the records no read took yet. */
 void ember_py_session_consume(struct ember_py_session *s);

@@ -376,6 +376,22 @@ chk.check(total >= 500 and wrong <= 0.02 * total,
           "two threads: deflate/inflate under their own thread's function (%d of %d wrong or uncertain)"
           % (wrong, total), res.stderr)
 
+# The same with the copier's unrolled variant (EMBER_BPF_UNROLLED), the one
+# kernels without bpf_loop (before 5.17) load: it copies as the other does
+# (unit.copier_variants compares their records byte for byte).
+out5u = os.path.join(E.tmpdir(), "threads_unrolled.folded")
+res, _ = E.record_unstalled(["-F", "999", "-o", out5u], [PY, os.path.join(PY_DIR, "zlib_threads.py"), "1.5"],
+                            env=dict(os.environ, EMBER_BPF_UNROLLED="1"), timeout=90)
+chk.check(res.rc == 0 and "its unrolled variant" in res.stderr,
+          "unrolled copier: ember exits 0 and the summary names the variant", res.describe())
+ok, text = E.copies(res, 0.95, 600)
+chk.check(ok, "unrolled copier: the sample's own copy found for >= 95%% of reads (%s)" % text, res.stderr)
+wrong, total = zlib_callers(E.load_profile(chk, out5u, res),
+                            {"deflate": "compress_worker", "inflate": "decompress_worker"})
+chk.check(total >= 300 and wrong <= 0.02 * total,
+          "unrolled copier: deflate/inflate under their own thread's function (%d of %d wrong or uncertain)"
+          % (wrong, total), res.stderr)
+
 # Exceptions and generators (raise_gen.py): the Python stack changes every
 # microsecond.  By default the kernel copies the frames at each sample (a BPF
 # program on the perf event), so they are of the sample's instant: measured

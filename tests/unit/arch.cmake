@@ -14,3 +14,12 @@ target_link_libraries(test_copier_intake PRIVATE ember_python)
 target_include_directories(test_copier_intake PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
 add_test(NAME unit.copier_intake COMMAND test_copier_intake)
 set_tests_properties(unit.copier_intake PROPERTIES LABELS unit)
+
+# The copier's two variants (the walks in bpf_loop(), or unrolled) loaded
+# side by side on a frame chain built in the test's memory: the same
+# records byte for byte (root; exits 77 without).
+add_executable(test_copier_variants ${PROJECT_SOURCE_DIR}/tests/unit/test_copier_variants.c)
+target_link_libraries(test_copier_variants PRIVATE ember_python PkgConfig::LIBBPF)
+target_include_directories(test_copier_variants PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${PY_LAYER_DIRS})
+add_test(NAME unit.copier_variants COMMAND test_copier_variants)
+set_tests_properties(unit.copier_variants PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
