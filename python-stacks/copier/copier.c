@@ -85,7 +85,7 @@ static int load_variant(struct ember_py_copier *st, bool at_switch, bool unrolle
  * load. */
 static int load(struct ember_py_copier *st, bool at_switch, bool unrolled)
 {
-	if (!unrolled && libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 0)
+	if (!unrolled && !ember_py_copier_quick())
 		unrolled = true;
 	int rc = load_variant(st, at_switch, unrolled);
 	if (rc && at_switch && load_variant(st, false, unrolled) == 0) {
@@ -174,9 +174,11 @@ int ember_py_copier_open(struct ember_py_copier **out, const struct ember_py_cop
 
 bool ember_py_copier_quick(void)
 {
+	/* 1 yes, 0 no, < 0 the probe itself failed: then the loader tries
+	 * the bpf_loop variant first and falls back if refused. */
 	static int quick = -1;
 	if (quick < 0)
-		quick = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+		quick = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 0;
 	return quick;
 }
 
