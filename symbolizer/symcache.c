@@ -270,6 +270,43 @@ void symcache_trim(const char *dir, uint64_t bound, const char *keep)
 	closedir(d);
 }
 
+/* fn(arg, section, its header, its name or NULL) for each section of e, in
+ * order: false when the section table or a header cannot be read, or when
+ * fn returns false. */
+typedef bool (*section_fn)(void *arg, Elf_Scn *scn, const GElf_Shdr *sh, const char *name);
+static bool each_section(Elf *e, section_fn fn, void *arg)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !fn(arg, scn, &sh, elf_strptr(e, shstrndx, sh.sh_name)))
+			return false;
+	}
+	return true;
+}
+
+struct inflated {
+	uint64_t total;       /* the file's size with every compressed section inflated */
+	bool compressed;
+};
+
+static bool add_inflated(void *arg, Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+{
+	struct inflated *in = arg;
+	if (name && strcmp(name, ".gnu_debugaltlink") == 0)
+		return false;   /* dwz: the alt file is found relative to the debug file's path */
+	if (!(sh->sh_flags & SHF_COMPRESSED))
+		return true;
+	GElf_Chdr ch;
+	if (!gelf_getchdr(scn, &ch))
+		return false;
+	in->total += ch.ch_size;
+	in->compressed = true;
+	return true;
+}
+
 bool symcache_elf_compressed(int fd, uint64_t *size)
 {
 	struct stat st;
@@ -279,30 +316,11 @@ bool symcache_elf_compressed(int fd, uint64_t *size)
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e)
 		return false;
-	size_t shstrndx;
-	bool compressed = false, ok = elf_kind(e) == ELF_K_ELF && elf_getshdrstrndx(e, &shstrndx) == 0;
-	uint64_t total = (uint64_t)st.st_size;
-	for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh)) {
-			ok = false;
-			break;
-		}
-		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (name && strcmp(name, ".gnu_debugaltlink") == 0)
-			ok = false;   /* dwz: the alt file is found relative to the debug file's path */
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			GElf_Chdr ch;
-			if (!gelf_getchdr(scn, &ch))
-				ok = false;
-			else
-				total += ch.ch_size;
-			compressed = true;
-		}
-	}
+	struct inflated in = { .total = (uint64_t)st.st_size };
+	bool ok = elf_kind(e) == ELF_K_ELF && each_section(e, add_inflated, &in);
 	elf_end(e);
-	*size = total;
-	return ok && compressed;
+	*size = in.total;
+	return ok && in.compressed;
 }
 
 int symcache_decompress_elf(int src_fd, int dst_fd)
@@ -497,6 +515,17 @@ standard:
 					    debuginfo_file_name);
 }
 
+/* The section table's CRC: each section's name, type, flags and size. */
+static bool crc_section(void *arg, Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+{
+	(void)scn;
+	uLong *c = arg;
+	uint64_t v[3] = { sh->sh_type, sh->sh_flags, sh->sh_size };
+	*c = crc32_z(*c, (const Bytef *)(name ? name : ""), name ? strlen(name) + 1 : 1);
+	*c = crc32_z(*c, (const Bytef *)v, sizeof(v));
+	return true;
+}
+
 /* Whether ELF file path carries build-id bid (on their common length);
  * its size and the CRC of its section table. */
 static bool main_identity(const char *path, const uint8_t *bid, size_t bid_len, uint64_t *size, uint32_t *crc)
@@ -515,20 +544,8 @@ static bool main_identity(const char *path, const uint8_t *bid, size_t bid_len, 
 	const void *p;
 	ssize_t n = e ? dwelf_elf_gnu_build_id(e, &p) : -1;
 	size_t common = n > 0 && (size_t)n < bid_len ? (size_t)n : bid_len;
-	size_t shstrndx;
-	bool ok = n > 0 && bid_len > 0 && memcmp(p, bid, common) == 0 && elf_getshdrstrndx(e, &shstrndx) == 0;
 	uLong c = crc32_z(0, Z_NULL, 0);
-	for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh)) {
-			ok = false;
-			break;
-		}
-		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
-		uint64_t v[3] = { sh.sh_type, sh.sh_flags, sh.sh_size };
-		c = crc32_z(c, (const Bytef *)(name ? name : ""), name ? strlen(name) + 1 : 1);
-		c = crc32_z(c, (const Bytef *)v, sizeof(v));
-	}
+	bool ok = n > 0 && bid_len > 0 && memcmp(p, bid, common) == 0 && each_section(e, crc_section, &c);
 	*crc = (uint32_t)c;
 	if (e)
 		elf_end(e);

@@ -335,6 +335,13 @@ class Profile:
     def frames(self):
         return {fr for f, _ in self.stacks for fr in f}
 
+    def leaves(self):
+        """{innermost frame: samples}."""
+        counts = {}
+        for f, c in self.stacks:
+            counts[f[-1]] = counts.get(f[-1], 0) + c
+        return counts
+
     def by_root(self):
         roots = {}
         for f, c in self.stacks:

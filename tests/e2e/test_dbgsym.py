@@ -52,13 +52,6 @@ def func_names(path, dynamic=False):
     return {l.split()[0].split("@")[0] for l in out.splitlines() if len(l.split()) > 1 and l.split()[1] in "TtiW"}
 
 
-def leaf_counts(prof):
-    counts = {}
-    for frames, c in prof.stacks:
-        counts[frames[-1]] = counts.get(frames[-1], 0) + c
-    return counts
-
-
 def build_id(path):
     m = re.search(r"Build ID: ([0-9a-f]+)", sh(["readelf", "-n", path]))
     return m.group(1) if m else None
@@ -91,7 +84,7 @@ def part_debug_file():
     chk.check(".symtab" not in sh(["readelf", "-S", libc]), "%s is stripped (no .symtab)" % libc)
     in_debug, exported = func_names(debug), func_names(libc, dynamic=True)
     prof, res = record_leaves("memchr", [syslibs, "memchr", "0.6"])
-    leaves = leaf_counts(prof)
+    leaves = prof.leaves()
     memchr = {n: c for n, c in leaves.items() if "memchr" in n}
     top = max(memchr, key=memchr.get) if memchr else None
     chk.check(prof.total and sum(memchr.values()) >= 0.9 * prof.total,
@@ -153,7 +146,7 @@ def part_minidebuginfo(lib):
     chk.check("mdi_spin_hidden" in names and "mdi_spin_hidden" not in func_names(lib, dynamic=True),
               "the test library's .gnu_debugdata has mdi_spin_hidden, its .dynsym has not", sorted(names))
     prof, _ = record_leaves("minidebuginfo", [syslibs, "dlopen", "0.5", lib, "mdi_entry"])
-    leaves = leaf_counts(prof)
+    leaves = prof.leaves()
     hidden, entry = leaves.get("mdi_spin_hidden", 0), leaves.get("mdi_entry", 0)
     unnamed = sum(c for n, c in leaves.items() if n.startswith("[libmdi.so+0x"))
     chk.check(prof.total and hidden + entry >= 0.9 * prof.total and hidden >= 0.25 * prof.total,
@@ -182,7 +175,7 @@ def check_unsym(m, what, total, counts):
 def unsym_counts(prof):
     """Samples per module whose leaf is code without symbols, by its name."""
     counts = {}
-    for leaf, c in leaf_counts(prof).items():
+    for leaf, c in prof.leaves().items():
         m = re.fullmatch(r"\[(.+)\+0x[0-9a-f]+\]", leaf)
         if m or leaf == "[unknown]":
             key = m.group(1) if m else "[unknown]"
@@ -194,7 +187,7 @@ def part_unsymbolized(plain):
     ember_out = os.path.join(tmp, "plain.ember")
     prof, res = record_leaves("plain", [syslibs, "dlopen", "0.5", plain, "mdi_entry"], ["-o", ember_out])
     counts = unsym_counts(prof)
-    hidden, entry = counts.get("libmdi_plain.so", 0), leaf_counts(prof).get("mdi_entry", 0)
+    hidden, entry = counts.get("libmdi_plain.so", 0), prof.leaves().get("mdi_entry", 0)
     chk.check(prof.total and hidden >= 0.25 * prof.total and hidden + entry >= 0.9 * prof.total,
               ">= 90%% of samples end in [libmdi_plain.so+0x...] (%d, >= 25%%) or mdi_entry (%d) of %d"
               % (hidden, entry, prof.total), prof.top())
@@ -222,7 +215,7 @@ def part_zlib():
     counts, mod = unsym_counts(prof), os.path.basename(libz)
     if os.path.exists(debug):
         in_debug = func_names(debug)
-        named = sum(c for n, c in leaf_counts(prof).items() if n in in_debug)
+        named = sum(c for n, c in prof.leaves().items() if n in in_debug)
         chk.check(prof.total and named >= 0.5 * prof.total,
                   ">= 50%% of samples end in functions of zlib's debug file %s: %d of %d"
                   % (debug, named, prof.total), prof.top())

@@ -109,15 +109,8 @@ def record(cache, opts=(), label="", **envx):
     return int(m.group(1)), prof, res
 
 
-def leaf_names(prof):
-    c = {}
-    for stack, count in prof.stacks:
-        c[stack[-1]] = c.get(stack[-1], 0) + count
-    return c
-
-
 def hottest(prof):
-    c = leaf_names(prof)
+    c = prof.leaves()
     return max(c, key=c.get) if c else None
 
 
@@ -139,7 +132,7 @@ if None not in (ms_off, ms_cold) and all(w[0] is not None for w in warm):
     names = [hottest(p) for p in (p_off, p_cold) + tuple(w[1] for w in warm)]
     chk.check(len(set(names)) == 1 and names[0] and "memchr" in names[0],
               "every run's hottest leaf is libc's memchr, named alike: %s" % names)
-    raw = [n for p in (p_off, p_cold) + tuple(w[1] for w in warm) for n in leaf_names(p)
+    raw = [n for p in (p_off, p_cold) + tuple(w[1] for w in warm) for n in p.leaves()
            if n.startswith("[libc.so.6+")]
     chk.check(not raw, "no libc frame without a name, cache or not", raw)
 
@@ -151,7 +144,7 @@ for e in entries(cache):
         f.write(b"\xff" * 64)
 ms, prof, _ = record(cache, (), "damaged entries")
 if prof:
-    chk.check(hottest(prof) and "memchr" in hottest(prof), "damaged entries: memchr still named", leaf_names(prof))
+    chk.check(hottest(prof) and "memchr" in hottest(prof), "damaged entries: memchr still named", prof.leaves())
 ms2, _, _ = record(cache, (), "after the damage")
 if ms2 is not None and ms_cold:
     chk.check(ms2 < 0.6 * ms_cold or ms_cold <= 3, "the damaged entries were replaced: warm again (%d ms)" % ms2)
@@ -160,7 +153,7 @@ if ms2 is not None and ms_cold:
 ms, prof, res = record("/dev/null", (), "XDG_CACHE_HOME=/dev/null")
 if prof:
     chk.check("cache" not in res.stderr, "an unwritable cache says nothing", res.stderr)
-    chk.check(hottest(prof) and "memchr" in hottest(prof), "unwritable cache: memchr named", leaf_names(prof))
+    chk.check(hottest(prof) and "memchr" in hottest(prof), "unwritable cache: memchr named", prof.leaves())
 env = env_with(None)
 env.pop("HOME", None)
 res = E.run([EMBER, "record", "-F", "499", "-o", os.path.join(E.tmpdir(), "x.folded"), "--", SYSLIBS, "memchr",
