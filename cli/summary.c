@@ -160,6 +160,9 @@ void summary_print(FILE *out, const struct ember_record_stats *sum, uint32_t sta
 				fprintf(out, "; the copier was ready %.0f ms into the run, %llu reads before that were "
 					"made after the sample", sum->copier_wait_ms,
 					(unsigned long long)sum->py_before_load);
+			else if (sum->copier_loading)
+				fprintf(out, "; the run ended before the copier was loaded (the kernel checks it slowly "
+					"here): every read was made after the sample");
 			fputc('\n', out);
 		}
 		if (sum->switch_note)

@@ -107,6 +107,7 @@ struct ember_record_stats {
 	uint64_t py_before_load;           /* reads before the copier, loaded once a Python process
 	                                    * showed up, was ready (made after the sample) */
 	double copier_wait_ms;             /* ... from that process's discovery to its being ready */
+	bool copier_loading;               /* ... or the run ended before it was */
 	bool copier_asked;                 /* frames copied at the sample were asked for */
 	const char *copier_note;           /* why they are not, "" when they are */
 	bool copier_unrolled;              /* ... by the copier's unrolled variant (a kernel

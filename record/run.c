@@ -389,6 +389,7 @@ static void python_stats(const struct ember_record *r, struct ember_record_stats
 	st->py_setup_ms = (double)ember_py_session_setup_ns(r->python) / 1e6;
 	st->copier_note = ember_py_session_copier_note(r->python);
 	st->copier_wait_ms = (double)ember_py_session_copier_wait_ns(r->python) / 1e6;
+	st->copier_loading = ember_py_session_copier_state(r->python) == EMBER_PY_COPIER_LOADING;
 	st->switch_note = r->opts.sampler.off_cpu ? ember_py_session_switch_note(r->python) : NULL;
 	st->copier_unrolled = ember_py_session_copier_unrolled(r->python);
 	ember_py_session_copier_stats(r->python, &st->copier);

@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,7 +31,6 @@ _Static_assert(EMBER_PY_EVIDENCE_MAX >= EMBER_PROBE_CANDIDATES, "every probe can
 #define NAME_MAX_BYTES 128
 #define OPEN_WAIT_NS 5000000ull         /* first wait before trying a process again */
 #define OPEN_WAIT_MAX_NS 500000000ull   /* ... doubling up to this */
-#define LOAD_NICE 19                    /* the copier's load thread: behind everything else */
 #define OPEN_FAST_TRIES 20              /* a runtime found but not ready: tries at the first wait */
 
 /* One thread's Python name. */
@@ -91,10 +89,6 @@ struct ember_py_session {
 static void *copier_load_run(void *arg)
 {
 	struct copier_load *l = arg;
-	/* The kernel's check runs as this thread: behind the target and
-	 * ember's own reads, which are prompt only while it stays out of
-	 * their way. */
-	setpriority(PRIO_PROCESS, (id_t)gettid(), LOAD_NICE);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	l->status = ember_py_copier_open(&l->copier, &l->opts, l->msg, sizeof l->msg);

@@ -73,7 +73,7 @@ with open(script, "w") as f:
     f.write("import time\n"
             "def spin():\n"
             "    t = time.time()\n"
-            "    while time.time() - t < 1.5:\n"
+            "    while time.time() - t < 2.5:\n"
             "        sum(range(1000))\n"
             "spin()\n")
 for label, cmd in (("python3", [E.PYTHON, script]),
