@@ -468,10 +468,12 @@ static void test_same_results(const char *path)
 	       "debug copy only %.1f, results only %.1f, damaged entries %.1f\n", path,
 	       compressed ? "compressed" : "no compressed", off_ms, cold_ms, warm_ms, copy_ms, results_ms,
 	       broken_ms);
-	/* Every result stored: the module is never opened. */
-	CHECK_MSG(warm_ms < off_ms * 0.5 || off_ms < 5, "warm costs less than off");
-	CHECK_MSG(results_ms < off_ms * 0.5 || off_ms < 5, "stored results spare the lookups");
 	if (compressed) {
+		/* Every result stored: the module is never opened.  (A module
+		 * without DWARF costs little to open and look up in, about what
+		 * reading its stored results does: no claim there.) */
+		CHECK_MSG(warm_ms < off_ms * 0.5 || off_ms < 5, "warm costs less than off");
+		CHECK_MSG(results_ms < off_ms * 0.5 || off_ms < 5, "stored results spare the lookups");
 		/* A few addresses: inflating the debug sections is then most of
 		 * the cost without the cache, and mapping the copy a small part
 		 * (a profile's few dozen addresses in an LTO build add about a
@@ -505,6 +507,18 @@ __attribute__((noinline)) int symcache_probe_fn(int x)
 	return x * 3 + (int)getpid();
 }
 
+/* The binutils of this test's own architecture: under qemu-user on an
+ * x86-64 host the cross tools (the host's objcopy and nm do not read an
+ * aarch64 file), natively the plain ones. */
+static const char *binutils_prefix(void)
+{
+#if defined(__aarch64__)
+	if (system("command -v aarch64-linux-gnu-objcopy >/dev/null 2>&1") == 0)
+		return "aarch64-linux-gnu-";
+#endif
+	return "";
+}
+
 /* One build-id, two files: this test's own executable (.symtab, DWARF)
  * and a copy stripped of both.  The copy's results must not come from the
  * full file's entry (nor the other way round). */
@@ -516,14 +530,15 @@ static void test_stripped_copy(void)
 	char exe[300];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && objcopy --strip-all '%s' '%s'", exe, full, full, stripped);
+	const char *bu = binutils_prefix();
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && %sobjcopy --strip-all '%s' '%s'", exe, full, bu, full, stripped);
 	struct module_file mf, ms;
 	if (system(cmd) != 0 || !read_module(full, &mf) || !read_module(stripped, &ms) || mf.bid_len != ms.bid_len ||
 	    memcmp(mf.bid, ms.bid, mf.bid_len) != 0) {
-		printf("SKIP stripped copy: no objcopy, or the copy has another build-id\n");
+		printf("SKIP stripped copy: no %sobjcopy (binutils), or the copy has another build-id\n", bu);
 		return;
 	}
-	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"symcache_probe_fn\" { print $1 }'", full);
+	snprintf(cmd, sizeof(cmd), "%snm '%s' | awk '$3 == \"symcache_probe_fn\" { print $1 }'", bu, full);
 	FILE *f = popen(cmd, "r");
 	unsigned long long a = 0;
 	if (!f || fscanf(f, "%llx", &a) != 1)
