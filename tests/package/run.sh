@@ -31,7 +31,8 @@
 #     BPF program at the sample;
 #   - `apt-get remove ember` leaves none of its files, and after
 #     `apt-get autoremove --purge` the root holds the same files as before
-#     the install (dpkg's and apt's own state, logs and caches aside).
+#     the install (dpkg's and apt's own state, logs and caches aside,
+#     and root's ~/.cache, where those runs keep their symbol cache).
 # Mounts and the root are removed on every way out.  Prints the time of each
 # step and the total.  Needs root (exit 77 otherwise) and mmdebstrap.
 set -eu
@@ -202,6 +203,10 @@ sys.exit(0 if hits and hits[0][1][3] > 0 else 1)\"" >"$tmp/pstats.log" 2>&1 || r
 		[ $(($1 * 100)) -ge $(($2 * 80)) ] && rc=0
 	fi
 	check $rc "the BPF copier copied the Python frames (${line#ember: })" "$tmp/py.log"
+	n=$(ls "$root/root/.cache/ember/symbols" 2>/dev/null | wc -l)
+	rc=0
+	[ "$n" -gt 0 ] || rc=1
+	check $rc "the runs as root keep their symbol cache in ~/.cache/ember/symbols ($n entries)"
 }
 
 # apt-get remove takes every file of ember's; autoremove --purge of the
@@ -255,10 +260,13 @@ DESTDIR=$tmp/stage cmake --install "$build" --prefix /usr >/dev/null
 	sed -e 's/^\.//' -e 's|^\(/usr/share/man/man[1-9]/.*\.[1-9]\)$|\1.gz|' | sort >"$tmp/expected"
 
 # The root's files (dpkg's and apt's own state, logs, caches, the test's
-# scratch directory and Python's byte code aside).
+# scratch directory and Python's byte code aside; and root's ~/.cache, where
+# the test's runs of ember keep their symbol cache: a user's data, which a
+# purge leaves as it leaves any user's files).
 snapshot() {
 	inroot find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /run \
 		-o -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/cache -o -path /var/log \
+		-o -path /root/.cache \
 		-o -name __pycache__ \) -prune -o -print | sort
 }
 snapshot >"$tmp/before"
