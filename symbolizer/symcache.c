@@ -21,12 +21,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "grow.h"
 #include "symbolizer.h"
 #include "symcache.h"
 
 #define TRAILER_MAGIC "EMBRSYMC"
 #define FORMAT_VERSION 1u
 #define MAX_BID 64
+#define DEFAULT_SEARCH ":.debug:/usr/lib/debug"   /* libdwfl's, when the module names none */
 /* A temporary file this old was left by a run that died while writing it. */
 #define STALE_TMP_S 600
 
@@ -98,12 +100,23 @@ static bool crc_fd(int fd, uint64_t len, uint32_t *crc)
 	return true;
 }
 
+/* The build-id in lower-case hex into hex (room for 2 * MAX_BID + 1). */
+static void bid_hex(char *hex, const uint8_t *bid, size_t bid_len)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = bid_len < MAX_BID ? bid_len : MAX_BID;
+	for (size_t i = 0; i < n; i++) {
+		hex[2 * i] = digits[bid[i] >> 4];
+		hex[2 * i + 1] = digits[bid[i] & 15];
+	}
+	hex[2 * n] = 0;
+}
+
 static void entry_name(char *buf, size_t size, uint32_t kind, const uint8_t *bid, size_t bid_len)
 {
-	size_t o = 0;
-	for (size_t i = 0; i < bid_len && o + 3 < size; i++)
-		o += (size_t)snprintf(buf + o, size - o, "%02x", bid[i]);
-	snprintf(buf + o, size - o, kind == SYMCACHE_KIND_DEBUG ? ".debug" : ".sym");
+	char hex[2 * MAX_BID + 1];
+	bid_hex(hex, bid, bid_len);
+	snprintf(buf, size, "%s%s", hex, kind == SYMCACHE_KIND_DEBUG ? ".debug" : ".sym");
 }
 
 static bool trailer_ok(const struct trailer *t, uint32_t kind, const uint8_t *bid, size_t bid_len)
@@ -421,10 +434,9 @@ bool symcache_origin_of(const char *path, struct symcache_origin *o)
 static bool find_by_build_id(const char *search, const unsigned char *bid, int bid_len, char *buf, size_t size)
 {
 	char hex[2 * MAX_BID + 1];
-	for (int i = 0; i < bid_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
 	if (bid_len < 2)
 		return false;
+	bid_hex(hex, bid, (size_t)bid_len);
 	for (const char *p = search; *p;) {
 		const char *e = strchrnul(p, ':');
 		if (p[0] == '/' && e > p) {
@@ -476,7 +488,7 @@ int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	char found[4096];
 	int bid_len = dir ? dwfl_module_build_id(mod, &bid, &vaddr) : 0;
 	if (bid_len <= 1 || bid_len > MAX_BID ||
-	    !find_by_build_id(search ? search : ":.debug:/usr/lib/debug", bid, bid_len, found, sizeof(found)) ||
+	    !find_by_build_id(search ? search : DEFAULT_SEARCH, bid, bid_len, found, sizeof(found)) ||
 	    strncmp(found, "/proc/", 6) == 0)   /* another process's root: a path for this run only */
 		goto standard;
 	struct symcache_origin now, was;
@@ -560,26 +572,16 @@ bool symcache_stamp(const char *path, const char *search, const uint8_t *bid, si
 	memset(stamp, 0, sizeof(*stamp));
 	if (bid_len > MAX_BID || !main_identity(path, bid, bid_len, &stamp->main_size, &stamp->main_sections))
 		return false;
-	if (!find_by_build_id(search ? search : ":.debug:/usr/lib/debug", bid, (int)bid_len, found, sizeof(found)))
+	if (!find_by_build_id(search ? search : DEFAULT_SEARCH, bid, (int)bid_len, found, sizeof(found)))
 		return true;
 	return strncmp(found, "/proc/", 6) != 0 && symcache_origin_of(found, &stamp->debug);
 }
 
 static void buf_put(struct symcache_buf *b, const void *p, size_t n)
 {
-	if (b->oom)
+	if (b->oom || EMBER_GROW(b->p, b->cap, b->n + n) != 0) {
+		b->oom = true;
 		return;
-	if (b->n + n > b->cap) {
-		size_t nc = b->cap ? b->cap : 4096;
-		while (nc < b->n + n)
-			nc *= 2;
-		uint8_t *np = realloc(b->p, nc);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
 	}
 	memcpy(b->p + b->n, p, n);
 	b->n += n;
