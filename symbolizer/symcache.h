@@ -1,4 +1,4 @@
-/* The symbolizer's cache on disk (symcache.c), for symbolizer.c, keyed by
+/* The symbolizer's cache on disk (symcache.c, symcache_elf.c), for symbolizer.c, keyed by
  * the module's GNU build-id: a decompressed copy of each separate debug file
  * whose .debug_* sections are compressed, so that libdw maps the copy
  * instead of inflating every debug section each run, and each module's
@@ -30,6 +30,14 @@
 /* Default bound on the folder's size (bytes); EMBER_SYMBOL_CACHE_MB
  * overrides it (0: no cache). */
 #define SYMCACHE_DEFAULT_BOUND (1024ull << 20)
+
+#define SYMCACHE_MAX_BID 64   /* bytes of a build-id the cache keys by, at most */
+
+/* bid in lower-case hex into hex (room for 2 * SYMCACHE_MAX_BID + 1). */
+void symcache_bid_hex(char *hex, const uint8_t *bid, size_t bid_len);
+/* An entry's file name in its folder: hex build-id, then ".debug" or ".sym"
+ * by kind (room for 2 * SYMCACHE_MAX_BID + 16). */
+void symcache_entry_name(char *buf, size_t size, uint32_t kind, const uint8_t *bid, size_t bid_len);
 
 /* Where an entry came from: the file it was made of, as it was then. */
 struct symcache_origin {

@@ -75,7 +75,7 @@ target_include_directories(test_jit_map PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJ
 add_test(NAME unit.jit_map COMMAND test_jit_map)
 set_tests_properties(unit.jit_map PROPERTIES LABELS unit)
 
-# The cache on disk (symbolizer/symcache.c): entries, damage, concurrent
+# The cache on disk (symbolizer/symcache.c, symcache_elf.c): entries, damage, concurrent
 # writers, the LRU bound, an unwritable folder, and the same frames with the
 # cache off, cold and warm for libc.so.6 and python3.11 (docs/symbolization.md).
 add_executable(test_symcache ${CMAKE_CURRENT_LIST_DIR}/test_symcache.c)
